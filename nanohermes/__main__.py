@@ -1,0 +1,3 @@
+from nanohermes.cli import main
+
+main()

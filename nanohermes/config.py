@@ -1,0 +1,110 @@
+"""Configuration: command line > environment > $NANOHERMES_HOME/config.toml > defaults."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from nanohermes.errors import ConfigError
+
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Local servers (llama.cpp, Ollama, vLLM) ignore the key but the openai client insists on one.
+PLACEHOLDER_KEY = "no-key-needed"
+MODES = ("plan", "ask", "auto")
+
+
+def home_dir() -> Path:
+    """Where all state lives; the one place that reads NANOHERMES_HOME."""
+    env = os.environ.get("NANOHERMES_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".nanohermes"
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    workspace: Path = field(default_factory=Path.cwd)
+    home: Path = field(default_factory=home_dir)
+    mode: str = "ask"
+    max_steps: int = 50
+    # Every request sends max_tokens: some servers otherwise generate until the window is full.
+    max_tokens: int = 4096
+    temperature: float | None = 0.0
+    summary_model: str | None = None
+    context_window: int | None = None  # tokens; learned from the server when not set
+    system_prompt: str = ""  # the user's persona, appended after the built-in rules
+    command_timeout: int = 120
+    request_timeout: float = 600.0
+    allow_outside_workspace: bool = False
+
+    @property
+    def effective_base_url(self) -> str:
+        return self.base_url or DEFAULT_BASE_URL
+
+    @property
+    def effective_summary_model(self) -> str:
+        return self.summary_model or self.model
+
+    def resolved_api_key(self) -> str:
+        """The key to send, or a ConfigError saying what to set."""
+        if self.api_key:
+            return self.api_key
+        if self.base_url and self.base_url.rstrip("/") != DEFAULT_BASE_URL:
+            return PLACEHOLDER_KEY
+        raise ConfigError(
+            "No API key is set. Export OPENAI_API_KEY=<your key> (or put api_key = \"...\" in "
+            f"{self.home / 'config.toml'}), or point NanoHermes at another OpenAI-compatible server "
+            "with --base-url (e.g. --base-url http://127.0.0.1:8080/v1 for a local llama.cpp server)."
+        )
+
+
+_ENV = {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url", "NANOHERMES_MODEL": "model"}
+
+
+def _read_file_config(home: Path) -> dict:
+    path = home / "config.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}. Fix or remove it.") from exc
+    known = {f.name for f in fields(Config)} - {"home", "workspace"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"{path} has unknown setting(s): {', '.join(unknown)}. Known: {', '.join(sorted(known))}.")
+    return data
+
+
+def load_config(**flags) -> Config:
+    """Merge the layers; `flags` holds command-line values, None meaning 'not given'."""
+    home = home_dir()
+    values: dict = _read_file_config(home)
+    for env, name in _ENV.items():
+        if os.environ.get(env):
+            values[name] = os.environ[env]
+    values.update({k: v for k, v in flags.items() if v is not None})
+    workspace = Path(values.pop("workspace", None) or Path.cwd()).expanduser()
+    if not workspace.is_dir():
+        raise ConfigError(f"Workspace {workspace} is not a directory. Pass an existing one with -C DIR.")
+    try:
+        config = Config(home=home, workspace=workspace.resolve(), **values)
+    except TypeError as exc:
+        raise ConfigError(f"Bad configuration: {exc}.") from exc
+    if config.mode not in MODES:
+        raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
+    if config.max_steps < 1:
+        raise ConfigError("--max-steps must be at least 1.")
+    return config
+
+
+def with_changes(config: Config, **changes) -> Config:
+    return replace(config, **changes)

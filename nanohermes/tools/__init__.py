@@ -1,0 +1,145 @@
+"""The one tool registry and the one dispatch: every tool result passes through `clamp` here.
+
+A tool is a plain function `f(ctx, **arguments) -> str`. Its JSON schema comes from the
+signature (type hints, defaults) and the `params` descriptions given to `@tool`; its description
+is the docstring. Tools raise ToolError for failures the model should read and fix.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from nanohermes.errors import ToolError
+from nanohermes.text import clamp
+
+MAX_OUTPUT_BYTES = 20_000  # one tool result; ~17 % of the 120k-char session budget
+
+
+@dataclass
+class ToolContext:
+    """What a tool may touch. `max_output` shrinks with small context windows."""
+
+    workspace: Path
+    home: Path
+    max_output: int = MAX_OUTPUT_BYTES
+    command_timeout: int = 120
+    allow_outside_workspace: bool = False
+    # Services other parts plug in (memory store, skills, stored outputs for recall).
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict
+    func: Callable[..., str]
+    needs_approval: bool = False
+    preview: Callable[..., str] | None = None  # what the user sees before approving
+
+    def schema(self) -> dict:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str  # what the model sees (clamped)
+    full: str  # the whole output, kept in the session for `recall`
+    ok: bool = True
+
+
+_JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+def _json_type(annotation) -> str:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return _JSON_TYPES[annotation]
+
+
+def tool(*, params: dict[str, str], approval: bool = False, preview: Callable[..., str] | None = None):
+    """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words."""
+
+    def wrap(func: Callable[..., str]) -> Tool:
+        hints = typing.get_type_hints(func)
+        properties, required = {}, []
+        for name, param in list(inspect.signature(func).parameters.items())[1:]:
+            properties[name] = {"type": _json_type(hints[name]), "description": params[name]}
+            if param.default is inspect.Parameter.empty:
+                required.append(name)
+        schema = {"type": "object", "properties": properties, "required": required}
+        doc = inspect.cleandoc(func.__doc__ or "")
+        return Tool(func.__name__, doc, schema, func, approval, preview)
+
+    return wrap
+
+
+def parse_arguments(tool_: Tool, raw: str | dict | None) -> dict:
+    """Decode and check the model's arguments; ToolError says exactly what to resend."""
+    if isinstance(raw, dict):
+        args = raw
+    else:
+        text = (raw or "").strip() or "{}"
+        try:
+            args = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ToolError(
+                f"arguments for {tool_.name} are not valid JSON ({exc.msg} at char {exc.pos}); "
+                f"send one JSON object with keys {', '.join(tool_.parameters['properties'])}"
+            ) from None
+    if not isinstance(args, dict):
+        raise ToolError(f"arguments for {tool_.name} must be a JSON object, got {type(args).__name__}")
+    props = tool_.parameters["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise ToolError(f"{tool_.name} has no argument(s) {', '.join(unknown)}; it takes {', '.join(props)}")
+    missing = [name for name in tool_.parameters["required"] if args.get(name) is None]
+    if missing:
+        raise ToolError(f"{tool_.name} needs argument(s) {', '.join(missing)}")
+    return {name: _coerce(tool_.name, name, props[name]["type"], value) for name, value in args.items() if value is not None}
+
+
+def _coerce(tool_name: str, name: str, kind: str, value):
+    """Small models send "10" for 10 and "true" for true; accept what is unambiguous."""
+    try:
+        if kind == "integer" and not isinstance(value, bool):
+            return int(value)
+        if kind == "number" and not isinstance(value, bool):
+            return float(value)
+        if kind == "boolean":
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() in ("true", "false"):
+                return str(value).lower() == "true"
+            raise ValueError
+        if kind == "string":
+            return value if isinstance(value, str) else json.dumps(value)
+    except (TypeError, ValueError):
+        pass
+    raise ToolError(f"argument {name} of {tool_name} must be a {kind}, got {json.dumps(value)[:80]}")
+
+
+def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments) -> ToolResult:
+    """Run one tool call; every failure becomes a result the model can read."""
+    tool_ = tools.get(name)
+    if tool_ is None:
+        text = f"error: unknown tool {name!r}. Available tools: {', '.join(sorted(tools))}"
+        return ToolResult(text, text, ok=False)
+    try:
+        args = parse_arguments(tool_, raw_arguments)
+        output = tool_.func(ctx, **args)
+        ok = True
+    except ToolError as exc:
+        output, ok = f"error: {exc}", False
+    except Exception as exc:  # a bug in one tool must not end the session
+        output, ok = f"error: {name} failed: {type(exc).__name__}: {exc}", False
+    return ToolResult(clamp(output, ctx.max_output), output, ok)

@@ -1,0 +1,34 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from scripted_server import ScriptedServer  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own NANOHERMES_HOME and no real key or endpoint."""
+    home = tmp_path_factory.mktemp("nh_home")
+    monkeypatch.setenv("NANOHERMES_HOME", str(home))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NANOHERMES_MODEL", "OPENAI_ORG_ID"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return home
+
+
+@pytest.fixture
+def server():
+    srv = ScriptedServer()
+    yield srv
+    srv.close()
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws

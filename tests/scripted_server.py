@@ -1,0 +1,193 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for tests: real HTTP, real SSE.
+
+Each request to /v1/chat/completions takes the next scripted reply (or asks `handler(body)`
+when the script is empty). Replies stream in the exact `chat.completion.chunk` format, with
+text and tool-call arguments split across many chunks, and a final usage chunk; a
+non-streaming request gets the same reply as one `chat.completion`. Every request body is
+logged in `requests` for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, arguments json)
+    finish_reason: str | None = None
+    usage: dict | None = field(default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 10})
+    content_empty_string: bool = False  # llama.cpp sends content "" beside tool_calls
+    chunk_size: int = 7
+    delay: float = 0.0  # seconds between chunks
+    drop_after: int | None = None  # close the connection after this many chunks
+
+
+@dataclass
+class Error:
+    status: int
+    body: dict | str = ""
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class RawSSE:
+    """Chunks replayed verbatim (recorded from a real server)."""
+
+    chunks: list[dict]
+
+
+def text(content: str, **kw) -> Reply:
+    return Reply(content=content, **kw)
+
+
+def call(name: str, arguments: dict | str, content: str = "", **kw) -> Reply:
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Reply(content=content, tool_calls=[(name, args)], **kw)
+
+
+def calls(*pairs: tuple[str, dict | str], **kw) -> Reply:
+    return Reply(tool_calls=[(n, a if isinstance(a, str) else json.dumps(a)) for n, a in pairs], **kw)
+
+
+def _pieces(s: str, n: int) -> list[str]:
+    return [s[i : i + n] for i in range(0, len(s), n)] or [""]
+
+
+def stream_chunks(reply: Reply, model: str) -> list[dict]:
+    base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model}
+
+    def chunk(delta, finish=None):
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": "" if reply.content_empty_string else None})]
+    if reply.content:
+        out += [chunk({"content": p}) for p in _pieces(reply.content, reply.chunk_size)]
+    for i, (name, args) in enumerate(reply.tool_calls):
+        call_id = f"call_{i}_{abs(hash((name, args))) % 10**8}"
+        head = {"index": i, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        out.append(chunk({"tool_calls": [head]}))
+        for p in _pieces(args, reply.chunk_size):
+            out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}))
+    finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+    out.append(chunk({}, finish))
+    if reply.usage is not None:
+        usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+        out.append({**base, "choices": [], "usage": usage})
+    return out
+
+
+def completion(reply: Reply, model: str) -> dict:
+    message: dict = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(reply.tool_calls)
+        ]
+    body = {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or "stop"}],
+    }
+    if reply.usage is not None:
+        body["usage"] = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+    return body
+
+
+class ScriptedServer:
+    def __init__(self, n_ctx: int | None = None):
+        self.script: deque = deque()
+        self.requests: list[dict] = []
+        self.handler = None  # fn(body) -> Reply | Error, used when the script is empty
+        self.n_ctx = n_ctx  # advertised like llama.cpp's /v1/models meta.n_ctx
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def add(self, *replies) -> "ScriptedServer":
+        self.script.extend(replies)
+        return self
+
+    def chat_requests(self) -> list[dict]:
+        return [r for r in self.requests if "messages" in r]
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _next(self, body: dict):
+        with self._lock:
+            self.requests.append(body)
+            if self.script:
+                return self.script.popleft()
+        if self.handler is not None:
+            return self.handler(body)
+        return Error(500, {"error": {"message": "scripted server: script exhausted", "type": "server_error"}})
+
+    def _make_handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def _json(self, status: int, body, headers: dict | None = None):
+                data = (body if isinstance(body, str) else json.dumps(body)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path.rstrip("/").endswith("/models"):
+                    model = {"id": "test-model", "object": "model", "owned_by": "test"}
+                    if server.n_ctx:
+                        model["meta"] = {"n_ctx": server.n_ctx}
+                    self._json(200, {"object": "list", "data": [model]})
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = server._next(body)
+                model = body.get("model", "test-model")
+                if isinstance(reply, Error):
+                    return self._json(reply.status, reply.body, reply.headers)
+                if not body.get("stream"):
+                    return self._json(200, completion(reply, model))
+                chunks = reply.chunks if isinstance(reply, RawSSE) else stream_chunks(reply, model)
+                delay = getattr(reply, "delay", 0.0)
+                drop_after = getattr(reply, "drop_after", None)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for i, chunk in enumerate(chunks):
+                        if drop_after is not None and i >= drop_after:
+                            return  # connection closes mid-stream
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        if delay:
+                            time.sleep(delay)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        return Handler
