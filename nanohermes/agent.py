@@ -1,0 +1,257 @@
+"""The loop: user input → (fit context → request → tool calls)* → answer.
+
+One small class owns the conversation. Leaving the loop early is a small exception hierarchy
+(StopTurn) whose instances say why; the renderers see only events.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from nanohermes import events as ev
+from nanohermes.config import Config
+from nanohermes.errors import ContextOverflowError
+from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.session import Session
+from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
+
+INTERRUPTED = "[interrupted by user]"
+REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instead of a result
+REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
+MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
+MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
+
+Approver = Callable[[Tool, dict, str], str]  # returns "yes" | "no" | "always"
+
+
+class StopTurn(Exception):
+    """Ends the turn early; the message says why (shown to the user)."""
+
+
+class TurnInterrupted(StopTurn):
+    pass
+
+
+class Agent:
+    def __init__(
+        self, *, config: Config, provider: Provider, session: Session, tools: list[Tool],
+        ctx: ToolContext, system_for: Callable[[str], str], emit: Callable[[object], None],
+        approve: Approver | None, engine=None,
+    ):
+        self.config = config
+        self.provider = provider
+        self.session = session
+        self.ctx = ctx
+        self.system_for = system_for
+        self.emit = emit
+        self.approve = approve
+        self.engine = engine
+        self.tools = {t.name: t for t in tools if config.mode != "plan" or not t.needs_approval}
+        self.always_allowed: set[str] = set()
+        self.outputs: dict[str, str] = session.state.outputs
+        ctx.services["outputs"] = self.outputs
+        self.messages: list[dict] = [{"role": "system", "content": system_for("")}, *session.state.messages]
+        self._recent_calls: list[str] = []
+        self._partial: list[str] = []
+        self.last_prompt_tokens: int | None = None
+
+    # -- the turn ---------------------------------------------------------------------------
+
+    def run_turn(self, user_text: str) -> ev.TurnResult:
+        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history."""
+        self.messages[0] = {"role": "system", "content": self.system_for(user_text)}
+        self._append({"role": "user", "content": user_text})
+        usage = _UsageCounter()
+        steps = 0
+        try:
+            while True:
+                if steps >= self.config.max_steps:
+                    raise StopTurn(f"Stopped after {steps} steps (--max-steps {self.config.max_steps}); the task may be unfinished.")
+                self.fit_context()
+                turn = self._request_with_recovery(usage)
+                steps += 1
+                if turn.finish_reason == "length" and turn.tool_calls:
+                    self._reject_cut_tool_call(turn, usage)
+                    continue
+                self._append(turn.as_message())
+                self.emit(ev.AssistantMessageDone(turn.content, bool(turn.tool_calls)))
+                if not turn.tool_calls:
+                    return ev.TurnResult(turn.content, steps, usage.event())
+                self._run_tool_calls(turn.tool_calls)
+                self.fit_context()
+        except TurnInterrupted as stop:
+            return ev.TurnResult(str(stop), steps, usage.event(), stopped_reason="interrupted")
+        except StopTurn as stop:
+            return ev.TurnResult(str(stop), steps, usage.event(), stopped_reason="limit")
+        except KeyboardInterrupt:
+            self._close_interrupted_stream()
+            return ev.TurnResult(INTERRUPTED, steps, usage.event(), stopped_reason="interrupted")
+
+    def _request_with_recovery(self, usage: "_UsageCounter") -> AssistantTurn:
+        """Stream one reply; on a context-length error compact and retry (bounded)."""
+        for attempt in range(MAX_OVERFLOW_RETRIES + 1):
+            self._partial = []
+            try:
+                turn = self.provider.stream_chat(self.messages, self.tool_schemas(), self._on_text)
+            except ContextOverflowError as exc:
+                if attempt == MAX_OVERFLOW_RETRIES:
+                    raise
+                self.on_overflow(exc)
+                continue
+            self._partial = []
+            usage.add(turn.usage)
+            if turn.usage and turn.usage.get("prompt_tokens"):
+                self.last_prompt_tokens = turn.usage["prompt_tokens"]
+            return turn
+        raise AssertionError("unreachable")
+
+    def _on_text(self, text: str) -> None:
+        self._partial.append(text)
+        self.emit(ev.TextDelta(text))
+
+    def _reject_cut_tool_call(self, turn: AssistantTurn, usage: "_UsageCounter") -> None:
+        """A tool call cut by max_tokens is broken JSON: never run it, ask for a shorter one."""
+        usage.length_cuts += 1
+        if usage.length_cuts > MAX_LENGTH_RETRIES:
+            raise StopTurn("The model's replies keep hitting max_tokens in the middle of a tool call; stopped. Raise max_tokens or ask for smaller steps.")
+        self.emit(ev.Notice("reply cut by max_tokens mid tool call; asking the model to retry", "warning"))
+        if turn.content:
+            self._append({"role": "assistant", "content": turn.content})
+        self._append({"role": "user", "content": (
+            "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
+            "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"
+        )})
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def tool_schemas(self) -> list[dict]:
+        return [t.schema() for t in self.tools.values()]
+
+    def _run_tool_calls(self, calls: list[dict]) -> None:
+        done = 0
+        try:
+            for call in calls:
+                fn = call["function"]
+                self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
+                result = self._run_one(fn["name"], fn["arguments"])
+                self._append_tool_result(call["id"], result)
+                done += 1
+                self.emit(ev.ToolFinished(call["id"], fn["name"], _one_line(result.content), result.ok))
+        except KeyboardInterrupt:
+            for call in calls[done:]:  # every declared call gets a result, so the history stays valid
+                self._append_tool_result(call["id"], ToolResult(INTERRUPTED, INTERRUPTED, ok=False))
+            raise TurnInterrupted(INTERRUPTED) from None
+        if self._repeats() >= REPEAT_STOP:
+            raise StopTurn("Stopped: the model kept repeating the same tool call with the same arguments.")
+
+    def _run_one(self, name: str, arguments: str) -> ToolResult:
+        key = _call_key(name, arguments)
+        self._recent_calls = (self._recent_calls + [key])[-REPEAT_STOP:]
+        if self._repeats() >= REPEAT_LIMIT:
+            text = (f"error: this is call number {self._repeats()} in a row to {name} with the same arguments; "
+                    "the result will not change. Try a different approach (other arguments, another tool, or answer).")
+            return ToolResult(text, text, ok=False)
+        tool = self.tools.get(name)
+        if tool is not None and tool.needs_approval and not self._approved(tool, arguments):
+            return self._refusal(tool)
+        return dispatch(self.ctx, self.tools, name, arguments)
+
+    def _repeats(self) -> int:
+        if not self._recent_calls:
+            return 0
+        last, count = self._recent_calls[-1], 0
+        for key in reversed(self._recent_calls):
+            if key != last:
+                break
+            count += 1
+        return count
+
+    def _approved(self, tool: Tool, arguments: str) -> bool:
+        if self.config.mode == "auto" or tool.name in self.always_allowed:
+            return True
+        if self.approve is None:
+            return False
+        try:
+            from nanohermes.tools import parse_arguments
+
+            args = parse_arguments(tool, arguments)
+            preview = tool.preview(self.ctx, **args) if tool.preview else json.dumps(args)[:500]
+        except Exception:
+            return True  # bad arguments: let dispatch produce the error, nothing will run
+        answer = self.approve(tool, args, preview)
+        if answer == "always":
+            self.always_allowed.add(tool.name)
+        return answer in ("yes", "always")
+
+    def _refusal(self, tool: Tool) -> ToolResult:
+        if self.approve is None:
+            text = (f"refused: {tool.name} needs the user's approval and this non-interactive run cannot ask. "
+                    "It was not run. The user can allow it by re-running with --yes (or --mode auto).")
+        else:
+            text = f"refused: the user declined this {tool.name} call; it was not run. Ask or try another way."
+        return ToolResult(text, text, ok=False)
+
+    def _append_tool_result(self, call_id: str, result: ToolResult) -> None:
+        self._append({"role": "tool", "tool_call_id": call_id, "content": result.content})
+        if result.full != result.content:
+            self.outputs[call_id] = result.full
+            self.session.record_tool_output(call_id, result.full)
+
+    # -- history ----------------------------------------------------------------------------
+
+    def _append(self, message: dict) -> None:
+        self.messages.append(message)
+        self.session.record_message(message)
+
+    def _close_interrupted_stream(self) -> None:
+        """Ctrl-C while streaming: keep what was said, drop half-received tool calls."""
+        text = "".join(self._partial)
+        self._partial = []
+        if self.messages[-1]["role"] == "user" or text:
+            self._append({"role": "assistant", "content": (text + "\n" if text else "") + INTERRUPTED})
+
+    def fit_context(self, force: bool = False, focus: str | None = None):
+        """Keep what is sent within budget (no-op until the context engine is wired)."""
+        if self.engine is None:
+            return None
+        return self.engine_fit(force=force, focus=focus)
+
+    def on_overflow(self, exc: ContextOverflowError) -> None:
+        self.emit(ev.Notice("the provider says the context is too long; compacting and retrying", "warning"))
+        self.fit_context(force=True)
+
+    def reset(self) -> None:
+        self.session.record_reset()
+        self.messages = [{"role": "system", "content": self.system_for("")}]
+        self._recent_calls = []
+
+
+class _UsageCounter:
+    def __init__(self):
+        self.prompt = self.completion = self.requests = 0
+        self.reported = True
+        self.length_cuts = 0
+
+    def add(self, usage: dict | None) -> None:
+        self.requests += 1
+        if not usage:
+            self.reported = False
+            return
+        self.prompt += usage.get("prompt_tokens") or 0
+        self.completion += usage.get("completion_tokens") or 0
+
+    def event(self) -> ev.Usage:
+        return ev.Usage(self.prompt, self.completion, self.requests, self.reported)
+
+
+def _call_key(name: str, arguments: str) -> str:
+    try:
+        return name + json.dumps(json.loads(arguments or "{}"), sort_keys=True)
+    except json.JSONDecodeError:
+        return name + arguments
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(empty)"
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,60 @@
+"""What a run tells its renderer. The REPL and `-p` are two renderers of the same events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    summary: str  # one line for the user
+    ok: bool
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens used by this turn only (the increment, not a running total)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+    reported: bool = True  # False when the server sent no usage
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A one-line status message: retries, compaction, refusals, limits."""
+
+    text: str
+    level: str = "info"  # info | warning
+
+
+@dataclass(frozen=True)
+class AssistantMessageDone:
+    """A streamed assistant message ended (text may continue in a later step)."""
+
+    content: str
+    has_tool_calls: bool
+
+
+@dataclass
+class TurnResult:
+    final_text: str
+    steps: int
+    usage: Usage | None = None
+    stopped_reason: str | None = None  # None = the model answered; else why the loop stopped
+    notices: list[str] = field(default_factory=list)

@@ -1,0 +1,251 @@
+"""The OpenAI-compatible adapter: streaming with tool-call deltas, retries by a policy table.
+
+`openai` costs ~0.5 s to import, so it is imported on the first request, never at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from nanohermes.config import Config
+from nanohermes.errors import ContextOverflowError, ProviderError
+
+
+@dataclass
+class AssistantTurn:
+    content: str = ""
+    tool_calls: list[dict] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict | None = None
+
+    def as_message(self) -> dict:
+        message: dict = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
+        return message
+
+
+class StreamCut(Exception):
+    """The connection closed before a finish_reason arrived: the reply is incomplete."""
+
+
+@dataclass(frozen=True)
+class RetryRule:
+    kind: str
+    retry: bool
+    advice: str  # what to tell the user when retries run out or retrying makes no sense
+
+
+# The retry policy as data: which failure, whether to retry, what the user should do.
+RETRY_POLICY = {
+    "rate_limit": RetryRule("rate_limit", True, "The provider is rate-limiting requests (HTTP 429). Wait a little, or check your plan's limits."),
+    "server": RetryRule("server", True, "The provider returned a server error (HTTP {status}). Try again later."),
+    "timeout": RetryRule("timeout", True, "The request to {url} timed out."),
+    "connection": RetryRule("connection", True, "Cannot reach {url}. Check that the server is running and --base-url / OPENAI_BASE_URL is right."),
+    "auth": RetryRule("auth", False, "The server at {url} rejected the API key (HTTP {status}). Set a valid key with OPENAI_API_KEY or api_key in config.toml."),
+    "not_found": RetryRule("not_found", False, "The server at {url} does not know model {model!r} (HTTP 404). Pick an available one with --model or NANOHERMES_MODEL."),
+    "overflow": RetryRule("overflow", False, "The request is larger than the model's context window."),
+    "bad_request": RetryRule("bad_request", False, "The provider rejected the request (HTTP {status}): {detail}"),
+}
+MAX_RETRIES = 4
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 30.0
+
+_OVERFLOW_PATTERNS = re.compile(
+    r"context[_ ]length[_ ]exceeded|maximum context length|exceed_context_size|exceeds the available context size"
+    r"|context window|too many tokens|prompt is too long|reduce the length",
+    re.IGNORECASE,
+)
+_N_CTX = re.compile(r"context size \((\d+) tokens\)|maximum context length is (\d+)", re.IGNORECASE)
+
+
+def classify(exc: Exception) -> tuple[str, dict]:
+    """Map an openai/httpx exception to a RETRY_POLICY kind plus details for messages."""
+    import openai
+
+    status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    detail = _error_text(exc, body)
+    info = {"status": status, "detail": detail[:300], "n_ctx": _n_ctx(body, detail), "retry_after": _retry_after(exc)}
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", info
+    if isinstance(exc, (openai.APIConnectionError, StreamCut)):
+        return "connection", info
+    if status == 413 or (status == 400 and _OVERFLOW_PATTERNS.search(detail)):
+        return "overflow", info
+    if status == 429:
+        return "rate_limit", info
+    if status in (401, 403):
+        return "auth", info
+    if status == 404:
+        return "not_found", info
+    if status is not None and status >= 500:
+        return "server", info
+    if status is None:  # a stream cut mid-way surfaces as a plain httpx/OS error
+        return "connection", info
+    return "bad_request", info
+
+
+def _error_text(exc: Exception, body) -> str:
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            return " ".join(str(err.get(k, "")) for k in ("message", "type", "code")).strip()
+        return str(err)
+    return str(getattr(exc, "message", None) or exc)
+
+
+def _n_ctx(body, detail: str) -> int | None:
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("n_ctx"), int):
+            return err["n_ctx"]
+    match = _N_CTX.search(detail)
+    return int(next(g for g in match.groups() if g)) if match else None
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(float(value), BACKOFF_CAP_S * 4) if value else None
+    except ValueError:
+        return None
+
+
+def backoff_delay(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return retry_after
+    return min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)
+
+
+class Provider:
+    """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user."""
+
+    def __init__(self, config: Config, on_retry: Callable[[str], None] | None = None, sleep=time.sleep):
+        self.config = config
+        self.on_retry = on_retry or (lambda text: None)
+        self._sleep = sleep
+        self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            import openai  # lazy: ~0.5 s
+
+            self._client = openai.OpenAI(
+                api_key=self.config.resolved_api_key(),
+                base_url=self.config.effective_base_url,
+                timeout=self.config.request_timeout,
+                max_retries=0,  # our RETRY_POLICY decides
+            )
+        return self._client
+
+    def _with_retries(self, request: Callable[[], object]):
+        for attempt in range(MAX_RETRIES + 1):
+            try:
+                return request()
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:
+                if isinstance(exc, (ProviderError, TypeError, AttributeError)):
+                    raise
+                kind, info = classify(exc)
+                rule = RETRY_POLICY[kind]
+                if not rule.retry or attempt == MAX_RETRIES:
+                    raise self._error(kind, info) from None
+                delay = backoff_delay(attempt, info["retry_after"])
+                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{MAX_RETRIES} in {delay:.1f}s")
+                self._sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _error(self, kind: str, info: dict) -> ProviderError:
+        text = RETRY_POLICY[kind].advice.format(url=self.config.effective_base_url, model=self.config.model, **info)
+        if kind == "overflow":
+            return ContextOverflowError(f"{text} ({info['detail']})", n_ctx=info["n_ctx"])
+        return ProviderError(text)
+
+    def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None]) -> AssistantTurn:
+        """Send one streaming request; assemble text and tool calls; return the whole turn."""
+
+        def request():
+            kwargs = dict(
+                model=self.config.model, messages=messages, stream=True,
+                stream_options={"include_usage": True}, max_tokens=self.config.max_tokens,
+            )
+            if tools:
+                kwargs["tools"] = tools
+            if self.config.temperature is not None:
+                kwargs["temperature"] = self.config.temperature
+            return assemble_stream(self.client.chat.completions.create(**kwargs), on_text)
+
+        return self._with_retries(request)
+
+    def complete(self, messages: list[dict], model: str | None = None, max_tokens: int = 1024) -> AssistantTurn:
+        """One non-streaming, tool-less request (used by the summariser)."""
+
+        def request():
+            kwargs = dict(model=model or self.config.model, messages=messages, max_tokens=max_tokens, temperature=0)
+            response = self.client.chat.completions.create(**kwargs)
+            choice = response.choices[0] if response.choices else None
+            usage = response.usage.model_dump() if getattr(response, "usage", None) else None
+            content = (choice.message.content or "") if choice else ""
+            return AssistantTurn(content=content, finish_reason=choice.finish_reason if choice else None, usage=usage)
+
+        return self._with_retries(request)
+
+    def advertised_context_window(self) -> int | None:
+        """llama.cpp advertises n_ctx in GET /models (data[0].meta.n_ctx); others don't."""
+        try:
+            page = self.client.models.with_raw_response.list()
+            data = json.loads(page.text()).get("data") or []
+        except Exception:
+            return None
+        for model in data:
+            meta = model.get("meta") or {}
+            if isinstance(meta.get("n_ctx"), int) and meta["n_ctx"] > 0:
+                return meta["n_ctx"]
+        return None
+
+
+def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
+    """Fold chat.completion.chunk deltas into one AssistantTurn; tool calls are keyed by index."""
+    turn = AssistantTurn()
+    text_parts: list[str] = []
+    calls: dict[int, dict] = {}
+    try:
+        for chunk in stream:
+            if getattr(chunk, "usage", None):
+                turn.usage = chunk.usage.model_dump()
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if delta is not None and delta.content:
+                    text_parts.append(delta.content)
+                    on_text(delta.content)
+                for tc in (delta.tool_calls or []) if delta is not None else []:
+                    slot = calls.setdefault(tc.index if tc.index is not None else len(calls), {"id": "", "name": "", "arguments": ""})
+                    if tc.id:
+                        slot["id"] = tc.id
+                    if tc.function is not None:
+                        name = tc.function.name or ""
+                        if name != slot["name"]:  # some servers repeat the name in every chunk
+                            slot["name"] += name
+                        slot["arguments"] += tc.function.arguments or ""
+                if choice.finish_reason:
+                    turn.finish_reason = choice.finish_reason
+    finally:
+        close = getattr(stream, "close", None)
+        if close:
+            close()
+    if turn.finish_reason is None:
+        raise StreamCut("the stream ended before the reply was finished")
+    turn.content = "".join(text_parts)
+    for n, (index, slot) in enumerate(sorted(calls.items())):
+        call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids
+        turn.tool_calls.append({"id": call_id, "type": "function", "function": {"name": slot["name"], "arguments": slot["arguments"]}})
+    return turn

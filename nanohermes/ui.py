@@ -1,0 +1,67 @@
+"""The REPL's rich renderer: streamed Markdown, one line per tool call, a usage line per turn."""
+
+from __future__ import annotations
+
+from nanohermes import events as ev
+from nanohermes.render import describe_call, usage_line
+
+
+class RichRenderer:
+    def __init__(self, console):
+        self.console = console
+        self._buffer: list[str] = []
+        self._live = None
+
+    def __call__(self, event) -> None:
+        if isinstance(event, ev.TextDelta):
+            self._buffer.append(event.text)
+            self._update_live()
+        elif isinstance(event, ev.AssistantMessageDone):
+            self.end_stream()
+        elif isinstance(event, ev.ToolStarted):
+            self.end_stream()
+            self.console.print(f"[cyan]→[/] {_escape(describe_call(event.name, event.arguments))}", highlight=False)
+        elif isinstance(event, ev.ToolFinished):
+            mark = "[green]✓[/]" if event.ok else "[red]✗[/]"
+            self.console.print(f"  {mark} [dim]{_escape(event.summary)}[/]", highlight=False)
+        elif isinstance(event, ev.Notice):
+            self.end_stream()
+            style = "yellow" if event.level == "warning" else "dim"
+            self.console.print(f"[{style}]· {_escape(event.text)}[/]", highlight=False)
+        elif isinstance(event, ev.Usage):
+            self.console.print(f"[dim]{usage_line(event)}[/]", highlight=False)
+
+    def _update_live(self) -> None:
+        from rich.markdown import Markdown
+
+        text = "".join(self._buffer)
+        if not self.console.is_terminal:
+            return  # non-TTY: print once at the end, no cursor games
+        if self._live is None:
+            from rich.live import Live
+
+            self._live = Live(Markdown(text), console=self.console, refresh_per_second=8, vertical_overflow="visible")
+            self._live.start()
+        else:
+            self._live.update(Markdown(text))
+
+    def end_stream(self) -> None:
+        """Finish the current streamed message (also after Ctrl-C)."""
+        text = "".join(self._buffer)
+        self._buffer = []
+        if self._live is not None:
+            from rich.markdown import Markdown
+
+            self._live.update(Markdown(text))
+            self._live.stop()
+            self._live = None
+        elif text.strip():
+            from rich.markdown import Markdown
+
+            self.console.print(Markdown(text))
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

@@ -1,0 +1,180 @@
+import json
+
+import pytest
+from helpers import make_agent
+from scripted_server import Error, Reply, call, calls, text
+
+from nanohermes import events as ev
+from nanohermes.errors import ProviderError
+
+
+def test_plain_answer_streams_text_and_reports_turn_usage(server, workspace):
+    server.add(text("Hello there, friend.", usage={"prompt_tokens": 50, "completion_tokens": 5}))
+    events = []
+    agent = make_agent(server, workspace, events=events)
+    result = agent.run_turn("hi")
+    assert result.final_text == "Hello there, friend."
+    assert "".join(e.text for e in events if isinstance(e, ev.TextDelta)) == "Hello there, friend."
+    assert len([e for e in events if isinstance(e, ev.TextDelta)]) > 1  # really streamed
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (50, 5)
+    body = server.chat_requests()[0]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["max_tokens"] > 0
+    assert body["messages"][0] == {"role": "system", "content": "SYSTEM"}
+
+
+def test_usage_is_the_increment_of_each_turn_not_a_running_total(server, workspace):
+    server.add(text("a", usage={"prompt_tokens": 10, "completion_tokens": 1}),
+               call("echo", {"text": "x"}, usage={"prompt_tokens": 20, "completion_tokens": 2}),
+               text("b", usage={"prompt_tokens": 30, "completion_tokens": 3}))
+    agent = make_agent(server, workspace)
+    first = agent.run_turn("one")
+    second = agent.run_turn("two")
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (10, 1)
+    assert (second.usage.prompt_tokens, second.usage.completion_tokens, second.usage.requests) == (50, 5, 2)
+
+
+def test_missing_usage_is_tolerated(server, workspace):
+    server.add(text("ok", usage=None))
+    result = make_agent(server, workspace).run_turn("hi")
+    assert result.final_text == "ok" and result.usage.reported is False
+
+
+def test_tool_call_deltas_split_across_chunks_are_assembled_by_index(server, workspace):
+    server.add(Reply(tool_calls=[("echo", json.dumps({"text": "alpha " * 20})), ("echo", '{"text": "beta"}')], chunk_size=3),
+               text("done"))
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("go").final_text == "done"
+    second = server.chat_requests()[1]["messages"]
+    assistant, r1, r2 = second[2], second[3], second[4]
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["echo", "echo"]
+    assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"text": "alpha " * 20}
+    assert r1 == {"role": "tool", "tool_call_id": assistant["tool_calls"][0]["id"], "content": "echo: " + "alpha " * 20}
+    assert r2["tool_call_id"] == assistant["tool_calls"][1]["id"] and r2["content"] == "echo: beta"
+
+
+def test_malformed_arguments_unknown_tool_and_raising_tool_become_readable_errors(server, workspace):
+    server.add(Reply(tool_calls=[("echo", '{"text": "unterminated'), ("nope", "{}"), ("explode", '{"message": "boom"}')]),
+               text("recovered"))
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("go").final_text == "recovered"
+    results = [m["content"] for m in server.chat_requests()[1]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("error: arguments for echo are not valid JSON")
+    assert results[1].startswith("error: unknown tool 'nope'") and "echo" in results[1]
+    assert results[2] == "error: explode failed: RuntimeError: boom"
+
+
+def test_every_tool_result_is_clamped_to_20000_bytes_with_a_note(server, workspace):
+    server.add(call("big", {"size": 25_000}), text("ok"))
+    agent = make_agent(server, workspace)
+    agent.run_turn("go")
+    content = server.chat_requests()[1]["messages"][-1]["content"]
+    assert content == "x" * 20_000 + "\n… output truncated (5000 bytes omitted)"
+    assert agent.outputs[server.chat_requests()[1]["messages"][-2]["tool_calls"][0]["id"]] == "x" * 25_000
+
+
+def test_server_errors_are_retried_with_backoff_then_succeed(server, workspace):
+    server.add(Error(500, {"error": {"message": "boom"}}), Error(503, "busy"), text("finally"))
+    events = []
+    agent = make_agent(server, workspace, events=events)
+    assert agent.run_turn("hi").final_text == "finally"
+    sleeps = [e[1] for e in events if isinstance(e, tuple) and e[0] == "sleep"]
+    assert len(sleeps) == 2 and sleeps[1] > sleeps[0] * 1.2
+
+
+def test_429_honours_retry_after(server, workspace):
+    server.add(Error(429, {"error": {"message": "slow down"}}, {"Retry-After": "7"}), text("ok"))
+    events = []
+    make_agent(server, workspace, events=events).run_turn("hi")
+    assert [e[1] for e in events if isinstance(e, tuple) and e[0] == "sleep"] == [7.0]
+
+
+def test_retries_are_bounded(server, workspace):
+    server.add(*[Error(500, "down")] * 10)
+    agent = make_agent(server, workspace)
+    with pytest.raises(ProviderError, match="server error"):
+        agent.run_turn("hi")
+    assert len(server.chat_requests()) == 5
+
+
+def test_dropped_connection_mid_stream_is_retried(server, workspace):
+    server.add(Reply(content="partial answer that will be cut", drop_after=3), text("whole answer"))
+    assert make_agent(server, workspace).run_turn("hi").final_text == "whole answer"
+
+
+def test_401_is_not_retried_and_says_what_to_set(server, workspace):
+    server.add(Error(401, {"error": {"message": "bad key"}}))
+    with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
+        make_agent(server, workspace).run_turn("hi")
+    assert len(server.chat_requests()) == 1
+
+
+def test_third_identical_call_is_refused_and_fifth_stops_the_run(server, workspace):
+    server.add(*[call("echo", {"text": "same"}) for _ in range(6)], text("never"))
+    agent = make_agent(server, workspace)
+    result = agent.run_turn("loop")
+    assert result.stopped_reason == "limit" and "repeating" in result.final_text
+    results = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert results[:2] == ["echo: same", "echo: same"]
+    assert results[2].startswith("error: this is call number 3 in a row")
+
+
+def test_max_steps_stops_the_turn_and_says_so(server, workspace):
+    server.add(*[call("echo", {"text": str(i)}) for i in range(5)])
+    result = make_agent(server, workspace, max_steps=3).run_turn("go")
+    assert result.stopped_reason == "limit" and "--max-steps 3" in result.final_text
+    assert len(server.chat_requests()) == 3
+
+
+def test_without_an_approver_risky_tools_are_refused_with_how_to_allow(server, workspace):
+    server.add(call("danger", {"path": "f.txt"}), text("ok"))
+    agent = make_agent(server, workspace, mode="ask", approve=None)
+    agent.run_turn("go")
+    assert not (workspace / "f.txt").exists()
+    refusal = [m for m in agent.messages if m["role"] == "tool"][0]["content"]
+    assert refusal.startswith("refused:") and "--yes" in refusal
+
+
+def test_approver_always_allows_the_rest_of_the_session(server, workspace):
+    asked = []
+
+    def approve(tool, args, preview):
+        asked.append(args)
+        return "always"
+
+    server.add(call("danger", {"path": "a"}), call("danger", {"path": "b"}), text("ok"))
+    make_agent(server, workspace, mode="ask", approve=approve).run_turn("go")
+    assert asked == [{"path": "a"}] and (workspace / "b").read_text() == "done"
+
+
+def test_plan_mode_offers_only_read_only_tools(server, workspace):
+    server.add(text("plan"))
+    make_agent(server, workspace, mode="plan").run_turn("go")
+    names = [t["function"]["name"] for t in server.chat_requests()[0]["tools"]]
+    assert "danger" not in names and "echo" in names
+
+
+def test_tool_call_cut_by_max_tokens_is_not_run_and_the_model_is_told(server, workspace):
+    server.add(Reply(tool_calls=[("danger", '{"path": "cut')], finish_reason="length"), text("ok"))
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("go").final_text == "ok"
+    assert not list(workspace.iterdir())
+    sent = server.chat_requests()[1]["messages"]
+    assert "cut off by the output token limit" in sent[-1]["content"] and not any(m.get("tool_calls") for m in sent)
+
+
+def test_ctrl_c_during_a_tool_gives_every_call_a_result(server, workspace):
+    from nanohermes.tools import tool
+
+    @tool(params={"n": "n"})
+    def interrupt(ctx, n: int) -> str:
+        """Raises KeyboardInterrupt."""
+        raise KeyboardInterrupt
+
+    server.add(calls(("echo", {"text": "a"}), ("interrupt", {"n": 1}), ("echo", {"text": "c"})), text("next"))
+    agent = make_agent(server, workspace, tools=[*__import__("helpers").TEST_TOOLS, interrupt])
+    result = agent.run_turn("go")
+    assert result.stopped_reason == "interrupted"
+    tool_msgs = [m for m in agent.messages if m["role"] == "tool"]
+    assert [m["content"] for m in tool_msgs] == ["echo: a", "[interrupted by user]", "[interrupted by user]"]
+    assert agent.run_turn("continue").final_text == "next"  # the history is still valid
