@@ -194,8 +194,8 @@ class Agent:
 
     def _append_tool_result(self, call_id: str, result: ToolResult) -> None:
         self._append({"role": "tool", "tool_call_id": call_id, "content": result.content})
-        if result.full != result.content:
-            self.outputs[call_id] = result.full
+        self.outputs[call_id] = result.full  # recall's source, also after placeholders replace it
+        if result.full != result.content:  # the message event already holds the rest
             self.session.record_tool_output(call_id, result.full)
 
     # -- history ----------------------------------------------------------------------------

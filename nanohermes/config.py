@@ -39,6 +39,7 @@ class Config:
     system_prompt: str = ""  # the user's persona, appended after the built-in rules
     command_timeout: int = 120
     request_timeout: float = 600.0
+    max_retries: int = 4  # 429 / 5xx / timeouts / dropped connections, with exponential backoff
     allow_outside_workspace: bool = False
 
     @property

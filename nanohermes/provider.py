@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from nanohermes.config import Config
-from nanohermes.errors import ContextOverflowError, ProviderError
+from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 
 
 @dataclass
@@ -52,7 +52,6 @@ RETRY_POLICY = {
     "overflow": RetryRule("overflow", False, "The request is larger than the model's context window."),
     "bad_request": RetryRule("bad_request", False, "The provider rejected the request (HTTP {status}): {detail}"),
 }
-MAX_RETRIES = 4
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
 
@@ -147,20 +146,21 @@ class Provider:
         return self._client
 
     def _with_retries(self, request: Callable[[], object]):
-        for attempt in range(MAX_RETRIES + 1):
+        max_retries = self.config.max_retries
+        for attempt in range(max_retries + 1):
             try:
                 return request()
             except KeyboardInterrupt:
                 raise
             except Exception as exc:
-                if isinstance(exc, (ProviderError, TypeError, AttributeError)):
+                if isinstance(exc, (NanoHermesError, TypeError, AttributeError)):  # ours, or a bug
                     raise
                 kind, info = classify(exc)
                 rule = RETRY_POLICY[kind]
-                if not rule.retry or attempt == MAX_RETRIES:
+                if not rule.retry or attempt == max_retries:
                     raise self._error(kind, info) from None
                 delay = backoff_delay(attempt, info["retry_after"])
-                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{MAX_RETRIES} in {delay:.1f}s")
+                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{max_retries} in {delay:.1f}s")
                 self._sleep(delay)
         raise AssertionError("unreachable")
 

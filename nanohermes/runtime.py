@@ -31,6 +31,7 @@ class Runtime:
 def build_runtime(config: Config, session_name: str | None, emit: Callable[[object], None], approve: Approver | None) -> Runtime:
     from nanohermes import events as ev
 
+    config.resolved_api_key()  # fail before creating a session file
     session = Session(config.home, session_name)
     try:
         provider = Provider(config, on_retry=lambda text: emit(ev.Notice(text, "warning")))

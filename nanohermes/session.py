@@ -49,7 +49,7 @@ class SessionState:
     """What replaying a session file gives back."""
 
     messages: list[dict] = field(default_factory=list)  # the working set, system excluded
-    outputs: dict[str, str] = field(default_factory=dict)  # tool call id -> full output
+    outputs: dict[str, str] = field(default_factory=dict)  # tool call id -> full output (for recall)
     total_messages: int = 0
 
 
@@ -79,8 +79,11 @@ def replay(lines: list[str], path: Path) -> tuple[SessionState, int | None]:
 def _apply(state: SessionState, event: dict) -> None:
     kind = event.get("type")
     if kind == "message":
-        state.messages.append(event["message"])
+        message = event["message"]
+        state.messages.append(message)
         state.total_messages += 1
+        if message.get("role") == "tool":  # what recall returns unless a fuller output follows
+            state.outputs.setdefault(message.get("tool_call_id", ""), message.get("content") or "")
     elif kind == "tool_output":
         state.outputs[event["id"]] = event["full"]
     elif kind == "context":

@@ -1,0 +1,26 @@
+"""recall: the way back to a full tool output that the model saw cut or replaced by a placeholder."""
+
+from __future__ import annotations
+
+from nanohermes.errors import ToolError
+from nanohermes.tools import ToolContext, tool
+
+DEFAULT_CHUNK_CHARS = 12_000  # well under one tool result's cap, so a chunk arrives whole
+
+
+@tool(params={"id": "tool call id from a truncation or placeholder note", "offset": "first char (default 0)",
+              "limit": "chars to return (default 12000)"})
+def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
+    """Return the stored full output of an earlier tool call, in chunks."""
+    outputs: dict[str, str] = ctx.services.get("outputs", {})
+    full = outputs.get(id)
+    if full is None:
+        known = ", ".join(list(outputs)[-5:]) or "none"
+        raise ToolError(f"no stored output for tool call id {id!r} (recent ids with stored output: {known})")
+    offset = max(0, offset)
+    limit = max(1, min(limit, DEFAULT_CHUNK_CHARS * 2))
+    chunk = full[offset : offset + limit]
+    end = offset + len(chunk)
+    header = f"recall {id} chars {offset}–{end} of {len(full)}"
+    more = f"\n… {len(full) - end} more chars: recall id={id} offset={end}" if end < len(full) else ""
+    return f"{header}\n{chunk}{more}"

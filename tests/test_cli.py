@@ -1,0 +1,111 @@
+"""The real `nanohermes` executable against the scripted server."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from scripted_server import Error, Reply, call, text
+
+BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
+
+
+def run(args, workspace, env_extra=None, input=None, timeout=60):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([BIN, *args], cwd=workspace, env=env, input=input, capture_output=True, text=True, timeout=timeout)
+
+
+def test_version_does_not_import_openai():
+    code = "import sys; sys.argv=['nanohermes','--version']\nfrom nanohermes.cli import main\ntry: main()\nexcept SystemExit: pass\nprint('openai' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
+    assert out == ["nanohermes", "0.1.0", "False"]
+
+
+def test_one_shot_prints_only_the_answer_on_stdout(server, workspace):
+    (workspace / "notes.txt").write_text("the secret is 42\n")
+    server.add(call("read_file", {"path": "notes.txt"}, content="Let me look."), text("The secret is 42."))
+    r = run(["-p", "what is the secret?", "--base-url", server.url, "--model", "m"], workspace)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "The secret is 42.\n"
+    assert "read_file notes.txt" in r.stderr and "Let me look." in r.stderr
+    assert "resume with --session" in r.stderr
+
+
+def test_prompt_dash_reads_the_task_from_stdin(server, workspace):
+    server.add(text("ok"))
+    r = run(["-p", "-", "--base-url", server.url], workspace, input="task from stdin\n")
+    assert r.returncode == 0 and server.chat_requests()[0]["messages"][-1]["content"] == "task from stdin\n"
+
+
+def test_missing_key_is_one_clear_paragraph_without_traceback(workspace):
+    r = run(["-p", "hi"], workspace)
+    assert r.returncode == 1
+    assert "OPENAI_API_KEY" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unreachable_server_is_a_clear_error(workspace, isolated_home):
+    (isolated_home / "config.toml").write_text("max_retries = 1\n")
+    r = run(["-p", "hi", "--base-url", "http://127.0.0.1:9/v1"], workspace)
+    assert r.returncode == 1 and "Cannot reach http://127.0.0.1:9/v1" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_rejected_key_and_unknown_model_say_what_to_set(server, workspace):
+    server.add(Error(401, {"error": {"message": "invalid key"}}), Error(404, {"error": {"message": "model not found"}}))
+    r = run(["-p", "hi", "--base-url", server.url], workspace, {"OPENAI_API_KEY": "sk-bad"})
+    assert r.returncode == 1 and "rejected the API key" in r.stderr
+    r = run(["-p", "hi", "--base-url", server.url, "--model", "nosuch"], workspace)
+    assert r.returncode == 1 and "does not know model 'nosuch'" in r.stderr and "--model" in r.stderr
+
+
+def test_bad_usage_exits_2(workspace):
+    assert run(["--mode", "wild", "-p", "x", "--base-url", "http://127.0.0.1:9/v1"], workspace).returncode == 2
+    assert run(["--no-such-flag"], workspace).returncode == 2
+    assert run(["-p", "   ", "--base-url", "http://127.0.0.1:9/v1"], workspace).returncode == 2
+
+
+def test_bad_config_file_is_reported(workspace, isolated_home):
+    (isolated_home / "config.toml").write_text("model = [unclosed\n")
+    r = run(["-p", "hi"], workspace)
+    assert r.returncode == 1 and "is not valid TOML" in r.stderr
+
+
+def test_environment_and_flags_override_config_file(server, workspace, isolated_home):
+    (isolated_home / "config.toml").write_text('model = "from-file"\n')
+    server.add(text("a"), text("b"), text("c"))
+    run(["-p", "x", "--base-url", server.url], workspace)
+    run(["-p", "x"], workspace, {"OPENAI_BASE_URL": server.url, "NANOHERMES_MODEL": "from-env"})
+    run(["-p", "x", "--model", "from-flag"], workspace, {"OPENAI_BASE_URL": server.url, "NANOHERMES_MODEL": "from-env"})
+    assert [r["model"] for r in server.chat_requests()] == ["from-file", "from-env", "from-flag"]
+
+
+def test_agent_failure_exits_1(server, workspace):
+    server.add(*[call("read_file", {"path": "x"}) for _ in range(3)])
+    r = run(["-p", "loop", "--base-url", server.url, "--max-steps", "2"], workspace)
+    assert r.returncode == 1 and "--max-steps 2" in r.stderr and r.stdout == ""
+
+
+def test_named_session_resumes_and_is_listed(server, workspace):
+    server.add(text("first"), text("second"))
+    assert run(["-p", "remember x", "--session", "proj", "--base-url", server.url], workspace).returncode == 0
+    assert run(["-p", "what was it", "--session", "proj", "--base-url", server.url], workspace).returncode == 0
+    contents = [m["content"] for m in server.chat_requests()[1]["messages"][1:]]
+    assert contents == ["remember x", "first", "what was it"]
+    listing = run(["sessions"], workspace).stdout
+    assert "proj" in listing and "4" in listing
+
+
+def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home):
+    server.add(Reply(content="slow " * 200, delay=0.05, chunk_size=5))
+    proc = subprocess.Popen([BIN, "-p", "hi", "--session", "cc", "--base-url", server.url], cwd=workspace,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    while not server.chat_requests() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    saved = (isolated_home / "sessions" / "cc.jsonl").read_text()
+    assert "[interrupted by user]" in saved and "slow slow" in saved
