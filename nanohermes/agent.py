@@ -11,6 +11,7 @@ from typing import Callable
 
 from nanohermes import events as ev
 from nanohermes.config import Config
+from nanohermes.context import ContextEngine, PromptTokenTracker, budget_for_window, prompt_token_limit, reply_reserve
 from nanohermes.errors import ContextOverflowError
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.session import Session
@@ -21,6 +22,7 @@ REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instea
 REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
+SUMMARY_MAX_TOKENS = 800  # 300 words is ~400 tokens; room for a model that overshoots a little
 
 Approver = Callable[[Tool, dict, str], str]  # returns "yes" | "no" | "always"
 
@@ -37,7 +39,7 @@ class Agent:
     def __init__(
         self, *, config: Config, provider: Provider, session: Session, tools: list[Tool],
         ctx: ToolContext, system_for: Callable[[str], str], emit: Callable[[object], None],
-        approve: Approver | None, engine=None,
+        approve: Approver | None, window: int | None = None,
     ):
         self.config = config
         self.provider = provider
@@ -46,7 +48,10 @@ class Agent:
         self.system_for = system_for
         self.emit = emit
         self.approve = approve
-        self.engine = engine
+        self.engine = ContextEngine()
+        self.tokens = PromptTokenTracker()
+        self.window: int | None = None
+        self._probed_window = False
         self.tools = {t.name: t for t in tools if config.mode != "plan" or not t.needs_approval}
         self.always_allowed: set[str] = set()
         self.outputs: dict[str, str] = session.state.outputs
@@ -54,12 +59,18 @@ class Agent:
         self.messages: list[dict] = [{"role": "system", "content": system_for("")}, *session.state.messages]
         self._recent_calls: list[str] = []
         self._partial: list[str] = []
-        self.last_prompt_tokens: int | None = None
+        if window:
+            self.set_window(window)
 
     # -- the turn ---------------------------------------------------------------------------
 
     def run_turn(self, user_text: str) -> ev.TurnResult:
         """Run one user request to its answer. KeyboardInterrupt ends it with a valid history."""
+        if self.window is None and not self._probed_window:
+            self._probed_window = True  # once: llama.cpp advertises n_ctx, most others don't
+            n_ctx = self.provider.advertised_context_window()
+            if n_ctx:
+                self.set_window(n_ctx)
         self.messages[0] = {"role": "system", "content": self.system_for(user_text)}
         self._append({"role": "user", "content": user_text})
         usage = _UsageCounter()
@@ -92,8 +103,9 @@ class Agent:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             self._partial = []
+            sent = list(self.messages)
             try:
-                turn = self.provider.stream_chat(self.messages, self.tool_schemas(), self._on_text)
+                turn = self.provider.stream_chat(sent, self.tool_schemas(), self._on_text)
             except ContextOverflowError as exc:
                 if attempt == MAX_OVERFLOW_RETRIES:
                     raise
@@ -102,7 +114,7 @@ class Agent:
             self._partial = []
             usage.add(turn.usage)
             if turn.usage and turn.usage.get("prompt_tokens"):
-                self.last_prompt_tokens = turn.usage["prompt_tokens"]
+                self.tokens.record_usage(turn.usage["prompt_tokens"], sent)
             return turn
         raise AssertionError("unreachable")
 
@@ -211,19 +223,43 @@ class Agent:
         if self.messages[-1]["role"] == "user" or text:
             self._append({"role": "assistant", "content": (text + "\n" if text else "") + INTERRUPTED})
 
+    # -- context ----------------------------------------------------------------------------
+
     def fit_context(self, force: bool = False, focus: str | None = None):
-        """Keep what is sent within budget (no-op until the context engine is wired)."""
-        if self.engine is None:
+        """Keep what is sent within budget; record and announce any change. Returns the report."""
+        limit = prompt_token_limit(self.window, self.config.max_tokens) if self.window else None
+        estimate = self.tokens.estimate(self.messages) if limit else None
+        new, report = self.engine.fit(self.messages, self._summarize, force=force, focus=focus,
+                                      token_estimate=estimate, token_limit=limit)
+        if report is None:
             return None
-        return self.engine_fit(force=force, focus=focus)
+        if new is not self.messages:
+            self.messages = new
+            self.session.record_context(new[1:])
+        self.emit(ev.Notice(report.one_line(), "warning" if report.over_budget or report.thrash_skipped else "info"))
+        return report
+
+    def _summarize(self, system: str, user_text: str) -> str:
+        max_tokens = min(SUMMARY_MAX_TOKENS, self.provider.max_tokens)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
+        return self.provider.complete(messages, model=self.config.effective_summary_model, max_tokens=max_tokens, retries=1).content
+
+    def set_window(self, n_ctx: int) -> None:
+        """Scale the budget, the tool cap and max_tokens to a model's context window (tokens)."""
+        self.window = n_ctx
+        self.engine.budget_chars, self.ctx.max_output = budget_for_window(n_ctx, self.config.max_tokens)
+        self.provider.max_tokens = reply_reserve(n_ctx, self.config.max_tokens)
 
     def on_overflow(self, exc: ContextOverflowError) -> None:
+        if exc.n_ctx and exc.n_ctx != self.window:
+            self.set_window(exc.n_ctx)
         self.emit(ev.Notice("the provider says the context is too long; compacting and retrying", "warning"))
         self.fit_context(force=True)
 
     def reset(self) -> None:
         self.session.record_reset()
         self.messages = [{"role": "system", "content": self.system_for("")}]
+        self.engine.reset()
         self._recent_calls = []
 
 

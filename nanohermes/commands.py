@@ -40,8 +40,8 @@ def _exit(repl, arg: str) -> bool:
 
 @command("/reset", "/reset", "start a new conversation with the same rules")
 def _reset(repl, arg: str) -> bool:
-    repl.runtime.agent.reset()
-    repl.say("conversation reset")
+    repl.runtime.reset()
+    repl.say("conversation reset (project guidance re-read)")
     return True
 
 

@@ -131,6 +131,7 @@ class Provider:
         self.on_retry = on_retry or (lambda text: None)
         self._sleep = sleep
         self._client = None
+        self.max_tokens = config.max_tokens  # lowered for small context windows
 
     @property
     def client(self):
@@ -145,8 +146,8 @@ class Provider:
             )
         return self._client
 
-    def _with_retries(self, request: Callable[[], object]):
-        max_retries = self.config.max_retries
+    def _with_retries(self, request: Callable[[], object], retries: int | None = None):
+        max_retries = self.config.max_retries if retries is None else min(retries, self.config.max_retries)
         for attempt in range(max_retries + 1):
             try:
                 return request()
@@ -176,7 +177,7 @@ class Provider:
         def request():
             kwargs = dict(
                 model=self.config.model, messages=messages, stream=True,
-                stream_options={"include_usage": True}, max_tokens=self.config.max_tokens,
+                stream_options={"include_usage": True}, max_tokens=self.max_tokens,
             )
             if tools:
                 kwargs["tools"] = tools
@@ -186,7 +187,7 @@ class Provider:
 
         return self._with_retries(request)
 
-    def complete(self, messages: list[dict], model: str | None = None, max_tokens: int = 1024) -> AssistantTurn:
+    def complete(self, messages: list[dict], model: str | None = None, max_tokens: int = 1024, retries: int | None = None) -> AssistantTurn:
         """One non-streaming, tool-less request (used by the summariser)."""
 
         def request():
@@ -197,7 +198,7 @@ class Provider:
             content = (choice.message.content or "") if choice else ""
             return AssistantTurn(content=content, finish_reason=choice.finish_reason if choice else None, usage=usage)
 
-        return self._with_retries(request)
+        return self._with_retries(request, retries)
 
     def advertised_context_window(self) -> int | None:
         """llama.cpp advertises n_ctx in GET /models (data[0].meta.n_ctx); others don't."""

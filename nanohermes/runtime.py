@@ -7,15 +7,51 @@ from typing import Callable
 
 from nanohermes.agent import Agent, Approver
 from nanohermes.config import Config
+from nanohermes.memory import MemoryStore, render_block
+from nanohermes.prompt import build_system_prompt, gather_prompt_inputs, set_memory_block
 from nanohermes.provider import Provider
 from nanohermes.session import Session
-from nanohermes.tools import ToolContext
+from nanohermes.skills import Skills, discover_skills
+from nanohermes.tools import Tool, ToolContext
 
 
-def all_tools():
+def all_tools(skills: Skills) -> list[Tool]:
     from nanohermes.tools.builtin import BUILTIN_TOOLS
+    from nanohermes.tools.knowledge import remember, skill
+    from nanohermes.tools.recall import recall
 
-    return list(BUILTIN_TOOLS)
+    tools = [*BUILTIN_TOOLS, remember, recall]
+    if len(skills):  # an unused tool schema is paid for on every request
+        tools.append(skill)
+    return tools
+
+
+class SystemPrompt:
+    """The system message: a stable prefix rebuilt on start, resume and /reset, plus the
+    memory block for the current user message, replaced (never appended) every turn."""
+
+    def __init__(self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None]):
+        self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
+        self.prefix = ""
+        self.memory_block = ""
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills)
+        self.inputs = inputs
+        self.prefix = build_system_prompt(inputs)
+        for warning in warnings:
+            self.warn(warning)
+
+    def for_query(self, query: str) -> str:
+        entries = []
+        if query.strip():
+            try:
+                entries = self.memory.select_for_prompt(query)
+            except Exception as exc:  # a broken memory file must not stop the agent
+                self.warn(f"memory not used: {exc}")
+        self.memory_block = render_block(entries)
+        return set_memory_block(self.prefix, self.memory_block)
 
 
 @dataclass
@@ -23,6 +59,12 @@ class Runtime:
     config: Config
     session: Session
     agent: Agent
+    prompt: SystemPrompt
+    memory: MemoryStore
+
+    def reset(self) -> None:
+        self.prompt.rebuild()
+        self.agent.reset()
 
     def close(self) -> None:
         self.session.close()
@@ -32,22 +74,25 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
+    warn = lambda text: emit(ev.Notice(text, "warning"))  # noqa: E731
+    memory = MemoryStore.in_home(config.home)
+    skills, skill_warnings = discover_skills(config.home, config.workspace)
+    for warning in skill_warnings:
+        warn(warning)
+    prompt = SystemPrompt(config, memory, skills, warn)
     session = Session(config.home, session_name)
     try:
         provider = Provider(config, on_retry=lambda text: emit(ev.Notice(text, "warning")))
         ctx = ToolContext(
             workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
             allow_outside_workspace=config.allow_outside_workspace,
+            services={"memory": memory, "skills": skills},
         )
         agent = Agent(
-            config=config, provider=provider, session=session, tools=all_tools(), ctx=ctx,
-            system_for=lambda query: _basic_system(config), emit=emit, approve=approve,
+            config=config, provider=provider, session=session, tools=all_tools(skills), ctx=ctx,
+            system_for=prompt.for_query, emit=emit, approve=approve, window=config.context_window,
         )
     except BaseException:
         session.close()
         raise
-    return Runtime(config, session, agent)
-
-
-def _basic_system(config: Config) -> str:
-    return f"You are NanoHermes, a coding agent. Workspace: {config.workspace}. Mode: {config.mode}."
+    return Runtime(config, session, agent, prompt, memory)
