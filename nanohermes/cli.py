@@ -39,8 +39,13 @@ def run(
 ):
     if ctx.invoked_subcommand is not None:
         return
+    from nanohermes.config import MODES
     from nanohermes.errors import NanoHermesError
 
+    if mode is not None and mode not in MODES:
+        _fail(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}.", EXIT_USAGE)
+    if max_steps is not None and max_steps < 1:
+        _fail("--max-steps must be at least 1.", EXIT_USAGE)
     try:
         config = _config(model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps)
         if prompt is not None:

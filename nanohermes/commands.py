@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -59,3 +60,38 @@ def run_command(repl, line: str) -> bool:
         repl.say(f"unknown command {name}; /help lists them")
         return True
     return cmd.run(repl, arg.strip())
+
+
+@command("/compact", "/compact [focus]", "summarise the conversation now (optional focus for the summary)")
+def _compact(repl, arg: str) -> bool:
+    agent = repl.runtime.agent
+    report = agent.fit_context(force=True, focus=arg or None)
+    if report is None or report.before_chars == report.after_chars:
+        repl.say("nothing to compact")
+    return True
+
+
+@command("/context", "/context", "what the next request holds, against the budget")
+def _context(repl, arg: str) -> bool:
+    from nanohermes.context.tokens import count_tokens
+    from nanohermes.context_view import context_parts, render_context
+
+    runtime = repl.runtime
+    inputs = runtime.prompt.inputs
+    sections = {"project guidance": len(inputs.project_guidance) + len(inputs.nanohermes_md),
+                "skills listing": len(inputs.skills_listing), "memory block": len(runtime.prompt.memory_block)}
+    agent = runtime.agent
+    parts = context_parts(sections, agent.messages, agent.tool_schemas())
+    sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
+    ratio = count_tokens(sample) / max(1, len(sample))
+    tokens = {name: round(chars * ratio) for name, chars in parts.items()}
+    repl.say(render_context(parts, tokens, agent.engine.budget_chars))
+    return True
+
+
+@command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")
+def _memory(repl, arg: str) -> bool:
+    from nanohermes.memory_commands import memory_command
+
+    repl.say(memory_command(repl.runtime.memory, arg))
+    return True

@@ -47,7 +47,7 @@ class Repl:
             history.touch(mode=0o600, exist_ok=True)
             completer = WordCompleter(list(COMMANDS), sentence=True, pattern=None)
             self._prompt = PromptSession(history=FileHistory(str(history)), completer=completer,
-                                         key_bindings=_key_bindings(), multiline=False, complete_while_typing=True)
+                                         key_bindings=_key_bindings(), multiline=False, complete_while_typing=False)
         return self._prompt
 
     def read(self, message: str = "› ") -> str:
