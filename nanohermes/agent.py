@@ -22,6 +22,7 @@ REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instea
 REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
+OVERFLOW_SHRINK = 0.7  # after an overflow error the retry must be clearly smaller, not just "under budget"
 SUMMARY_MAX_TOKENS = 800  # 300 words is ~400 tokens; room for a model that overshoots a little
 
 Approver = Callable[[Tool, dict, str], str]  # returns "yes" | "no" | "always"
@@ -113,7 +114,8 @@ class Agent:
                 continue
             self._partial = []
             usage.add(turn.usage)
-            if turn.usage and turn.usage.get("prompt_tokens"):
+            if self.window and turn.usage and turn.usage.get("prompt_tokens"):
+                # Only a known window has a token trigger; counting loads a ~0.3 s encoding.
                 self.tokens.record_usage(turn.usage["prompt_tokens"], sent)
             return turn
         raise AssertionError("unreachable")
@@ -225,10 +227,15 @@ class Agent:
 
     # -- context ----------------------------------------------------------------------------
 
-    def fit_context(self, force: bool = False, focus: str | None = None):
-        """Keep what is sent within budget; record and announce any change. Returns the report."""
+    def fit_context(self, force: bool = False, focus: str | None = None, shrink: float | None = None):
+        """Keep what is sent within budget; record and announce any change. Returns the report.
+
+        `shrink` (after a provider overflow) demands the prompt come down to that fraction of
+        its estimated tokens, so even a short history is cut rather than resent as it was."""
         limit = prompt_token_limit(self.window, self.config.max_tokens) if self.window else None
-        estimate = self.tokens.estimate(self.messages) if limit else None
+        estimate = self.tokens.estimate(self.messages) if limit or shrink else None
+        if shrink:
+            limit = min(limit or estimate, int(estimate * shrink))
         new, report = self.engine.fit(self.messages, self._summarize, force=force, focus=focus,
                                       token_estimate=estimate, token_limit=limit)
         if report is None:
@@ -254,7 +261,7 @@ class Agent:
         if exc.n_ctx and exc.n_ctx != self.window:
             self.set_window(exc.n_ctx)
         self.emit(ev.Notice("the provider says the context is too long; compacting and retrying", "warning"))
-        self.fit_context(force=True)
+        self.fit_context(force=True, shrink=OVERFLOW_SHRINK)
 
     def reset(self) -> None:
         self.session.record_reset()

