@@ -1,0 +1,392 @@
+"""read_file, write_file and edit_file: numbered, capped reads and atomic writes that show a diff.
+
+Every result starts with the tool and the file (`read_file src/x.py lines 1–2000 of 5120`),
+so a summary of the conversation can still tell which file was touched.
+"""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from nanohermes.errors import ToolError
+from nanohermes.tools import ToolContext, tool
+from nanohermes.tools.paths import display_path, list_directory, resolve_path
+
+MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
+DEFAULT_LINES = 2_000  # the reference's page size; the output budget usually stops a page earlier
+MAX_LINE_CHARS = 2_000  # one minified line must not eat the whole result
+LINE_READ_BYTES = MAX_LINE_CHARS * 4  # worst-case UTF-8 width: a cut line still has its 2,000 chars
+BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
+NOTES_RESERVE = 200  # bytes of max_output kept for the header and the "more lines" note, besides the path
+RESULT_DIFF_LINES = 60  # diff echoed to the model after a change: enough to verify it, cheap
+PREVIEW_DIFF_LINES = 400  # the user approving a change gets to see more of it
+PREVIEW_NEW_FILE_LINES = 40
+DIFF_LINE_CHARS = 240  # same cut as grep lines
+MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
+
+_utf8 = codecs.getincrementaldecoder("utf-8")
+
+
+def cut_line(text: str, limit: int, *, was_cut: bool = False) -> str:
+    """One line at most `limit` chars, with a visible mark when cut (here or while reading)."""
+    if len(text) <= limit and not was_cut:
+        return text
+    return f"{text[:limit]} …[line cut at {limit} chars]"
+
+
+# ---------------------------------------------------------------- read_file
+
+
+@dataclass
+class _Page:
+    lines: list[str]  # already numbered
+    first: int
+    total: int
+    replaced: bool  # invalid UTF-8 was shown as U+FFFD
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.lines) - 1
+
+
+@tool(params={"path": "file path", "offset": "first line, 1-based", "limit": "number of lines"})
+def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> str:
+    """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
+    target = resolve_path(ctx, path)
+    shown = display_path(ctx, target)
+    size = _require_file(target, shown)
+    if size > MAX_FILE_BYTES and offset is None and limit is None:
+        raise ToolError(
+            f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte read_file limit; "
+            "read it in chunks with offset and limit (e.g. offset=1, limit=500)"
+        )
+    if limit is not None and limit < 1:
+        raise ToolError("limit must be at least 1")
+    first = max(offset or 1, 1)  # small models send offset=0 meaning "the start"
+    with open(target, "rb") as f:
+        _refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
+        f.seek(0)
+        page = _read_page(f, first, limit or DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
+    return _format_page(shown, page)
+
+
+def _read_page(f: BinaryIO, first: int, count: int, budget: int) -> _Page:
+    """Lines first..first+count-1 within `budget` bytes; streams, so huge files cost no memory."""
+    lines: list[str] = []
+    used, lineno, replaced, stopped = 0, 0, False, False
+    for raw, was_cut in _raw_lines(f):
+        lineno += 1
+        if lineno < first:
+            continue
+        text, bad = _decode_line(raw, was_cut)
+        entry = f"{lineno}\t{cut_line(text, MAX_LINE_CHARS, was_cut=was_cut)}"
+        cost = len(entry.encode("utf-8")) + 1
+        if len(lines) == count or (lines and used + cost > budget):
+            stopped = True
+            break
+        lines.append(entry)
+        used += cost
+        replaced |= bad
+    total = lineno + _count_lines(f) if stopped else lineno
+    return _Page(lines, first, total, replaced)
+
+
+def _raw_lines(f: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """(line bytes, was the line longer than LINE_READ_BYTES) — never loads a huge line."""
+    while raw := f.readline(LINE_READ_BYTES):
+        was_cut = len(raw) == LINE_READ_BYTES and not raw.endswith(b"\n")
+        if was_cut:
+            while (rest := f.readline(1 << 16)) and not rest.endswith(b"\n"):
+                pass
+        yield raw, was_cut
+
+
+def _decode_line(raw: bytes, was_cut: bool) -> tuple[str, bool]:
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    final = not was_cut  # a cut line may end inside a character: drop it, don't show U+FFFD
+    try:
+        return _utf8("strict").decode(raw, final), False
+    except UnicodeDecodeError:
+        return _utf8("replace").decode(raw, final), True
+
+
+def _count_lines(f: BinaryIO) -> int:
+    count, last = 0, b"\n"
+    while chunk := f.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def _format_page(shown: str, page: _Page) -> str:
+    if page.total == 0:
+        return f"read_file {shown}: empty file"
+    if not page.lines:
+        raise ToolError(f"offset {page.first} is past the end of {shown} ({page.total} lines)")
+    header = f"read_file {shown} lines {page.first}–{page.last} of {page.total}"
+    if page.replaced:
+        header += " (invalid UTF-8 shown as U+FFFD)"
+    parts = [header, *page.lines]
+    if page.last < page.total:
+        parts.append(f"… {page.total - page.last} more lines (total {page.total}); continue with offset={page.last + 1}")
+    return "\n".join(parts)
+
+
+def _require_file(target: Path, shown: str) -> int:
+    """The file's size, or a ToolError for directories and special files."""
+    if target.is_dir():
+        entries, n = list_directory(target)
+        more = ", …" if n > len(entries) else ""
+        raise ToolError(f"{shown} is a directory ({n} entries: {', '.join(entries)}{more}); give a file path, or use glob")
+    info = target.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+        raise ToolError(f"{shown} is not a regular file")
+    return info.st_size
+
+
+def _refuse_binary(head: bytes, shown: str, size: int) -> None:
+    if b"\0" in head:
+        raise ToolError(
+            f"{shown} is a binary file ({size} bytes, NUL byte in the first 8 KB); read_file shows text only "
+            "(inspect it with run_command, e.g. `file` or `xxd | head`)"
+        )
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _encode(text: str) -> bytes:
+    """Text read with surrogateescape goes back byte-exact; stray surrogates from JSON are replaced."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace path with data in one rename, keeping its mode; new files get 0666 minus umask."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the kernel applies the umask
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _diff(old: str, new: str, shown: str, max_lines: int) -> tuple[str, int, int]:
+    """A unified diff capped at max_lines, and the counts of added and removed lines."""
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{shown}", f"b/{shown}", n=2, lineterm=""))
+    added = sum(1 for line in lines[2:] if line.startswith("+"))
+    removed = sum(1 for line in lines[2:] if line.startswith("-"))
+    shown_lines = [cut_line(_printable(line), DIFF_LINE_CHARS) for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        shown_lines.append(f"… diff cut ({len(lines) - max_lines} more lines)")
+    return "\n".join(shown_lines), added, removed
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _existing_text(target: Path) -> str | None:
+    """Current content for diffing, or None when the file is new, huge or binary."""
+    try:
+        if target.stat().st_size > MAX_FILE_BYTES:
+            return None
+        data = target.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+    return None if b"\0" in data[:BINARY_SNIFF_BYTES] else data.decode("utf-8", "surrogateescape")
+
+
+def _line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
+    target = resolve_path(ctx, path, must_exist=False)
+    shown = display_path(ctx, target)
+    if target.is_dir():
+        raise ToolError(f"{shown} is a directory; give a file path")
+    if target.exists() and not target.is_file():  # a FIFO or device: reading it for the diff would hang
+        raise ToolError(f"{shown} is not a regular file")
+    return target, shown
+
+
+def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
+    try:
+        target, shown = _plan_write(ctx, path)
+    except ToolError as exc:
+        return f"write_file {path}: will fail: {exc}"
+    old = _existing_text(target)
+    if not target.exists():
+        head = "\n".join(content.splitlines()[:PREVIEW_NEW_FILE_LINES])
+        more = _line_count(content) - PREVIEW_NEW_FILE_LINES
+        return f"write_file {shown}: new file, {_line_count(content)} lines\n{head}" + (f"\n… {more} more lines" if more > 0 else "")
+    if old is None:
+        return f"write_file {shown}: overwrite a {target.stat().st_size}-byte binary or huge file"
+    return f"write_file {shown}\n" + _diff(old, content, shown, PREVIEW_DIFF_LINES)[0]
+
+
+@tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
+def write_file(ctx: ToolContext, path: str, content: str) -> str:
+    """Create or overwrite a file with content."""
+    target, shown = _plan_write(ctx, path)
+    existed = target.exists()
+    old = _existing_text(target)
+    data = _encode(content)
+    atomic_write(target, data)
+    lines = _line_count(content)
+    if not existed:
+        return f"write_file {shown}: new file, {lines} lines ({len(data)} bytes)"
+    if old is None:
+        return f"write_file {shown}: replaced a binary or huge file with {lines} lines ({len(data)} bytes)"
+    if old == content:
+        return f"write_file {shown}: unchanged ({lines} lines, same content)"
+    diff, added, removed = _diff(old, content, shown, RESULT_DIFF_LINES)
+    return f"write_file {shown}: {_line_count(old)} → {lines} lines (+{added} −{removed})\n{diff}"
+
+
+# ---------------------------------------------------------------- edit_file
+
+
+@dataclass
+class _Edit:
+    target: Path
+    shown: str
+    before: str
+    after: str
+    lines: list[int]  # line numbers of the replaced occurrences
+
+
+def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool) -> _Edit:
+    target = resolve_path(ctx, path)
+    shown = display_path(ctx, target)
+    size = _require_file(target, shown)
+    if size > MAX_FILE_BYTES:
+        raise ToolError(f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte edit_file limit")
+    data = target.read_bytes()
+    _refuse_binary(data[:BINARY_SNIFF_BYTES], shown, size)
+    content = data.decode("utf-8", "surrogateescape")  # edits keep undecodable bytes as they were
+    if not old_text:
+        raise ToolError("old_text is empty; to create or overwrite a whole file use write_file")
+    if old_text == new_text:
+        raise ToolError("old_text and new_text are identical; nothing to change")
+    old_text, new_text = _match_line_endings(content, old_text, new_text)
+    starts = _occurrences(content, old_text)
+    if not starts:
+        raise ToolError(_not_found(shown, content, old_text))
+    lines = _line_numbers(content, starts)
+    if len(starts) > 1 and not replace_all:
+        raise ToolError(
+            f"old_text appears {len(starts)} times in {shown} (lines {_list_numbers(lines)}); include more "
+            "surrounding lines to make it unique, or set replace_all=true"
+        )
+    after = content.replace(old_text, new_text, -1 if replace_all else 1)
+    return _Edit(target, shown, content, after, lines)
+
+
+def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
+    """read_file shows CRLF files without the CR; accept old_text copied from there."""
+    if "\r\n" in content and "\r\n" not in old_text and "\n" in old_text and old_text not in content:
+        return old_text.replace("\n", "\r\n"), new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return old_text, new_text
+
+
+def _occurrences(content: str, needle: str) -> list[int]:
+    """Start offsets of non-overlapping occurrences, the ones str.replace would replace."""
+    starts, at = [], content.find(needle)
+    while at != -1:
+        starts.append(at)
+        at = content.find(needle, at + len(needle))
+    return starts
+
+
+def _line_numbers(content: str, starts: list[int]) -> list[int]:
+    numbers, line, pos = [], 1, 0
+    for start in starts:
+        line += content.count("\n", pos, start)
+        pos = start
+        numbers.append(line)
+    return numbers
+
+
+def _list_numbers(numbers: list[int]) -> str:
+    listed = ", ".join(map(str, numbers[:MAX_LISTED_LINES]))
+    return listed + (", …" if len(numbers) > MAX_LISTED_LINES else "")
+
+
+def _not_found(shown: str, content: str, old_text: str) -> str:
+    """Say what is nearest, so the model fixes old_text instead of guessing again."""
+    lines = content.splitlines()
+    message = f"old_text not found in {shown}."
+    loose = _whitespace_insensitive_line(lines, old_text)
+    if loose:
+        count = len(old_text.strip("\n").split("\n"))
+        return message + (
+            f" It matches lines {loose}–{loose + count - 1} if whitespace is ignored: "
+            "copy the exact indentation and spacing from read_file."
+        )
+    probe = max((line.strip() for line in old_text.splitlines()), key=len, default="")
+    stripped = [line.strip() for line in lines]
+    close = difflib.get_close_matches(probe, stripped, n=3, cutoff=0.6) if probe else []
+    numbered = sorted({stripped.index(text) + 1 for text in close})
+    if numbered:
+        message += " Closest line(s):\n" + "\n".join(f"{n}\t{cut_line(_printable(lines[n - 1]), DIFF_LINE_CHARS)}" for n in numbered)
+    return message + "\nRe-read the file with read_file and copy old_text exactly."
+
+
+def _whitespace_insensitive_line(lines: list[str], old_text: str) -> int | None:
+    wanted = [" ".join(line.split()) for line in old_text.strip("\n").split("\n")]
+    if not any(wanted):
+        return None
+    normal = [" ".join(line.split()) for line in lines]
+    for i in range(len(normal) - len(wanted) + 1):
+        if normal[i] == wanted[0] and normal[i : i + len(wanted)] == wanted:
+            return i + 1
+    return None
+
+
+def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+    try:
+        edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
+    except ToolError as exc:
+        return f"edit_file {path}: will fail: {exc}"
+    return f"edit_file {edit.shown}\n" + _diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
+
+
+@tool(
+    params={"path": "file path", "old_text": "exact text to replace", "new_text": "replacement", "replace_all": "replace every occurrence"},
+    approval=True,
+    preview=_preview_edit,
+)
+def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+    """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
+    edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
+    atomic_write(edit.target, _encode(edit.after))
+    diff, _, _ = _diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)
+    where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
+    n = len(edit.lines)
+    return f"edit_file {edit.shown}: replaced {n} occurrence{'s' if n > 1 else ''} ({where})\n{diff}"

@@ -1,0 +1,181 @@
+"""Where a model-given path may point, and the one gitignore-aware walk used by glob and grep.
+
+Small models invent paths, so a missing path is an error that names the closest existing
+ones. Paths resolve inside the workspace; NANOHERMES_HOME (sessions, memory, keys in
+config) is never reachable through a tool, whatever the configuration says.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+from nanohermes.errors import ToolError
+from nanohermes.tools import ToolContext
+
+MAX_SUGGESTIONS = 5  # enough to contain the right one, few enough to read at a glance
+SUGGEST_SCAN_LIMIT = 20_000  # paths looked at for suggestions: keeps a typo's error fast in huge trees
+DIR_LISTING_LIMIT = 10  # entries named when a directory is given where a file was expected
+ALWAYS_SKIPPED = frozenset({".git"})  # git's own database: never source, often huge
+
+Rules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (directory prefix, its .gitignore)
+
+
+def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Path:
+    """The real path a tool may touch, or a ToolError that says why not."""
+    raw = (path or "").strip()
+    if not raw:
+        raise ToolError("path is empty; give a path relative to the workspace")
+    workspace = ctx.workspace.resolve()
+    candidate = Path(os.path.expanduser(raw))
+    if not candidate.is_absolute():
+        candidate = workspace / candidate
+    lexical = Path(os.path.normpath(candidate))
+    try:
+        resolved = candidate.resolve()  # follows every symlink on the way
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise ToolError(f"cannot resolve {raw}: {exc}") from None
+    home = ctx.home.resolve()
+    if lexical.is_relative_to(home) or resolved.is_relative_to(home):
+        raise ToolError(f"{raw} is inside NanoHermes' own state directory ({home}); tools never read or write it")
+    if not ctx.allow_outside_workspace:
+        if not lexical.is_relative_to(workspace):
+            raise ToolError(f"{raw} is outside the workspace {workspace}; use a path inside it")
+        if not resolved.is_relative_to(workspace):
+            raise ToolError(f"{raw} is a symlink to {resolved}, outside the workspace; refused")
+    if must_exist and not os.path.lexists(resolved):
+        raise missing_path_error(ctx, raw, lexical)
+    return resolved
+
+
+def display_path(ctx: ToolContext, path: Path) -> str:
+    """How results name a path: relative to the workspace, absolute only outside it."""
+    workspace = ctx.workspace.resolve()
+    if path == workspace:
+        return "."
+    if path.is_relative_to(workspace):
+        return path.relative_to(workspace).as_posix()
+    return str(path)
+
+
+def missing_path_error(ctx: ToolContext, raw: str, target: Path) -> ToolError:
+    found = closest_paths(ctx, target)
+    hint = f" Closest existing paths: {', '.join(found)}." if found else ""
+    return ToolError(f"{raw} does not exist.{hint} Use glob to find files.")
+
+
+def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) -> list[str]:
+    """Existing workspace paths a model most likely meant: same file name elsewhere first,
+    then similar paths, similar names, and similar entries of the nearest existing parent."""
+    workspace = ctx.workspace.resolve()
+    want = target.relative_to(workspace).as_posix() if target.is_relative_to(workspace) else target.name
+    name = PurePosixPath(want).name
+    known = [_shown(rel, entry) for rel, entry in itertools.islice(walk(workspace, workspace, include_dirs=True), SUGGEST_SCAN_LIMIT)]
+    by_name: dict[str, list[str]] = {}
+    for shown in known:
+        by_name.setdefault(PurePosixPath(shown).name, []).append(shown)
+    same_name = sorted(by_name.get(name, []), key=lambda p: -difflib.SequenceMatcher(None, want, p).ratio())
+    similar_paths = difflib.get_close_matches(want, known, n=limit, cutoff=0.6)
+    similar_names = [p for n in difflib.get_close_matches(name, list(by_name), n=limit, cutoff=0.7) for p in by_name[n]]
+    ordered = same_name + similar_paths + similar_names + _similar_in_parent(workspace, target)
+    return list(dict.fromkeys(ordered))[:limit]
+
+
+def _similar_in_parent(workspace: Path, target: Path) -> list[str]:
+    """`src/utls/x.py` → entries of `src` that look like `utls`."""
+    missing = target
+    while not missing.parent.exists() and missing.parent.is_relative_to(workspace) and missing.parent != missing:
+        missing = missing.parent
+    parent = missing.parent
+    if not parent.is_relative_to(workspace) or not parent.is_dir():
+        return []
+    try:
+        entries = {e.name: e for e in os.scandir(parent)}
+    except OSError:
+        return []
+    close = difflib.get_close_matches(missing.name, list(entries), n=MAX_SUGGESTIONS, cutoff=0.5)
+    prefix = "" if parent == workspace else parent.relative_to(workspace).as_posix() + "/"
+    return [_shown(prefix + n, entries[n]) for n in close]
+
+
+def _shown(rel: str, entry: os.DirEntry) -> str:
+    return rel + "/" if entry.is_dir(follow_symlinks=False) else rel
+
+
+def list_directory(path: Path, limit: int = DIR_LISTING_LIMIT) -> tuple[list[str], int]:
+    """A few sorted entries of a directory (dirs end in /) and how many there are."""
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return [], 0
+    return [_shown(e.name, e) for e in entries[:limit]], len(entries)
+
+
+def walk(root: Path, base: Path, *, include_dirs: bool = False) -> Iterator[tuple[str, os.DirEntry]]:
+    """Yield (path relative to base, entry) for files under root, sorted, depth first.
+
+    Honours every .gitignore from base down (deeper files override shallower, as in git),
+    always skips .git, and does not follow symlinks (as ripgrep). `base` is the workspace
+    (or root itself when root lies outside it)."""
+    cut = len(os.path.join(base, ""))  # string slicing: Path.relative_to per entry would double the walk time
+    stack = [_open_dir(root, base, _rules_down_to(base, root))]
+    while stack:
+        entries, rules = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        rel = entry.path[cut:]
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if entry.name in ALWAYS_SKIPPED or entry.is_symlink() or _ignored(rules, rel, is_dir):
+            continue
+        if is_dir:
+            if include_dirs:
+                yield rel, entry
+            stack.append(_open_dir(entry.path, base, rules))
+        elif entry.is_file(follow_symlinks=False):
+            yield rel, entry
+
+
+def _open_dir(directory: Path | str, base: Path, rules: Rules) -> tuple[Iterator[os.DirEntry], Rules]:
+    """Sorted entries of directory and the rules that apply inside it."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:  # unreadable or vanished: skip it, like rg
+        entries = []
+    return iter(entries), _with_gitignore(rules, directory, base)
+
+
+def _rules_down_to(base: Path, root: Path) -> Rules:
+    """Rules from the .gitignore files of base and every directory between it and root."""
+    rules: Rules = ()
+    directory = base
+    for part in root.relative_to(base).parts:
+        rules = _with_gitignore(rules, directory, base)
+        directory = directory / part
+    return rules
+
+
+def _with_gitignore(rules: Rules, directory: Path | str, base: Path) -> Rules:
+    try:
+        with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return rules
+    rel = os.path.relpath(directory, base)
+    prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+    return rules + ((prefix, pathspec.GitIgnoreSpec.from_lines(lines)),)
+
+
+def _ignored(rules: Rules, rel: str, is_dir: bool) -> bool:
+    """The deepest .gitignore with an opinion decides, as in git."""
+    for prefix, spec in reversed(rules):
+        verdict = spec.check_file(rel[len(prefix) :] + ("/" if is_dir else "")).include
+        if verdict is not None:
+            return verdict
+    return False

@@ -1,0 +1,238 @@
+"""run_command: `bash -c` in the workspace; both pipes drained to the end, head and tail kept.
+
+A child must never block on a full pipe, so both streams are read as they come (one
+selector loop, no threads) and bytes past the capture are counted and dropped. Errors are
+at the end of a log, so each stream keeps its head and its tail; the note in between says
+how much was not shown. The timeout kills the whole process group, TERM then KILL.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from nanohermes.errors import ToolError
+from nanohermes.text import _cut_utf8, head_tail_text
+from nanohermes.tools import ToolContext, tool
+
+CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
+HEAD_BYTES = CAPTURE_BYTES // 2  # the start says what ran ...
+TAIL_BYTES = CAPTURE_BYTES - HEAD_BYTES  # ... the end says how it failed
+READ_CHUNK = 65_536  # one pipe buffer on Linux
+KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL: time to flush and exit cleanly
+BACKGROUND_GRACE = 0.5  # after the shell exits, how long background children may keep the pipes open
+POLL_SECONDS = 0.1  # how often the loop notices an exit while the pipes stay quiet
+COMMAND_ECHO_CHARS = 500  # a heredoc writing a file must not fill the header
+NOTE_RESERVE = 80  # bytes for one "… stdout truncated (N bytes not shown)" note and its newlines
+LABEL_RESERVE = 2 * NOTE_RESERVE + 40  # both notes, both labels
+
+
+@dataclass
+class _Capture:
+    """First HEAD_BYTES and last TAIL_BYTES of a stream, and how many bytes it had in all."""
+
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            del self.tail[: max(0, len(self.tail) - TAIL_BYTES)]
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+
+@dataclass
+class _Outcome:
+    code: int
+    stdout: _Capture
+    stderr: _Capture
+    timed_out: bool = False
+    background: bool = False  # background children held the pipes open after the shell exited
+
+
+def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
+    return f"$ {command}" + (f"\n(timeout {timeout:g} s)" if timeout else "")
+
+
+@tool(params={"command": "bash command", "timeout": "seconds (default 120)"}, approval=True, preview=_preview)
+def run_command(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
+    """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
+    if not command.strip():
+        raise ToolError("command is empty")
+    limit = ctx.command_timeout if timeout is None else timeout
+    if limit <= 0:
+        raise ToolError("timeout must be a positive number of seconds")
+    outcome = run_shell(command, ctx.workspace, limit)
+    return format_outcome(command, outcome, limit, ctx.max_output)
+
+
+def run_shell(command: str, cwd, timeout: float) -> _Outcome:
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, so a timeout can kill all of it
+    )
+    outcome = _Outcome(0, _Capture(), _Capture())
+    deadline = time.monotonic() + timeout
+    try:
+        term_sent = _drain(proc, outcome, deadline)
+        if term_sent is None:
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired:  # it closed its pipes but kept running
+                term_sent = _terminate(proc, outcome)
+        if term_sent is not None:
+            _kill_after_grace(proc, term_sent)
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+        if proc.poll() is None:  # interrupted (Ctrl-C) or a bug: leave nothing running
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+    outcome.code = proc.returncode
+    return outcome
+
+
+def _drain(proc: subprocess.Popen, outcome: _Outcome, deadline: float) -> float | None:
+    """Read both pipes to EOF; on the deadline TERM the group. Returns when TERM was sent."""
+    captures = {proc.stdout.fileno(): outcome.stdout, proc.stderr.fileno(): outcome.stderr}
+    term_sent: float | None = None
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        for pipe in (proc.stdout, proc.stderr):
+            selector.register(pipe, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > BACKGROUND_GRACE:
+                outcome.background = term_sent is None
+                break
+            if term_sent is None and now >= deadline:
+                term_sent = _terminate(proc, outcome)
+            elif term_sent is not None and now - term_sent >= KILL_GRACE:
+                _signal_group(proc, signal.SIGKILL)  # something ignores TERM
+            for key, _ in selector.select(timeout=max(min(POLL_SECONDS, deadline - now), 0.01)):
+                data = os.read(key.fd, READ_CHUNK)
+                if data:
+                    captures[key.fd].add(data)
+                else:
+                    selector.unregister(key.fileobj)
+    return term_sent
+
+
+def _terminate(proc: subprocess.Popen, outcome: _Outcome) -> float:
+    outcome.timed_out = True
+    _signal_group(proc, signal.SIGTERM)
+    return time.monotonic()
+
+
+def _kill_after_grace(proc: subprocess.Popen, term_sent: float) -> None:
+    """Whatever survived SIGTERM for KILL_GRACE seconds gets SIGKILL, the whole group."""
+    try:
+        proc.wait(timeout=max(term_sent + KILL_GRACE - time.monotonic(), 0))
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(proc, signal.SIGKILL)  # also children still alive after the shell died
+    proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # start_new_session made the pid the group id
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ---------------------------------------------------------------- what the model sees
+
+
+def format_outcome(command: str, outcome: _Outcome, timeout: float, max_output: int) -> str:
+    """Header, then each stream's head and tail, all within max_output bytes."""
+    parts = [_header(command, outcome, timeout)]
+    fixed = len(parts[0].encode("utf-8")) + LABEL_RESERVE
+    budget_out, budget_err = _share(max(max_output - fixed, 0), outcome.stdout.total, outcome.stderr.total)
+    for name, capture, budget in (("stdout", outcome.stdout, budget_out), ("stderr", outcome.stderr, budget_err)):
+        if capture.total:
+            parts += [f"[{name}]", _render(capture, name, budget)]
+    if not outcome.stdout.total and not outcome.stderr.total:
+        parts.append("(no output)")
+    if outcome.background:
+        parts.append("note: background processes still held the output open; later output was not captured (redirect it to a file)")
+    return "\n".join(parts)
+
+
+def _header(command: str, outcome: _Outcome, timeout: float) -> str:
+    status = f"exit code {outcome.code}"
+    if outcome.code < 0:
+        try:
+            status += f" ({signal.Signals(-outcome.code).name})"
+        except ValueError:
+            pass
+    if outcome.timed_out:
+        status += f"; timed out after {timeout:g} s, process group killed"
+    return f"$ {head_tail_text(command, COMMAND_ECHO_CHARS)}\n{status}"
+
+
+def _share(budget: int, a: int, b: int) -> tuple[int, int]:
+    """Split budget between two streams: a short one keeps everything, the long one the rest."""
+    if a + b <= budget:
+        return a, b
+    half = budget // 2
+    if a <= half:
+        return a, budget - a
+    if b <= half:
+        return budget - b, b
+    return half, budget - half
+
+
+def _render(capture: _Capture, name: str, budget: int) -> str:
+    """The stream within budget bytes: head and tail cut on UTF-8 boundaries, the note between."""
+    if capture.dropped == 0 and capture.total <= budget:
+        return _decode(capture.head + capture.tail).removesuffix("\n")  # the join adds it back
+    if capture.dropped == 0:
+        head_src = tail_src = bytes(capture.head + capture.tail)  # contiguous: cut one buffer
+    else:
+        head_src, tail_src = bytes(capture.head), bytes(capture.tail)
+    keep = max(budget, 0)  # the note's bytes are in LABEL_RESERVE already
+    tail_n = min(len(tail_src), keep - keep * 2 // 5)  # the tail gets more: errors are at the end
+    head_n = min(len(head_src), keep - tail_n)
+    head = head_src[: _cut_utf8(head_src, head_n) if head_n < len(head_src) else _whole_chars(head_src)]
+    start = len(tail_src) - tail_n
+    while start < len(tail_src) and (tail_src[start] & 0xC0) == 0x80:  # never start mid-character
+        start += 1
+    tail = tail_src[start:]
+    omitted = capture.total - len(head) - len(tail)
+    head_text, tail_text = _decode(head), _decode(tail)
+    gap = "" if head_text.endswith("\n") else "\n"
+    return f"{head_text}{gap}… {name} truncated ({omitted} bytes not shown)\n{tail_text}".removesuffix("\n")
+
+
+def _whole_chars(data: bytes) -> int:
+    """Length of data without a trailing incomplete UTF-8 sequence (the capture may end mid-character)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # ASCII or a lead byte: how long is its sequence?
+            need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return len(data) if back >= need else len(data) - back
+    return len(data)
+
+
+def _decode(data: bytes | bytearray) -> str:
+    return bytes(data).decode("utf-8", "replace")

@@ -1,0 +1,156 @@
+"""run_command with real subprocesses: pipes drained, head and tail kept, process groups killed."""
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from nanohermes.tools import ToolContext, dispatch
+from nanohermes.tools.builtin import BUILTIN_TOOLS
+from nanohermes.tools.shell import CAPTURE_BYTES, run_command
+
+TOOLS = {t.name: t for t in BUILTIN_TOOLS}
+NOTE = re.compile(r"… (stdout|stderr) truncated \((\d+) bytes not shown\)")
+
+
+@pytest.fixture
+def ctx(workspace, isolated_home):
+    return ToolContext(workspace=workspace, home=isolated_home)
+
+
+@pytest.fixture
+def roomy(workspace, isolated_home):
+    """Big enough an output budget that only the 256 KB capture can cut."""
+    return ToolContext(workspace=workspace, home=isolated_home, max_output=4_000_000)
+
+
+def run(ctx, command, timeout=None):
+    return run_command.func(ctx, command=command, timeout=timeout)
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting for a reaper (a container's pid 1 may never reap)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def dies_soon(pid: int) -> bool:
+    """SIGKILL reaches an orphaned grandchild asynchronously: give it a moment to go."""
+    deadline = time.monotonic() + 2
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+def test_result_shows_command_exit_code_and_both_streams(ctx):
+    out = run(ctx, "echo out; echo err >&2; exit 3")
+    assert out == "$ echo out; echo err >&2; exit 3\nexit code 3\n[stdout]\nout\n[stderr]\nerr"
+
+
+def test_no_output_is_said_and_exit_zero_shown(ctx):
+    assert run(ctx, "true") == "$ true\nexit code 0\n(no output)"
+
+
+def test_command_runs_in_the_workspace_with_stdin_from_dev_null(ctx, workspace):
+    out = run(ctx, "pwd; cat; echo done", timeout=5)
+    assert out == f"$ pwd; cat; echo done\nexit code 0\n[stdout]\n{workspace}\ndone"
+
+
+def test_one_mb_on_each_stream_at_once_never_blocks(ctx):
+    started = time.monotonic()
+    command = "(yes a | tr -d '\\n' | head -c 1048576) & (yes b | tr -d '\\n' | head -c 1048576 >&2); wait"
+    out = run(ctx, command, timeout=20)
+    assert time.monotonic() - started < 10
+    assert out.startswith("$ (yes a") and "\nexit code 0\n" in out
+    stdout_part, stderr_part = out.split("[stdout]\n", 1)[1].split("\n[stderr]\n")
+    for part, letter in ((stdout_part, "a"), (stderr_part, "b")):
+        head, note, tail = part.split("\n")
+        assert set(head) == set(tail) == {letter}
+        assert int(NOTE.fullmatch(note).group(2)) + len(head) + len(tail) == 1_048_576
+    assert len(out.encode()) <= ctx.max_output
+
+
+def test_capture_of_exactly_256_kb_is_whole(roomy):
+    out = run(roomy, f"head -c {CAPTURE_BYTES} /dev/zero | tr '\\0' x")
+    assert out.split("[stdout]\n")[1] == "x" * CAPTURE_BYTES
+
+
+def test_capture_one_byte_over_256_kb_drops_one_byte_with_a_note(roomy):
+    out = run(roomy, f"head -c {CAPTURE_BYTES + 1} /dev/zero | tr '\\0' x >&2")
+    head, tail = out.split("[stderr]\n")[1].split("\n… stderr truncated (1 bytes not shown)\n")
+    assert head == "x" * (CAPTURE_BYTES // 2) and tail == "x" * (CAPTURE_BYTES // 2)
+
+
+def test_capture_keeps_the_start_and_the_end_of_a_long_stream(roomy):
+    out = run(roomy, "seq 1 200000")
+    stdout_part = out.split("[stdout]\n", 1)[1]
+    assert stdout_part.startswith("1\n2\n3\n") and stdout_part.endswith("\n199999\n200000")
+    (n,) = [int(n) for _, n in NOTE.findall(out)]
+    assert n == len("\n".join(map(str, range(1, 200001))) + "\n") - CAPTURE_BYTES
+
+
+def test_what_reaches_the_model_fits_max_output_with_head_and_tail(ctx):
+    result = dispatch(ctx, TOOLS, "run_command", {"command": "seq 1 100000; echo FAILED: boom >&2; exit 1"})
+    assert len(result.content.encode()) <= ctx.max_output
+    assert "output truncated" not in result.content  # shaped by the tool, not clamped by dispatch
+    assert "[stdout]\n1\n2\n3\n" in result.content and "\n100000\n[stderr]\nFAILED: boom" in result.content
+    assert NOTE.search(result.content).group(1) == "stdout"
+
+
+def test_chinese_output_is_cut_on_character_boundaries(ctx, roomy):
+    command = "python3 -c \"import sys; sys.stdout.write('中文输出' * 100000); sys.stderr.write('错误' * 50000)\""
+    for context in (ctx, roomy):
+        out = run(context, command)
+        assert "\ufffd" not in out
+        assert {name for name, _ in NOTE.findall(out)} == {"stdout", "stderr"}
+
+
+def test_timeout_kills_a_child_that_ignores_sigterm(ctx, workspace):
+    started = time.monotonic()
+    out = run(ctx, "trap '' TERM; sleep 30 & echo $! > child.pid; echo started; wait", timeout=1)
+    elapsed = time.monotonic() - started
+    assert 1 <= elapsed < 5
+    assert "exit code -9 (SIGKILL); timed out after 1 s, process group killed" in out
+    assert "[stdout]\nstarted" in out
+    assert dies_soon(int((workspace / "child.pid").read_text()))
+
+
+def test_timeout_kills_background_grandchildren_too(ctx, workspace):
+    out = run(ctx, "sleep 30 & echo $! > bg.pid; sleep 30", timeout=1)
+    assert "timed out after 1 s" in out and "exit code -15 (SIGTERM)" in out
+    assert dies_soon(int((workspace / "bg.pid").read_text()))
+
+
+def test_default_timeout_comes_from_the_context(workspace, isolated_home):
+    ctx = ToolContext(workspace=workspace, home=isolated_home, command_timeout=1)
+    assert "timed out after 1 s" in run(ctx, "sleep 10")
+
+
+def test_background_child_holding_the_pipe_does_not_hang_the_tool(ctx):
+    started = time.monotonic()
+    out = run(ctx, "(sleep 3; echo LA''TE) & echo early", timeout=10)
+    assert time.monotonic() - started < 2.5
+    assert "[stdout]\nearly\n" in out and "LATE" not in out
+    assert out.endswith("note: background processes still held the output open; later output was not captured (redirect it to a file)")
+
+
+def test_long_command_echo_is_shortened(ctx):
+    command = "echo " + "x" * 2000 + " > /dev/null"
+    header = run(ctx, command).split("\n")[0]
+    assert header.startswith("$ echo xxx") and "chars cut]" in header and len(header) < 600
+
+
+def test_run_command_needs_approval_and_previews_the_command(ctx):
+    tool_ = TOOLS["run_command"]
+    assert tool_.needs_approval
+    assert tool_.preview(ctx, command="rm -rf build") == "$ rm -rf build"
+    assert tool_.preview(ctx, command="make", timeout=5) == "$ make\n(timeout 5 s)"
+
+
+def test_empty_command_and_bad_timeout_are_errors(ctx):
+    assert dispatch(ctx, TOOLS, "run_command", {"command": "  "}).content == "error: command is empty"
+    assert not dispatch(ctx, TOOLS, "run_command", {"command": "true", "timeout": 0}).ok
