@@ -1,0 +1,116 @@
+"""The context engine inside the real loop, end to end through the scripted server."""
+
+import json
+
+import pytest
+from helpers import make_agent
+from scripted_server import Error, call, text
+
+from nanohermes.context import SUMMARY_HEADER, pairing_problems, total_size
+from nanohermes.errors import ContextOverflowError
+
+BUDGET = 120_000
+
+
+def _trajectory(steps: int, summary="Goal: inspect files. Done: read many big outputs. Next: answer.", size=18_000):
+    """A model that calls `big` (`size` bytes each) `steps` times, then answers; summaries on request."""
+    state = {"calls": 0}
+
+    def handler(body):
+        if not body.get("stream"):  # the summariser: non-streaming, no tools
+            assert "tools" not in body
+            return summary if isinstance(summary, Error) else text(summary)
+        if state["calls"] < steps:
+            state["calls"] += 1
+            return call("big", {"size": size + state["calls"]})
+        return text("all done")
+
+    return handler
+
+
+def test_thirty_steps_of_18kb_results_keep_every_request_under_budget(server, workspace):
+    server.handler = _trajectory(30)
+    agent = make_agent(server, workspace, session_name="long")
+    result = agent.run_turn("read everything")
+    assert result.final_text == "all done"
+    chats = [r for r in server.chat_requests() if r.get("stream")]
+    summaries = [r for r in server.chat_requests() if not r.get("stream")]
+    assert len(chats) == 31
+    assert all(total_size(r["messages"]) <= BUDGET for r in chats)
+    assert all(total_size(r["messages"]) <= BUDGET for r in summaries)
+    assert all(not pairing_problems(r["messages"]) for r in chats)
+    assert summaries, "30 × 18 KB cannot fit 120,000 chars without summarising"
+    last = chats[-1]["messages"]
+    assert [m for m in last[1:] if m["role"] == "system"][0]["content"].startswith(SUMMARY_HEADER)
+    assert {"role": "user", "content": "read everything"} in last  # the latest user message, verbatim
+
+
+def test_a_failing_summariser_still_finishes_the_task_with_a_digest(server, workspace):
+    server.handler = _trajectory(30, summary=Error(500, {"error": {"message": "summariser down"}}))
+    events = []
+    agent = make_agent(server, workspace, events=events)
+    assert agent.run_turn("read everything").final_text == "all done"
+    chats = [r for r in server.chat_requests() if r.get("stream")]
+    assert all(total_size(r["messages"]) <= BUDGET for r in chats)
+
+
+def test_chat_without_tool_calls_is_compacted_before_the_request(server, workspace):
+    server.handler = lambda body: text("Summary: the user pasted long texts.") if not body.get("stream") else text("noted " * 2000)
+    agent = make_agent(server, workspace)
+    for i in range(12):
+        agent.run_turn(f"message {i}: " + "lorem ipsum " * 1000)
+    last = server.chat_requests()[-1]
+    assert total_size(last["messages"]) <= BUDGET
+    assert last["messages"][-1]["content"].startswith("message 11:")
+
+
+def test_provider_overflow_forces_compaction_and_retries(server, workspace):
+    overflow = Error(400, {"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}})
+    server.add(call("big", {"size": 19_000}), overflow, text("recovered"))
+    server.handler = lambda body: text("summary")
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("go").final_text == "recovered"
+    chats = [r for r in server.chat_requests() if r.get("stream")]
+    assert total_size(chats[-1]["messages"]) < total_size(chats[-2]["messages"])
+    assert agent.window == 8192  # learned from the error message
+
+
+def test_repeated_overflow_gives_up_with_a_clear_error_after_two_retries(server, workspace):
+    overflow = Error(400, {"error": {"message": "request (9000 tokens) exceeds the available context size (4096 tokens)",
+                                     "type": "exceed_context_size_error", "n_ctx": 4096}})
+    server.add(overflow, overflow, overflow, text("never"))
+    agent = make_agent(server, workspace)
+    with pytest.raises(ContextOverflowError):
+        agent.run_turn("hi")
+    assert len([r for r in server.chat_requests() if r.get("stream")]) == 3
+
+
+def test_compaction_is_recorded_and_resume_restores_the_working_set(server, workspace):
+    server.handler = _trajectory(30)
+    agent = make_agent(server, workspace, session_name="resume")
+    agent.run_turn("read everything")
+    sent_last = agent.messages
+    agent.session.close()
+    events = [json.loads(line) for line in agent.session.path.read_text().splitlines()]
+    assert any(e["type"] == "context" for e in events)
+    assert sum(e["type"] == "message" for e in events) > len(sent_last)  # storage keeps everything
+    resumed = make_agent(server, workspace, session_name="resume")
+    assert resumed.messages[1:] == sent_last[1:]
+
+
+def test_recall_returns_an_output_replaced_by_a_placeholder(server, workspace):
+    from helpers import TEST_TOOLS
+
+    from nanohermes.tools.recall import recall
+
+    server.handler = _trajectory(26, size=5_000)  # placeholders alone bring this under budget
+    agent = make_agent(server, workspace, tools=[*TEST_TOOLS, recall])
+    agent.run_turn("go")
+    assert not [r for r in server.chat_requests() if not r.get("stream")], "no summary was needed"
+    placeholders = [m for m in agent.messages if m["role"] == "tool" and "recall" in m["content"]]
+    assert placeholders, "old 5 KB results should have become placeholders"
+    call_id = placeholders[0]["tool_call_id"]
+    assert call_id in placeholders[0]["content"]
+    out = recall.func(agent.ctx, id=call_id, offset=0, limit=100)
+    assert out.startswith(f"recall {call_id} chars 0–100 of 500")
+    assert "more chars: recall id=" in out
