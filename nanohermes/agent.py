@@ -242,7 +242,11 @@ class Agent:
             return None
         if new is not self.messages:
             self.messages = new
-            self.session.record_context(new[1:])
+            self.session.record_context(new[1:], {
+                "layers": report.layers, "forced": force, "before_chars": report.before_chars,
+                "after_chars": report.after_chars, "replaced_messages": len(report.dropped),
+                "cleared_outputs": report.placeholder_ids, "summary": report.summary or report.digest,
+            })
         self.emit(ev.Notice(report.one_line(), "warning" if report.over_budget or report.thrash_skipped else "info"))
         return report
 

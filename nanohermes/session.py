@@ -4,7 +4,9 @@ Events (one JSON object per line):
   {"type": "meta", "version": 1, "created": ..., "model": ...}
   {"type": "message", "message": {...}}          every non-system message, in full
   {"type": "tool_output", "id": ..., "full": ...}   a tool's whole output when the model saw less
-  {"type": "context", "messages": [...]}          the working set after compaction (system excluded)
+  {"type": "context", "messages": [...], "compaction": {...}}
+                                                  the working set after compaction (system excluded)
+                                                  and what the compaction did
   {"type": "reset"}                               /reset: the conversation starts over
 Storage is not the request: the file keeps everything, `context` events say what is sent.
 """
@@ -160,8 +162,12 @@ class Session:
     def record_tool_output(self, call_id: str, full: str) -> None:
         self.append({"type": "tool_output", "id": call_id, "full": full})
 
-    def record_context(self, messages: list[dict]) -> None:
-        self.append({"type": "context", "messages": messages})
+    def record_context(self, messages: list[dict], compaction: dict | None = None) -> None:
+        """The new working set; `compaction` says what produced it (layers, sizes, summary)."""
+        event = {"type": "context", "messages": messages}
+        if compaction:
+            event["compaction"] = compaction
+        self.append(event)
 
     def record_reset(self) -> None:
         self.append({"type": "reset"})
