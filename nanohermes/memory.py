@@ -80,11 +80,34 @@ def tokenize(text: str) -> list[str]:
         run = match.group()
         if run.isascii():
             if run not in _STOPWORDS:
-                tokens.append(run)
+                tokens.append(stem(run))
             continue
         tokens.extend(ch for ch in run if ch not in _CJK_STOP_CHARS)
         tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
     return tokens
+
+
+# Longest first. Crude, but "formatting"/"formatted"/"formats" all meet "format", which is
+# what a query and a memory written weeks apart need; a full stemmer is not worth a dependency.
+_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "ies", "es", "s")
+MIN_STEM = 3
+
+
+def stem(word: str) -> str:
+    """Strip one common English inflection when a stem of at least MIN_STEM letters remains."""
+    if not word.isalpha() or word.endswith(("ss", "us", "is")):
+        return word  # class, status, analysis
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            base = word[: -len(suffix)]
+            if suffix == "ies":
+                return base + "y"
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                return word[:-1]  # "uses" -> "use", but "fixes" -> "fix", "classes" -> "class"
+            if suffix in ("ing", "ed") and len(base) > MIN_STEM and base[-1] == base[-2] and base[-1] not in "lsz":
+                return base[:-1]  # "running" -> "run", but "passing" -> "pass"
+            return base
+    return word
 
 
 def normalise(text: str) -> str:

@@ -109,3 +109,13 @@ def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home
     assert proc.returncode == 130, err
     saved = (isolated_home / "sessions" / "cc.jsonl").read_text()
     assert "[interrupted by user]" in saved and "slow slow" in saved
+
+
+def test_resume_uses_the_current_agents_md_not_the_stored_rules(server, workspace):
+    (workspace / "AGENTS.md").write_text("Rule one: use tabs.\n")
+    server.add(text("first"), text("second"))
+    run(["-p", "hello", "--session", "rules", "--base-url", server.url], workspace)
+    (workspace / "AGENTS.md").write_text("Rule two: use spaces.\n")
+    run(["-p", "again", "--session", "rules", "--base-url", server.url], workspace)
+    first, second = (r["messages"][0]["content"] for r in server.chat_requests())
+    assert "Rule one" in first and "Rule two" in second and "Rule one" not in second

@@ -86,3 +86,18 @@ def test_unknown_command_and_help(repl):
     run_command(repl, "/help")
     assert all(name in repl.out[-1] for name in COMMANDS)
     assert run_command(repl, "/exit") is False
+
+
+def test_system_prefix_is_byte_identical_across_turns_and_memory_block_is_replaced(repl, server):
+    from nanohermes.memory import BLOCK_START
+
+    run_command(repl, "/memory add fact: the parser lives in src/parse.py")
+    run_command(repl, "/memory add preference: use black for formatting")
+    server.add(text("a"), text("b"), text("c"))
+    for question in ("where is the parser?", "how do I format code?", "unrelated question about weather"):
+        repl.runtime.agent.run_turn(question)
+    systems = [r["messages"][0]["content"] for r in server.chat_requests()]
+    prefixes = {s.split(BLOCK_START)[0].rstrip() for s in systems}
+    assert len(prefixes) == 1
+    assert "src/parse.py" in systems[0] and "black" in systems[1] and BLOCK_START not in systems[2]
+    assert all(s.count(BLOCK_START) <= 1 for s in systems)

@@ -56,7 +56,12 @@ def store(isolated_home) -> MemoryStore:
 
 
 def test_tokenize_lowercases_english_and_drops_stop_words():
-    assert tokenize("The User PREFERS pytest, not unittest!") == ["user", "prefers", "pytest", "not", "unittest"]
+    assert tokenize("The User PREFERS pytest, not unittest!") == ["user", "prefer", "pytest", "not", "unittest"]
+
+
+def test_inflections_meet_their_stem_so_queries_find_memories_worded_differently():
+    assert tokenize("formatting formats formatted") == ["format"] * 3
+    assert tokenize("classes class status passing") == ["class", "class", "status", "pass"]
 
 
 def test_tokenize_splits_cjk_into_characters_and_bigrams():
