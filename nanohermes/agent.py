@@ -11,13 +11,18 @@ from typing import Callable
 
 from nanohermes import events as ev
 from nanohermes.config import Config
-from nanohermes.context import ContextEngine, PromptTokenTracker, budget_for_window, prompt_token_limit, reply_reserve
+from nanohermes.context import (
+    ContextEngine, PromptTokenTracker, budget_for_window, pairing_problems, prompt_token_limit, reply_reserve,
+    sanitize_tool_pairs,
+)
 from nanohermes.errors import ContextOverflowError
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.session import Session
-from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
+from nanohermes.errors import ToolError
+from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch, parse_arguments
 
 INTERRUPTED = "[interrupted by user]"
+NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
 REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instead of a result
 REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
@@ -53,6 +58,7 @@ class Agent:
         self.tokens = PromptTokenTracker()
         self.window: int | None = None
         self._probed_window = False
+        self._last_notice = ""
         self.tools = {t.name: t for t in tools if config.mode != "plan" or not t.needs_approval}
         self.always_allowed: set[str] = set()
         self.outputs: dict[str, str] = session.state.outputs
@@ -62,21 +68,16 @@ class Agent:
         self._partial: list[str] = []
         if window:
             self.set_window(window)
+        self._answer_open_calls(NO_RESULT_AFTER_CRASH)  # a run killed mid-tool left calls unanswered
 
     # -- the turn ---------------------------------------------------------------------------
 
     def run_turn(self, user_text: str) -> ev.TurnResult:
         """Run one user request to its answer. KeyboardInterrupt ends it with a valid history."""
-        if self.window is None and not self._probed_window:
-            self._probed_window = True  # once: llama.cpp advertises n_ctx, most others don't
-            n_ctx = self.provider.advertised_context_window()
-            if n_ctx:
-                self.set_window(n_ctx)
-        self.messages[0] = {"role": "system", "content": self.system_for(user_text)}
-        self._append({"role": "user", "content": user_text})
         usage = _UsageCounter()
         steps = 0
         try:
+            self._start_turn(user_text)
             while True:
                 if steps >= self.config.max_steps:
                     raise StopTurn(f"Stopped after {steps} steps (--max-steps {self.config.max_steps}); the task may be unfinished.")
@@ -87,26 +88,39 @@ class Agent:
                     self._reject_cut_tool_call(turn, usage)
                     continue
                 self._append(turn.as_message())
-                self.emit(ev.AssistantMessageDone(turn.content, bool(turn.tool_calls)))
                 if not turn.tool_calls:
+                    self.emit(ev.AssistantMessageDone(turn.content, False))
+                    if turn.finish_reason == "length":  # never pass a cut answer off as whole
+                        self.emit(ev.Notice("the answer was cut at max_tokens; ask to continue", "warning"))
                     return ev.TurnResult(turn.content, steps, usage.event())
-                self._run_tool_calls(turn.tool_calls)
+                self._run_tool_calls(turn)
                 self.fit_context()
         except TurnInterrupted as stop:
             return ev.TurnResult(str(stop), steps, usage.event(), stopped_reason="interrupted")
         except StopTurn as stop:
             return ev.TurnResult(str(stop), steps, usage.event(), stopped_reason="limit")
         except KeyboardInterrupt:
+            self._answer_open_calls(INTERRUPTED)
             self._close_interrupted_stream()
             return ev.TurnResult(INTERRUPTED, steps, usage.event(), stopped_reason="interrupted")
+
+    def _start_turn(self, user_text: str) -> None:
+        if self.window is None and not self._probed_window:
+            self._probed_window = True  # once: llama.cpp advertises n_ctx, most others don't
+            n_ctx = self.provider.advertised_context_window()
+            if n_ctx:
+                self.set_window(n_ctx)
+        self._recent_calls = []  # a new request may follow changes: old repeats don't count
+        self.messages[0] = {"role": "system", "content": self.system_for(user_text)}
+        self._append({"role": "user", "content": user_text})
 
     def _request_with_recovery(self, usage: "_UsageCounter") -> AssistantTurn:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             self._partial = []
-            sent = list(self.messages)
+            sent = self._for_prompt()
             try:
-                turn = self.provider.stream_chat(sent, self.tool_schemas(), self._on_text)
+                turn = self.provider.stream_chat(sent, self.tool_schemas(), self._on_text, self._on_restart)
             except ContextOverflowError as exc:
                 if attempt == MAX_OVERFLOW_RETRIES:
                     raise
@@ -123,6 +137,18 @@ class Agent:
     def _on_text(self, text: str) -> None:
         self._partial.append(text)
         self.emit(ev.TextDelta(text))
+
+    def _on_restart(self) -> None:
+        """A retried request streams the reply again from its start."""
+        self._partial = []
+        self.emit(ev.StreamRestarted())
+
+    def _for_prompt(self) -> list[dict]:
+        """What to send: the history, with any broken call/result pairing mended (a safety net:
+        the loop keeps pairs valid, but a provider rejects a broken history outright)."""
+        if pairing_problems(self.messages):
+            return sanitize_tool_pairs(self.messages, stub=NO_RESULT_AFTER_CRASH)
+        return list(self.messages)
 
     def _reject_cut_tool_call(self, turn: AssistantTurn, usage: "_UsageCounter") -> None:
         """A tool call cut by max_tokens is broken JSON: never run it, ask for a shorter one."""
@@ -142,9 +168,11 @@ class Agent:
     def tool_schemas(self) -> list[dict]:
         return [t.schema() for t in self.tools.values()]
 
-    def _run_tool_calls(self, calls: list[dict]) -> None:
+    def _run_tool_calls(self, turn: AssistantTurn) -> None:
+        calls = turn.tool_calls
         done = 0
         try:
+            self.emit(ev.AssistantMessageDone(turn.content, True))
             for call in calls:
                 fn = call["function"]
                 self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
@@ -187,12 +215,13 @@ class Agent:
         if self.approve is None:
             return False
         try:
-            from nanohermes.tools import parse_arguments
-
             args = parse_arguments(tool, arguments)
+        except ToolError:
+            return True  # dispatch will reject the same arguments; nothing can run
+        try:
             preview = tool.preview(self.ctx, **args) if tool.preview else json.dumps(args)[:500]
-        except Exception:
-            return True  # bad arguments: let dispatch produce the error, nothing will run
+        except Exception as exc:  # a broken preview must never skip the question
+            preview = f"(no preview: {type(exc).__name__}) {json.dumps(args, ensure_ascii=False)[:500]}"
         answer = self.approve(tool, args, preview)
         if answer == "always":
             self.always_allowed.add(tool.name)
@@ -218,6 +247,20 @@ class Agent:
         self.messages.append(message)
         self.session.record_message(message)
 
+    def _answer_open_calls(self, text: str) -> None:
+        """Give every call of the last assistant message that has no result one, so the
+        history stays valid whatever stopped the run."""
+        for i in range(len(self.messages) - 1, 0, -1):
+            message = self.messages[i]
+            if message.get("role") == "assistant":
+                answered = {m.get("tool_call_id") for m in self.messages[i + 1 :] if m.get("role") == "tool"}
+                for call in message.get("tool_calls") or []:
+                    if call.get("id") not in answered:
+                        self._append({"role": "tool", "tool_call_id": call.get("id"), "content": text})
+                return
+            if message.get("role") != "tool":
+                return
+
     def _close_interrupted_stream(self) -> None:
         """Ctrl-C while streaming: keep what was said, drop half-received tool calls."""
         text = "".join(self._partial)
@@ -240,20 +283,23 @@ class Agent:
                                       token_estimate=estimate, token_limit=limit)
         if report is None:
             return None
-        if new is not self.messages:
+        if report.layers:  # something changed (an over-budget check that could do nothing did not)
             self.messages = new
             self.session.record_context(new[1:], {
                 "layers": report.layers, "forced": force, "before_chars": report.before_chars,
                 "after_chars": report.after_chars, "replaced_messages": len(report.dropped),
                 "cleared_outputs": report.placeholder_ids, "summary": report.summary or report.digest,
             })
-        self.emit(ev.Notice(report.one_line(), "warning" if report.over_budget or report.thrash_skipped else "info"))
+        line = report.one_line()
+        if (report.layers or report.notices) and line != self._last_notice:  # say it once, not every step
+            self._last_notice = line
+            self.emit(ev.Notice(line, "warning" if report.over_budget or report.thrash_skipped else "info"))
         return report
 
     def _summarize(self, system: str, user_text: str) -> str:
         max_tokens = min(SUMMARY_MAX_TOKENS, self.provider.max_tokens)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
-        return self.provider.complete(messages, model=self.config.effective_summary_model, max_tokens=max_tokens, retries=1).content
+        return self.provider.complete(messages, model=self.config.effective_summary_model, max_tokens=max_tokens, retries=0).content
 
     def set_window(self, n_ctx: int) -> None:
         """Scale the budget, the tool cap and max_tokens to a model's context window (tokens)."""

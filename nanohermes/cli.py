@@ -46,6 +46,10 @@ def run(
         _fail(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}.", EXIT_USAGE)
     if max_steps is not None and max_steps < 1:
         _fail("--max-steps must be at least 1.", EXIT_USAGE)
+    if yes and mode not in (None, "auto"):
+        _fail(f"--yes approves everything, which contradicts --mode {mode}; use one or the other.", EXIT_USAGE)
+    if workspace is not None and not workspace.is_dir():
+        _fail(f"--workspace {workspace} is not a directory.", EXIT_USAGE)
     try:
         config = _config(model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps)
         if prompt is not None:

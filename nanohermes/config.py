@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+import typing
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from nanohermes.errors import ConfigError
@@ -85,6 +86,35 @@ def _read_file_config(home: Path) -> dict:
     return data
 
 
+def _field_type(name: str) -> type:
+    """str for `str | None`, int for `int`, … (from the dataclass annotations)."""
+    hint = typing.get_type_hints(Config)[name]
+    return next((a for a in typing.get_args(hint) if a is not type(None)), hint)
+
+
+_POSITIVE = {"max_steps", "max_tokens", "context_window", "command_timeout", "request_timeout"}
+
+
+def _checked(name: str, value, home: Path):
+    """The value as its field's type, or a ConfigError naming the setting (env values are strings)."""
+    kind = _field_type(name)
+    try:
+        if kind is bool and isinstance(value, str):
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError
+            value = value.lower() in ("true", "1")
+        elif kind in (int, float) and not isinstance(value, bool):
+            value = kind(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(f"Setting {name} = {value!r} (from {home / 'config.toml'}, the environment or a flag) "
+                          f"must be a{'n' if kind is int else ''} {kind.__name__}.") from None
+    if name in _POSITIVE and value <= 0 or name == "max_retries" and value < 0:
+        raise ConfigError(f"Setting {name} must be positive, got {value}.")
+    return value
+
+
 def load_config(**flags) -> Config:
     """Merge the layers; `flags` holds command-line values, None meaning 'not given'."""
     home = home_dir()
@@ -96,16 +126,8 @@ def load_config(**flags) -> Config:
     workspace = Path(values.pop("workspace", None) or Path.cwd()).expanduser()
     if not workspace.is_dir():
         raise ConfigError(f"Workspace {workspace} is not a directory. Pass an existing one with -C DIR.")
-    try:
-        config = Config(home=home, workspace=workspace.resolve(), **values)
-    except TypeError as exc:
-        raise ConfigError(f"Bad configuration: {exc}.") from exc
+    values = {name: _checked(name, value, home) for name, value in values.items()}
+    config = Config(home=home, workspace=workspace.resolve(), **values)
     if config.mode not in MODES:
         raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
-    if config.max_steps < 1:
-        raise ConfigError("--max-steps must be at least 1.")
     return config
-
-
-def with_changes(config: Config, **changes) -> Config:
-    return replace(config, **changes)

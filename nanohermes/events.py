@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+
+
+@dataclass(frozen=True)
+class StreamRestarted:
+    """A retried request streams the reply again: drop what was shown of the failed attempt."""
 
 
 @dataclass(frozen=True)
@@ -57,4 +62,3 @@ class TurnResult:
     steps: int
     usage: Usage | None = None
     stopped_reason: str | None = None  # None = the model answered; else why the loop stopped
-    notices: list[str] = field(default_factory=list)

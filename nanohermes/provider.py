@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import time
@@ -47,6 +48,7 @@ RETRY_POLICY = {
     "server": RetryRule("server", True, "The provider returned a server error (HTTP {status}). Try again later."),
     "timeout": RetryRule("timeout", True, "The request to {url} timed out."),
     "connection": RetryRule("connection", True, "Cannot reach {url}. Check that the server is running and --base-url / OPENAI_BASE_URL is right."),
+    "stream_error": RetryRule("stream_error", True, "The provider reported an error in the middle of the reply: {detail}"),
     "auth": RetryRule("auth", False, "The server at {url} rejected the API key (HTTP {status}). Set a valid key with OPENAI_API_KEY or api_key in config.toml."),
     "not_found": RetryRule("not_found", False, "The server at {url} does not know model {model!r} (HTTP 404). Pick an available one with --model or NANOHERMES_MODEL."),
     "overflow": RetryRule("overflow", False, "The request is larger than the model's context window."),
@@ -75,7 +77,7 @@ def classify(exc: Exception) -> tuple[str, dict]:
         return "timeout", info
     if isinstance(exc, (openai.APIConnectionError, StreamCut)):
         return "connection", info
-    if status == 413 or (status == 400 and _OVERFLOW_PATTERNS.search(detail)):
+    if status == 413 or (status in (400, None) and _OVERFLOW_PATTERNS.search(detail)):
         return "overflow", info
     if status == 429:
         return "rate_limit", info
@@ -85,6 +87,8 @@ def classify(exc: Exception) -> tuple[str, dict]:
         return "not_found", info
     if status is not None and status >= 500:
         return "server", info
+    if status is None and isinstance(exc, openai.APIError):  # an {"error": …} event inside the stream
+        return "stream_error", info
     if status is None:  # a stream cut mid-way surfaces as a plain httpx/OS error
         return "connection", info
     return "bad_request", info
@@ -112,9 +116,12 @@ def _retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     value = response.headers.get("retry-after") if response is not None else None
     try:
-        return min(float(value), BACKOFF_CAP_S * 4) if value else None
+        seconds = float(value) if value else None
     except ValueError:
+        return None  # an HTTP date or garbage: fall back to our own backoff
+    if seconds is None or not math.isfinite(seconds):
         return None
+    return min(max(seconds, 0.0), BACKOFF_CAP_S * 4)
 
 
 def backoff_delay(attempt: int, retry_after: float | None) -> float:
@@ -146,9 +153,11 @@ class Provider:
             )
         return self._client
 
-    def _with_retries(self, request: Callable[[], object], retries: int | None = None):
+    def _with_retries(self, request: Callable[[], object], retries: int | None = None, on_restart=None):
         max_retries = self.config.max_retries if retries is None else min(retries, self.config.max_retries)
         for attempt in range(max_retries + 1):
+            if attempt and on_restart is not None:
+                on_restart()
             try:
                 return request()
             except KeyboardInterrupt:
@@ -171,8 +180,10 @@ class Provider:
             return ContextOverflowError(f"{text} ({info['detail']})", n_ctx=info["n_ctx"])
         return ProviderError(text)
 
-    def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None]) -> AssistantTurn:
-        """Send one streaming request; assemble text and tool calls; return the whole turn."""
+    def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None],
+                    on_restart: Callable[[], None] | None = None) -> AssistantTurn:
+        """Send one streaming request; assemble text and tool calls; return the whole turn.
+        `on_restart` is called before a retry streams the reply again from the start."""
 
         def request():
             kwargs = dict(
@@ -185,7 +196,7 @@ class Provider:
                 kwargs["temperature"] = self.config.temperature
             return assemble_stream(self.client.chat.completions.create(**kwargs), on_text)
 
-        return self._with_retries(request)
+        return self._with_retries(request, on_restart=on_restart)
 
     def complete(self, messages: list[dict], model: str | None = None, max_tokens: int = 1024, retries: int | None = None) -> AssistantTurn:
         """One non-streaming, tool-less request (used by the summariser)."""
@@ -204,7 +215,7 @@ class Provider:
         """llama.cpp advertises n_ctx in GET /models (data[0].meta.n_ctx); others don't."""
         try:
             page = self.client.models.with_raw_response.list()
-            data = json.loads(page.text()).get("data") or []
+            data = page.http_response.json().get("data") or []
         except Exception:
             return None
         for model in data:
@@ -212,6 +223,15 @@ class Provider:
             if isinstance(meta.get("n_ctx"), int) and meta["n_ctx"] > 0:
                 return meta["n_ctx"]
         return None
+
+
+def _call_index(tc, calls: dict[int, dict]) -> int:
+    """Servers that omit `index`: a delta with a new id starts a call, others continue the last."""
+    if tc.index is not None:
+        return tc.index
+    if calls and (not tc.id or tc.id == calls[max(calls)]["id"]):
+        return max(calls)
+    return len(calls)
 
 
 def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
@@ -229,7 +249,7 @@ def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
                     text_parts.append(delta.content)
                     on_text(delta.content)
                 for tc in (delta.tool_calls or []) if delta is not None else []:
-                    slot = calls.setdefault(tc.index if tc.index is not None else len(calls), {"id": "", "name": "", "arguments": ""})
+                    slot = calls.setdefault(_call_index(tc, calls), {"id": "", "name": "", "arguments": ""})
                     if tc.id:
                         slot["id"] = tc.id
                     if tc.function is not None:

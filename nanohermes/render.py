@@ -3,7 +3,6 @@ for the REPL. Both see the same events; neither knows about the loop."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TextIO
 
@@ -11,19 +10,10 @@ from nanohermes import events as ev
 
 
 def describe_call(name: str, arguments: str, limit: int = 100) -> str:
-    """`read_file src/x.py` style one-liner from a tool call's JSON arguments."""
-    try:
-        args = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        args = None
-    if not isinstance(args, dict):
-        text = f"{name} {arguments}"
-    else:
-        key = next((k for k in ("command", "path", "pattern", "url", "name", "text", "id") if k in args), None)
-        main = str(args[key]) if key else ""
-        rest = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items() if k != key and k not in ("content", "old_text", "new_text"))
-        text = " ".join(p for p in (name, main, rest) if p)
-    text = text.replace("\n", "⏎")
+    """`read_file path=src/x.py` style one-liner, the same wording the context engine uses."""
+    from nanohermes.context.describe import describe_call as describe, parse_tool_call
+
+    text = describe(parse_tool_call({"function": {"name": name, "arguments": arguments}}))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -44,6 +34,8 @@ class PlainRenderer:
     def __call__(self, event) -> None:
         if isinstance(event, ev.TextDelta):
             self._text.append(event.text)
+        elif isinstance(event, ev.StreamRestarted):
+            self._text = []
         elif isinstance(event, ev.AssistantMessageDone):
             if event.has_tool_calls and event.content.strip():
                 self._say(event.content.strip())

@@ -6,7 +6,13 @@ import sys
 
 from nanohermes.commands import COMMANDS, run_command
 from nanohermes.config import Config
-from nanohermes.errors import ProviderError
+from nanohermes.errors import NanoHermesError
+
+
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def _key_bindings():
@@ -82,23 +88,28 @@ class Repl:
             if not line.strip():
                 continue
             if line.startswith("/") and not line.startswith("//"):
-                if not run_command(self, line):
-                    return 0
+                try:
+                    if not run_command(self, line):
+                        return 0
+                except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
+                    self.console.print("[yellow]· command interrupted[/]")
+                except NanoHermesError as exc:
+                    self.console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
                 continue
             self.turn(line)
 
     def turn(self, text: str) -> None:
         try:
             result = self.runtime.agent.run_turn(text)
-        except ProviderError as exc:
+        except NanoHermesError as exc:  # provider, session (disk full), config
             self.renderer.end_stream()
-            self.console.print(f"[red]error:[/] {exc}", highlight=False)
+            self.console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
             return
         self.renderer.end_stream()
         if result.stopped_reason == "interrupted":
             self.console.print("[yellow]· interrupted[/]")
         elif result.stopped_reason:
-            self.console.print(f"[yellow]· {result.final_text}[/]", highlight=False)
+            self.console.print(f"[yellow]· {escape(result.final_text)}[/]", highlight=False)
         if result.usage:
             from nanohermes import events as ev
 

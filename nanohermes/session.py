@@ -40,6 +40,18 @@ def generate_name() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
+def _unused_name(folder: Path) -> str:
+    """A generated name no session uses yet, claimed by creating its file (O_EXCL), so two
+    runs started in the same second never share one."""
+    while True:
+        name = generate_name()
+        try:
+            os.close(os.open(folder / f"{name}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return name
+        except FileExistsError:
+            continue
+
+
 def check_name(name: str) -> str:
     if not _NAME.match(name):
         raise SessionError(f"Session name {name!r} is not allowed: use letters, digits, '.', '_' and '-' (up to 100).")
@@ -55,40 +67,49 @@ class SessionState:
     total_messages: int = 0
 
 
-def replay(lines: list[str], path: Path) -> tuple[SessionState, int | None]:
-    """Rebuild state from event lines. Returns (state, byte offset of a torn last line or None)."""
+def replay(data: bytes, path: Path) -> tuple[SessionState, int | None]:
+    """Rebuild state from the file's bytes. Returns (state, byte offset of a torn last line or
+    None). Only an unterminated last line may be broken (a crash mid-write); anything else
+    that does not parse is corruption."""
     state = SessionState()
+    lines = data.split(b"\n")
     offset = 0
-    for number, line in enumerate(lines, 1):
-        start, offset = offset, offset + len(line.encode("utf-8"))
-        if not line.strip():
+    for number, raw in enumerate(lines, 1):
+        start, offset = offset, offset + len(raw) + 1
+        last = number == len(lines)  # after the final "\n": empty, or an unterminated event
+        if not raw.strip():
             continue
         try:
-            event = json.loads(line)
-            if not isinstance(event, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            if number == len(lines) and not line.endswith("\n"):
-                return state, start  # a crash mid-write: drop the partial event
+            event = json.loads(raw.decode("utf-8"))
+            _apply(state, event)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            if last:
+                return state, start
             raise SessionError(
                 f"Session file {path} is corrupt at line {number}; it was left untouched. "
                 "Move it away or start another session with --session NEW_NAME."
             ) from None
-        _apply(state, event)
+        if last:  # a whole event that lost its newline: keep it, but re-terminate the line
+            return state, None if data.endswith(b"\n") else len(data)
     return state, None
 
 
 def _apply(state: SessionState, event: dict) -> None:
-    kind = event.get("type")
+    """Raises KeyError/TypeError/AttributeError on an event of the wrong shape."""
+    kind = event["type"]
     if kind == "message":
         message = event["message"]
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "tool", "system"):
+            raise TypeError("not a chat message")
         state.messages.append(message)
         state.total_messages += 1
         if message.get("role") == "tool":  # what recall returns unless a fuller output follows
             state.outputs.setdefault(message.get("tool_call_id", ""), message.get("content") or "")
     elif kind == "tool_output":
-        state.outputs[event["id"]] = event["full"]
+        state.outputs[str(event["id"])] = str(event["full"])
     elif kind == "context":
+        if not all(isinstance(m, dict) and "role" in m for m in event["messages"]):
+            raise TypeError("not a list of chat messages")
         state.messages = list(event["messages"])
     elif kind == "reset":
         state.messages = []
@@ -98,9 +119,10 @@ class Session:
     """An open, locked session file. Use as a context manager or call close()."""
 
     def __init__(self, home: Path, name: str | None = None):
-        self.name = check_name(name) if name else generate_name()
+        folder = sessions_dir(home)
         self.generated = name is None
-        self.path = sessions_dir(home) / f"{self.name}.jsonl"
+        self.name = check_name(name) if name else _unused_name(folder)
+        self.path = folder / f"{self.name}.jsonl"
         self._lock = self._acquire_lock()
         try:
             self.state = self._load()
@@ -126,18 +148,21 @@ class Session:
         if not self.path.exists():
             return SessionState()
         try:
-            raw = self.path.read_bytes()
-            text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SessionError(f"Cannot read session file {self.path} ({exc}); it was left untouched.") from None
-        state, torn_at = replay(text.splitlines(keepends=True), self.path)
-        if torn_at is not None:
-            with open(self.path, "r+b") as f:  # only the unfinished last event goes
-                f.truncate(torn_at)
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise SessionError(f"Cannot read session file {self.path} ({exc.strerror}); it was left untouched.") from None
+        state, mend_at = replay(data, self.path)
+        if mend_at is not None:
+            with open(self.path, "r+b") as f:
+                if mend_at < len(data):  # drop only the unfinished last event
+                    f.truncate(mend_at)
+                else:  # a complete last event without its newline: terminate it
+                    f.seek(0, os.SEEK_END)
+                    f.write(b"\n")
         return state
 
     def _open_for_append(self):
-        new = not self.path.exists()
+        new = not self.path.exists() or self.path.stat().st_size == 0
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.chmod(self.path, 0o600)
         f = os.fdopen(fd, "a", encoding="utf-8")

@@ -119,3 +119,17 @@ def test_resume_uses_the_current_agents_md_not_the_stored_rules(server, workspac
     run(["-p", "again", "--session", "rules", "--base-url", server.url], workspace)
     first, second = (r["messages"][0]["content"] for r in server.chat_requests())
     assert "Rule one" in first and "Rule two" in second and "Rule one" not in second
+
+
+def test_wrongly_typed_settings_are_clear_errors(workspace, isolated_home):
+    (isolated_home / "config.toml").write_text('max_steps = "ten"\n')
+    r = run(["-p", "hi", "--base-url", "http://127.0.0.1:9/v1"], workspace)
+    assert r.returncode == 1 and "max_steps = 'ten'" in r.stderr and "Traceback" not in r.stderr
+    (isolated_home / "config.toml").write_text('context_window = "8k"\n')
+    r = run(["-p", "hi", "--base-url", "http://127.0.0.1:9/v1"], workspace)
+    assert r.returncode == 1 and "context_window" in r.stderr and not (isolated_home / "sessions").exists()
+
+
+def test_plan_with_yes_and_a_missing_workspace_are_usage_errors(workspace):
+    assert run(["--mode", "plan", "--yes", "-p", "x"], workspace).returncode == 2
+    assert run(["-C", str(workspace / "nope"), "-p", "x"], workspace).returncode == 2

@@ -114,3 +114,35 @@ def test_recall_returns_an_output_replaced_by_a_placeholder(server, workspace):
     out = recall.func(agent.ctx, id=call_id, offset=0, limit=100)
     assert out.startswith(f"recall {call_id} chars 0–100 of 500")
     assert "more chars: recall id=" in out
+
+
+def test_recall_of_cjk_output_fits_the_tool_cap_and_continues_exactly(workspace, isolated_home):
+    from nanohermes.tools import ToolContext, dispatch
+    from nanohermes.tools.recall import recall
+
+    full = "".join(chr(0x4E00 + i % 500) for i in range(30_000))  # 90 KB of CJK
+    ctx = ToolContext(workspace=workspace, home=isolated_home, services={"outputs": {"c1": full}})
+    got, offset = [], 0
+    while True:
+        result = dispatch(ctx, {"recall": recall}, "recall", json.dumps({"id": "c1", "offset": offset}))
+        assert "output truncated" not in result.content
+        header, body = result.content.split("\n", 1)
+        body, _, more = body.partition("\n… ")
+        got.append(body)
+        if not more:
+            break
+        offset = int(more.rsplit("offset=", 1)[1])
+    assert "".join(got) == full
+
+
+def test_an_over_budget_check_that_changes_nothing_writes_no_snapshot_and_says_it_once(server, workspace):
+    steps = iter([*[call("echo", {"text": str(i)}) for i in range(8)], text("done")])
+    server.handler = lambda body: next(steps) if body.get("stream") else text("summary")
+    events = []
+    agent = make_agent(server, workspace, events=events)
+    agent.run_turn("please read this: " + "pasted text " * 13_000)  # one 156 KB message
+    lines = agent.session.path.read_text().splitlines()
+    snapshots = [line for line in lines if line.startswith('{"type":"context"')]
+    assert len(snapshots) <= 2
+    notices = [e.text for e in events if type(e).__name__ == "Notice"]
+    assert len(notices) == len(set(notices))

@@ -178,3 +178,135 @@ def test_ctrl_c_during_a_tool_gives_every_call_a_result(server, workspace):
     tool_msgs = [m for m in agent.messages if m["role"] == "tool"]
     assert [m["content"] for m in tool_msgs] == ["echo: a", "[interrupted by user]", "[interrupted by user]"]
     assert agent.run_turn("continue").final_text == "next"  # the history is still valid
+
+
+def test_a_retried_stream_tells_the_renderer_to_start_over(server, workspace):
+    server.add(Reply(content="partial answer that will be cut", drop_after=3), text("whole answer"))
+    events = []
+    make_agent(server, workspace, events=events).run_turn("hi")
+    kinds = [type(e).__name__ for e in events if not isinstance(e, tuple)]
+    restart = kinds.index("StreamRestarted")
+    shown_after = "".join(e.text for e in events[restart:] if isinstance(e, ev.TextDelta))
+    assert shown_after == "whole answer"
+
+
+def test_an_error_event_inside_the_stream_is_reported_not_called_a_connection_failure(server, workspace):
+    from scripted_server import RawSSE
+
+    bad = RawSSE([{"error": {"message": "upstream provider exploded", "code": 502}}])
+    server.add(bad, bad, bad)
+    with pytest.raises(ProviderError, match="in the middle of the reply: upstream provider exploded"):
+        make_agent(server, workspace, max_retries=2).run_turn("hi")
+
+
+def test_an_overflow_error_inside_the_stream_compacts_instead_of_retrying_blindly(server, workspace):
+    from scripted_server import RawSSE
+
+    server.add(RawSSE([{"error": {"message": "This model's maximum context length is 4096 tokens"}}]), text("fits now"))
+    server.handler = lambda body: text("summary")
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("hi").final_text == "fits now"
+    assert agent.window == 4096
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "Wed, 21 Oct 2015 07:28:00 GMT"])
+def test_odd_retry_after_values_fall_back_to_backoff(server, workspace, value):
+    server.add(Error(429, {"error": {"message": "slow"}}, {"Retry-After": value}), text("ok"))
+    events = []
+    assert make_agent(server, workspace, events=events).run_turn("hi").final_text == "ok"
+    [delay] = [e[1] for e in events if isinstance(e, tuple) and e[0] == "sleep"]
+    assert 0 <= delay <= 120
+
+
+def test_tool_call_deltas_without_index_continue_the_current_call(server, workspace):
+    from scripted_server import RawSSE
+
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta, finish=None):
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    server.add(RawSSE([
+        chunk({"role": "assistant", "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "echo", "arguments": '{"text":'}}]}),
+        chunk({"tool_calls": [{"function": {"arguments": ' "hi"}'}}]}),
+        chunk({}, "tool_calls"),
+    ]), text("done"))
+    agent = make_agent(server, workspace)
+    agent.run_turn("go")
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["echo: hi"]
+
+
+def test_the_window_advertised_by_a_llama_cpp_server_scales_budget_caps_and_max_tokens(workspace):
+    from scripted_server import ScriptedServer
+
+    srv = ScriptedServer(n_ctx=8192)
+    try:
+        srv.add(text("ok"))
+        agent = make_agent(srv, workspace)
+        agent.run_turn("hi")
+        assert agent.window == 8192
+        assert agent.engine.budget_chars < 20_000 and agent.ctx.max_output < 5_000
+        assert srv.chat_requests()[0]["max_tokens"] <= 2048
+    finally:
+        srv.close()
+
+
+def test_an_answer_cut_at_max_tokens_is_flagged(server, workspace):
+    server.add(Reply(content="The first half of", finish_reason="length"))
+    events = []
+    make_agent(server, workspace, events=events).run_turn("explain")
+    assert any(isinstance(e, ev.Notice) and "cut at max_tokens" in e.text for e in events)
+
+
+def test_a_summariser_that_keeps_failing_is_asked_twice_then_the_digest_is_used(server, workspace):
+    steps = iter([*[call("big", {"size": 19_000 + i}) for i in range(8)], text("done")])
+    server.handler = lambda body: next(steps) if body.get("stream") else Error(500, {"error": {"message": "down"}})
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("go").final_text == "done"
+    summary_requests = [r for r in server.chat_requests() if not r.get("stream")]
+    assert len(summary_requests) % 2 == 0 and len(summary_requests) >= 2
+    assert any(m["role"] == "system" and m["content"].startswith("[Earlier conversation was omitted") for m in agent.messages)
+
+
+def test_repeats_are_counted_within_a_turn_not_across_turns(server, workspace):
+    server.add(call("echo", {"text": "x"}), text("a"), call("echo", {"text": "x"}), text("b"),
+               call("echo", {"text": "x"}), text("c"))
+    agent = make_agent(server, workspace)
+    for q in ("one", "two", "three"):
+        agent.run_turn(q)
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["echo: x"] * 3
+
+
+def test_ctrl_c_between_the_assistant_message_and_its_tools_keeps_the_history_valid(server, workspace):
+    from nanohermes.context import pairing_problems
+
+    def emit(event):
+        if isinstance(event, ev.AssistantMessageDone) and event.has_tool_calls:
+            raise KeyboardInterrupt
+
+    server.add(call("echo", {"text": "x"}), text("fine"))
+    agent = make_agent(server, workspace)
+    agent.emit = emit
+    assert agent.run_turn("go").stopped_reason == "interrupted"
+    assert pairing_problems(agent.messages) == []
+    agent.emit = lambda e: None
+    assert agent.run_turn("again").final_text == "fine"
+
+
+def test_a_broken_preview_still_asks_and_a_no_means_nothing_runs(server, workspace):
+    from nanohermes.tools import tool
+
+    def bad_preview(ctx, path):
+        raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+
+    @tool(params={"path": "p"}, approval=True, preview=bad_preview)
+    def risky(ctx, path: str) -> str:
+        """Writes."""
+        (ctx.workspace / path).write_text("x")
+        return "wrote"
+
+    asked = []
+    server.add(call("risky", {"path": "f"}), text("ok"))
+    agent = make_agent(server, workspace, tools=[risky], mode="ask", approve=lambda t, a, p: asked.append(p) or "no")
+    agent.run_turn("go")
+    assert asked and "no preview" in asked[0] and not (workspace / "f").exists()

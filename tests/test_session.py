@@ -108,3 +108,59 @@ def test_reset_starts_the_working_set_over(server, workspace):
     assert [m["content"] for m in resumed.messages[1:]] == ["two", "b"]
     lines = (resumed.session.path).read_text().splitlines()
     assert sum(json.loads(l)["type"] == "message" for l in lines) == 4  # storage keeps everything
+
+
+def test_a_session_killed_mid_tool_resumes_with_every_call_answered(server, workspace, isolated_home):
+    from nanohermes.context import pairing_problems
+
+    with Session(isolated_home, "killed") as s:
+        s.record_message({"role": "user", "content": "run it"})
+        s.record_message({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]})
+    server.add(text("resumed fine"))
+    agent = make_agent(server, workspace, session_name="killed")
+    assert pairing_problems(agent.messages) == []
+    assert agent.messages[-1]["content"].startswith("[no result")
+    assert agent.run_turn("continue").final_text == "resumed fine"
+
+
+def test_a_torn_last_line_that_splits_a_multibyte_character_is_tolerated(isolated_home):
+    with Session(isolated_home, "cjk") as s:
+        s.record_message({"role": "user", "content": "你好"})
+        s.record_message({"role": "assistant", "content": "这是一个很长的中文回答"})
+    path = isolated_home / "sessions" / "cjk.jsonl"
+    path.write_bytes(path.read_bytes()[:-6])
+    with Session(isolated_home, "cjk") as s:
+        assert [m["content"] for m in s.state.messages] == ["你好"]
+
+
+def test_a_complete_last_event_without_its_newline_is_kept_and_terminated(isolated_home):
+    with Session(isolated_home, "nl") as s:
+        s.record_message({"role": "user", "content": "one"})
+    path = isolated_home / "sessions" / "nl.jsonl"
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    with Session(isolated_home, "nl") as s:
+        s.record_message({"role": "user", "content": "two"})
+    with Session(isolated_home, "nl") as s:
+        assert [m["content"] for m in s.state.messages] == ["one", "two"]
+
+
+@pytest.mark.parametrize("line", ['{"type":"message"}', '{"type":"message","message":"hi"}', '[1,2]', '{"no":"type"}'])
+def test_well_formed_json_of_the_wrong_shape_is_a_clear_corruption_error(isolated_home, line):
+    (isolated_home / "sessions").mkdir(parents=True)
+    path = isolated_home / "sessions" / "shape.jsonl"
+    original = ('{"type":"meta"}\n' + line + '\n{"type":"reset"}\n').encode()
+    path.write_bytes(original)
+    with pytest.raises(SessionError, match="corrupt at line 2"):
+        Session(isolated_home, "shape")
+    assert path.read_bytes() == original
+
+
+def test_generated_names_never_collide(isolated_home, monkeypatch):
+    import nanohermes.session as session_module
+
+    names = iter(["same", "same", "other"])
+    monkeypatch.setattr(session_module, "generate_name", lambda: next(names))
+    first, second = Session(isolated_home), Session(isolated_home)
+    assert (first.name, second.name) == ("same", "other")
+    first.close(), second.close()

@@ -206,3 +206,23 @@ def test_glob_of_a_file_path_is_a_clear_error(ctx, workspace):
     write(workspace / "a.py", "")
     with pytest.raises(ToolError, match="a.py is not a directory"):
         glob.func(ctx, pattern="*", path="a.py")
+
+
+@pytest.mark.parametrize("engine", ["rg", "python"])
+def test_grep_and_glob_never_show_nanohermes_home_inside_the_workspace(workspace, engine):
+    from nanohermes.tools import ToolContext
+    from nanohermes.tools.search import find_rg, glob, run_grep
+
+    home = workspace / ".nanohermes"
+    (home / "sessions").mkdir(parents=True)
+    (home / "config.toml").write_text('api_key = "sk-SECRET123"\n')
+    (home / "sessions" / "s.jsonl").write_text("SECRET in a session\n")
+    (workspace / "app.py").write_text("# no SECRET here? yes: SECRET\n")
+    (workspace / "sub" / ".nanohermes").mkdir(parents=True)
+    (workspace / "sub" / ".nanohermes" / "notes.txt").write_text("SECRET of a project folder with the same name\n")
+    ctx = ToolContext(workspace=workspace, home=home)
+    out = run_grep(ctx, "SECRET", ".", None, False, find_rg() if engine == "rg" else None)
+    assert "app.py" in out and "sub/.nanohermes/notes.txt" in out
+    assert "sk-SECRET123" not in out and "s.jsonl" not in out and "config.toml" not in out
+    listing = glob.func(ctx, "**/*")
+    assert "config.toml" not in listing and "app.py" in listing

@@ -154,3 +154,13 @@ def test_run_command_needs_approval_and_previews_the_command(ctx):
 def test_empty_command_and_bad_timeout_are_errors(ctx):
     assert dispatch(ctx, TOOLS, "run_command", {"command": "  "}).content == "error: command is empty"
     assert not dispatch(ctx, TOOLS, "run_command", {"command": "true", "timeout": 0}).ok
+
+
+def test_the_provider_key_is_not_passed_to_commands(workspace, monkeypatch):
+    from nanohermes.tools import ToolContext
+    from nanohermes.tools.shell import run_command
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-do-not-leak")
+    monkeypatch.setenv("OTHER_SETTING", "visible")
+    out = run_command.func(ToolContext(workspace=workspace, home=workspace.parent / "h"), "env")
+    assert "sk-do-not-leak" not in out and "OTHER_SETTING=visible" in out

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from nanohermes.text import head_tail_text
 from nanohermes.context.budget import TRIM_MIN_KEEP_CHARS, message_size
 from nanohermes.context.placeholders import shrink_long_arguments
 from nanohermes.context.sanitize import sanitize_tool_pairs
@@ -60,16 +61,6 @@ def compact_history(messages: list[dict], plan: CutPlan, summary: dict) -> list[
     return sanitize_tool_pairs([messages[0], summary, *kept_user, *messages[plan.start :]])
 
 
-def trim_middle(text: str, keep_chars: int, note: str) -> str:
-    """Head and tail of text, `keep_chars` in all, with the note between them ("{n}" in it
-    becomes the number of chars cut). The tail gets more: errors are at the end of logs."""
-    if len(text) <= keep_chars:
-        return text
-    head = keep_chars * 2 // 5
-    tail = keep_chars - head
-    return text[:head] + note.replace("{n}", f"{len(text) - keep_chars:,}") + text[len(text) - tail :]
-
-
 def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int]) -> dict:
     """The message with its content (then long tool-call arguments) trimmed by about `excess`
     serialised chars, or the message itself if nothing can be trimmed."""
@@ -81,7 +72,7 @@ def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int])
         cut = math.ceil(excess * 1.02 / escaped_ratio) + len(note) + 40
         keep = max(TRIM_MIN_KEEP_CHARS, len(content) - cut)
         if keep < len(content) - len(note) - 40:
-            new = {**message, "content": trim_middle(content, keep, note.replace("{id}", str(message.get("tool_call_id"))))}
+            new = {**message, "content": head_tail_text(content, keep, note.replace("{id}", str(message.get("tool_call_id"))), head_share=2 / 5)}
     if size_of(message) - size_of(new) < excess and new.get("tool_calls"):
         calls = []
         for call in new["tool_calls"]:

@@ -94,24 +94,17 @@ class ContextEngine:
         self.placeholder_min_chars = placeholder_min_chars
         self.compact_to = compact_to
         self.sizes = SizeCache()
-        self.last_summary: str | None = None
         self._auto_savings: list[float] = []  # saved fraction of each automatic summarising compaction
         self._length_after_auto = 0
 
     def reset(self) -> None:
-        """Forget the anti-thrash history and the last summary (new conversation)."""
-        self.last_summary = None
+        """Forget the anti-thrash history (new conversation)."""
         self._auto_savings.clear()
         self._length_after_auto = 0
 
     def size(self, messages: list[dict]) -> int:
         """Serialized size of what would be sent, in chars (cached per message)."""
         return self.sizes.total(messages)
-
-    def needs_compaction(self, messages: list[dict], token_estimate: int | None = None, token_limit: int | None = None) -> bool:
-        """True when fit() would change something without being forced."""
-        total = self.size(messages)
-        return total > self._target(total, token_estimate, token_limit)
 
     def fit(
         self,
@@ -205,7 +198,6 @@ class ContextEngine:
             note = digest_message(report.digest)
             report.layers.append("digest")
             report.notices.append(f"summary failed ({report.summary_error}); kept a digest instead")
-        self.last_summary = report.summary or report.digest
         report.dropped = [m for i, m in enumerate(messages[1 : plan.start], 1) if i != plan.kept_user_index]
         return compact_history(messages, plan, note)
 

@@ -9,4 +9,3 @@ from nanohermes.tools.shell import run_command
 from nanohermes.tools.web import web_fetch
 
 BUILTIN_TOOLS: list[Tool] = [read_file, grep, glob, run_command, web_fetch, write_file, edit_file]
-READ_ONLY_TOOLS: list[Tool] = [t for t in BUILTIN_TOOLS if not t.needs_approval]  # what plan mode offers

@@ -207,7 +207,8 @@ def _diff(old: str, new: str, shown: str, max_lines: int) -> tuple[str, int, int
 
 
 def _printable(text: str) -> str:
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """Undecodable bytes (kept as surrogateescape) and stray surrogates from JSON, shown as U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _existing_text(target: Path) -> str | None:
@@ -257,16 +258,18 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     existed = target.exists()
     old = _existing_text(target)
     data = _encode(content)
-    atomic_write(target, data)
     lines = _line_count(content)
     if not existed:
-        return f"write_file {shown}: new file, {lines} lines ({len(data)} bytes)"
-    if old is None:
-        return f"write_file {shown}: replaced a binary or huge file with {lines} lines ({len(data)} bytes)"
-    if old == content:
-        return f"write_file {shown}: unchanged ({lines} lines, same content)"
-    diff, added, removed = _diff(old, content, shown, RESULT_DIFF_LINES)
-    return f"write_file {shown}: {_line_count(old)} → {lines} lines (+{added} −{removed})\n{diff}"
+        report = f"write_file {shown}: new file, {lines} lines ({len(data)} bytes)"
+    elif old is None:
+        report = f"write_file {shown}: replaced a binary or huge file with {lines} lines ({len(data)} bytes)"
+    elif old == content:
+        report = f"write_file {shown}: unchanged ({lines} lines, same content)"
+    else:  # the report is built before writing: a failure here must not follow a write
+        diff, added, removed = _diff(old, content, shown, RESULT_DIFF_LINES)
+        report = f"write_file {shown}: {_line_count(old)} → {lines} lines (+{added} −{removed})\n{diff}"
+    atomic_write(target, data)
+    return report
 
 
 # ---------------------------------------------------------------- edit_file
@@ -385,8 +388,9 @@ def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, rep
 def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
     """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
     edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
-    atomic_write(edit.target, _encode(edit.after))
+    data = _encode(edit.after)
     diff, _, _ = _diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)
+    atomic_write(edit.target, data)
     where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
     n = len(edit.lines)
     return f"edit_file {edit.shown}: replaced {n} occurrence{'s' if n > 1 else ''} ({where})\n{diff}"

@@ -75,7 +75,7 @@ def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) 
     workspace = ctx.workspace.resolve()
     want = target.relative_to(workspace).as_posix() if target.is_relative_to(workspace) else target.name
     name = PurePosixPath(want).name
-    known = [_shown(rel, entry) for rel, entry in itertools.islice(walk(workspace, workspace, include_dirs=True), SUGGEST_SCAN_LIMIT)]
+    known = [_shown(rel, entry) for rel, entry in itertools.islice(walk(workspace, workspace, include_dirs=True, exclude=state_dir(ctx)), SUGGEST_SCAN_LIMIT)]
     by_name: dict[str, list[str]] = {}
     for shown in known:
         by_name.setdefault(PurePosixPath(shown).name, []).append(shown)
@@ -116,12 +116,19 @@ def list_directory(path: Path, limit: int = DIR_LISTING_LIMIT) -> tuple[list[str
     return [_shown(e.name, e) for e in entries[:limit]], len(entries)
 
 
-def walk(root: Path, base: Path, *, include_dirs: bool = False) -> Iterator[tuple[str, os.DirEntry]]:
+def state_dir(ctx: ToolContext) -> Path:
+    """NanoHermes' home, which no tool may show, also when it lies inside the workspace."""
+    return ctx.home.resolve()
+
+
+def walk(root: Path, base: Path, *, include_dirs: bool = False, exclude: Path | None = None) -> Iterator[tuple[str, os.DirEntry]]:
     """Yield (path relative to base, entry) for files under root, sorted, depth first.
 
     Honours every .gitignore from base down (deeper files override shallower, as in git),
-    always skips .git, and does not follow symlinks (as ripgrep). `base` is the workspace
-    (or root itself when root lies outside it)."""
+    always skips .git and the `exclude` directory (NanoHermes' own state), and does not
+    follow symlinks (as ripgrep). `base` is the workspace (or root itself when root lies
+    outside it)."""
+    excluded = str(exclude) if exclude is not None else None
     cut = len(os.path.join(base, ""))  # string slicing: Path.relative_to per entry would double the walk time
     stack = [_open_dir(root, base, _rules_down_to(base, root))]
     while stack:
@@ -133,6 +140,8 @@ def walk(root: Path, base: Path, *, include_dirs: bool = False) -> Iterator[tupl
         rel = entry.path[cut:]
         is_dir = entry.is_dir(follow_symlinks=False)
         if entry.name in ALWAYS_SKIPPED or entry.is_symlink() or _ignored(rules, rel, is_dir):
+            continue
+        if is_dir and entry.path == excluded:
             continue
         if is_dir:
             if include_dirs:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from nanohermes.errors import ToolError
+from nanohermes.text import fit_utf8
 from nanohermes.tools import ToolContext, tool
 
 DEFAULT_CHUNK_CHARS = 12_000  # well under one tool result's cap, so a chunk arrives whole
+NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chunk
 
 
 @tool(params={"id": "tool call id from a truncation or placeholder note", "offset": "first char (default 0)",
@@ -19,7 +21,7 @@ def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUN
         raise ToolError(f"no stored output for tool call id {id!r} (recent ids with stored output: {known})")
     offset = max(0, offset)
     limit = max(1, min(limit, DEFAULT_CHUNK_CHARS * 2))
-    chunk = full[offset : offset + limit]
+    chunk = fit_utf8(full[offset : offset + limit], ctx.max_output - NOTE_RESERVE_BYTES)
     end = offset + len(chunk)
     header = f"recall {id} chars {offset}–{end} of {len(full)}"
     more = f"\n… {len(full) - end} more chars: recall id={id} offset={end}" if end < len(full) else ""

@@ -22,7 +22,7 @@ import pathspec
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, tool
 from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
-from nanohermes.tools.paths import display_path, resolve_path, walk
+from nanohermes.tools.paths import display_path, resolve_path, state_dir, walk
 
 MAX_MATCHES = 200  # enough to locate anything; more is a listing nobody reads
 MAX_LINE_CHARS = 240  # a match line is context, not content
@@ -67,10 +67,11 @@ def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore
     base = workspace if target.is_relative_to(workspace) else target.parent
     if target.is_file():
         _check_searchable(target, display_path(ctx, target))
+    home = state_dir(ctx)
     if rg:
-        found = search_with_rg(rg, pattern, target, base, glob, ignore_case)
+        found = search_with_rg(rg, pattern, target, base, glob, ignore_case, home)
     else:
-        found = search_with_python(pattern, target, base, glob, ignore_case)
+        found = search_with_python(pattern, target, base, glob, ignore_case, home)
     return _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
 
 
@@ -87,12 +88,15 @@ def _check_searchable(file: Path, shown: str) -> None:
             raise ToolError(f"{shown} is a binary file; grep searches text files only")
 
 
-def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool) -> _Found:
+def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool,
+                   exclude: Path | None = None) -> _Found:
     """Stream `rg --json`, keep MAX_MATCHES, and kill rg as soon as one more shows up."""
     args = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--no-require-git"]
     args += ["--max-filesize", RG_MAX_FILESIZE]
     args += ["-g", glob] if glob else []
     args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
+    if exclude is not None and exclude.is_relative_to(base) and exclude != base:
+        args[-4:-4] = ["-g", "!/" + exclude.relative_to(base).as_posix()]  # anchored: only that directory
     found = _Found()
     with subprocess.Popen(args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         for line in proc.stdout:
@@ -124,7 +128,8 @@ def _rg_error(pattern: str, stderr: str) -> str:
     return f"grep could not search for {pattern!r}:\n{detail}\n(ripgrep regex syntax: escape ( [ {{ . * + ? with \\ to match them literally)"
 
 
-def search_with_python(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool) -> _Found:
+def search_with_python(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool,
+                       exclude: Path | None = None) -> _Found:
     """The same search without rg: gitignore-aware walk, same size, binary and match caps."""
     try:
         regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
@@ -135,7 +140,7 @@ def search_with_python(pattern: str, target: Path, base: Path, glob: str | None,
     else:
         only = pathspec.GitIgnoreSpec.from_lines([glob]) if glob else None
         # rg matches -g against the path from its cwd, which is base
-        files = ((rel, Path(entry.path)) for rel, entry in walk(target, base) if only is None or only.match_file(rel))
+        files = ((rel, Path(entry.path)) for rel, entry in walk(target, base, exclude=exclude) if only is None or only.match_file(rel))
     found = _Found()
     for rel, file in files:
         if not _search_file(regex, rel, file, found):
@@ -197,7 +202,7 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> str:
     spec = _glob_spec(pattern)
     cut = len(os.path.join(root, ""))  # the pattern is relative to root; slicing beats relpath per file
     hits = []
-    for rel, entry in walk(root, workspace if inside else root):
+    for rel, entry in walk(root, workspace if inside else root, exclude=state_dir(ctx)):
         if spec.match_file(entry.path[cut:]):
             hits.append((entry.stat().st_mtime, rel if inside else entry.path))
     hits.sort(key=lambda hit: (-hit[0], hit[1]))

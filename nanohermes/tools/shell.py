@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from nanohermes.errors import ToolError
-from nanohermes.text import _cut_utf8, head_tail_text
+from nanohermes.text import cut_utf8, head_tail_text
 from nanohermes.tools import ToolContext, tool
 
 CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
@@ -26,6 +26,8 @@ READ_CHUNK = 65_536  # one pipe buffer on Linux
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL: time to flush and exit cleanly
 BACKGROUND_GRACE = 0.5  # after the shell exits, how long background children may keep the pipes open
 POLL_SECONDS = 0.1  # how often the loop notices an exit while the pipes stay quiet
+MAX_MODEL_TIMEOUT_S = 600  # a timeout the model asks for is capped here (or at the configured default, if higher)
+SECRET_ENV = frozenset({"OPENAI_API_KEY"})
 COMMAND_ECHO_CHARS = 500  # a heredoc writing a file must not fill the header
 NOTE_RESERVE = 80  # bytes for one "… stdout truncated (N bytes not shown)" note and its newlines
 LABEL_RESERVE = 2 * NOTE_RESERVE + 40  # both notes, both labels
@@ -75,8 +77,15 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None) ->
     limit = ctx.command_timeout if timeout is None else timeout
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")
+    limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
     outcome = run_shell(command, ctx.workspace, limit)
     return format_outcome(command, outcome, limit, ctx.max_output)
+
+
+def _child_env() -> dict[str, str]:
+    """The user's environment minus the model provider's key: `env` or `echo $OPENAI_API_KEY`
+    would otherwise put the key into the context and the session file."""
+    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
 
 
 def run_shell(command: str, cwd, timeout: float) -> _Outcome:
@@ -87,6 +96,7 @@ def run_shell(command: str, cwd, timeout: float) -> _Outcome:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, so a timeout can kill all of it
+        env=_child_env(),
     )
     outcome = _Outcome(0, _Capture(), _Capture())
     deadline = time.monotonic() + timeout
@@ -213,7 +223,7 @@ def _render(capture: _Capture, name: str, budget: int) -> str:
     keep = max(budget, 0)  # the note's bytes are in LABEL_RESERVE already
     tail_n = min(len(tail_src), keep - keep * 2 // 5)  # the tail gets more: errors are at the end
     head_n = min(len(head_src), keep - tail_n)
-    head = head_src[: _cut_utf8(head_src, head_n) if head_n < len(head_src) else _whole_chars(head_src)]
+    head = head_src[: cut_utf8(head_src, head_n) if head_n < len(head_src) else _whole_chars(head_src)]
     start = len(tail_src) - tail_n
     while start < len(tail_src) and (tail_src[start] & 0xC0) == 0x80:  # never start mid-character
         start += 1

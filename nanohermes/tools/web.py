@@ -18,7 +18,7 @@ except ImportError:  # older openai releases depend on httpx itself
     import httpx
 
 from nanohermes.errors import ToolError
-from nanohermes.text import _cut_utf8
+from nanohermes.text import fit_utf8
 from nanohermes.tools import ToolContext, tool
 
 MAX_RESPONSE_BYTES = 2_097_152  # a page past 2 MB is an archive or a dump, not something to read
@@ -144,7 +144,7 @@ def render(url: str, page: Fetched, max_chars: int, max_output: int) -> str:
     head = f"{where} → {status}, {len(text)} chars"
     notes = [f"[response truncated at {MAX_RESPONSE_BYTES} bytes]"] if page.truncated else []
     budget = max_output - len(head.encode("utf-8")) - NOTE_RESERVE
-    shown = _fit(text[:max_chars], budget)
+    shown = fit_utf8(text[:max_chars], budget)
     if len(shown) < len(text):
         notes.append(f"… text cut at {len(shown)} chars (total {len(text)})")
     return "\n".join([head, shown, *notes])
@@ -174,13 +174,6 @@ def _codec(charset: str | None) -> str:
         return codecs.lookup(charset).name if charset else "utf-8"
     except LookupError:
         return "utf-8"
-
-
-def _fit(text: str, max_bytes: int) -> str:
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= max_bytes:
-        return text
-    return data[: _cut_utf8(data, max(max_bytes, 0))].decode("utf-8", "replace")
 
 
 def html_to_text(html: str, url: str | None = None) -> str:
