@@ -22,6 +22,7 @@ from nanohermes.errors import ToolError
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch, parse_arguments
 
 INTERRUPTED = "[interrupted by user]"
+NO_ANSWER = "[no answer: the request failed]"
 NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
 REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instead of a result
 REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
@@ -112,6 +113,8 @@ class Agent:
                 self.set_window(n_ctx)
         self._recent_calls = []  # a new request may follow changes: old repeats don't count
         self.messages[0] = {"role": "system", "content": self.system_for(user_text)}
+        if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
+            self._append({"role": "assistant", "content": NO_ANSWER})  # strict templates need alternation
         self._append({"role": "user", "content": user_text})
 
     def _request_with_recovery(self, usage: "_UsageCounter") -> AssistantTurn:
@@ -156,8 +159,7 @@ class Agent:
         if usage.length_cuts > MAX_LENGTH_RETRIES:
             raise StopTurn("The model's replies keep hitting max_tokens in the middle of a tool call; stopped. Raise max_tokens or ask for smaller steps.")
         self.emit(ev.Notice("reply cut by max_tokens mid tool call; asking the model to retry", "warning"))
-        if turn.content:
-            self._append({"role": "assistant", "content": turn.content})
+        self._append({"role": "assistant", "content": turn.content or "[reply cut off]"})
         self._append({"role": "user", "content": (
             "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
             "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"

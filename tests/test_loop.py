@@ -310,3 +310,13 @@ def test_a_broken_preview_still_asks_and_a_no_means_nothing_runs(server, workspa
     agent = make_agent(server, workspace, tools=[risky], mode="ask", approve=lambda t, a, p: asked.append(p) or "no")
     agent.run_turn("go")
     assert asked and "no preview" in asked[0] and not (workspace / "f").exists()
+
+
+def test_roles_keep_alternating_after_a_failed_turn(server, workspace):
+    server.add(Error(401, {"error": {"message": "bad key"}}), text("works now"))
+    agent = make_agent(server, workspace)
+    with pytest.raises(ProviderError):
+        agent.run_turn("first try")
+    assert agent.run_turn("second try").final_text == "works now"
+    roles = [m["role"] for m in server.chat_requests()[-1]["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
