@@ -7,7 +7,7 @@ and keys included, because that is what the model is sent and paid for on every 
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Callable, Iterable
 
 # A conservative session size: ~30-40k tokens of English and code, well inside every
 # mainstream window, and small enough that resending it every turn stays cheap.
@@ -47,7 +47,8 @@ def message_size(message: dict) -> int:
 
 
 class SizeCache:
-    """Per-message sizes keyed by identity, so a check at a full context costs microseconds.
+    """Per-message sizes (chars by default; any `measure`) keyed by identity, so a check at a
+    full context costs microseconds.
 
     A hit needs the same dict object holding the same `content` and `tool_calls` objects:
     strings are immutable, so replacing a message's content (as every layer here does, by
@@ -55,7 +56,8 @@ class SizeCache:
     Mutating a tool_calls list in place without replacing it is not seen; nothing does that.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, measure: Callable[[dict], int] = message_size) -> None:
+        self._measure = measure
         self._entries: dict[int, tuple[dict, object, object, int]] = {}
 
     def size(self, message: dict) -> int:
@@ -63,7 +65,7 @@ class SizeCache:
         content, calls = message.get("content"), message.get("tool_calls")
         if entry is not None and entry[0] is message and entry[1] is content and entry[2] is calls:
             return entry[3]
-        n = message_size(message)
+        n = self._measure(message)
         self._entries[id(message)] = (message, content, calls, n)
         return n
 

@@ -17,7 +17,7 @@ import re
 import threading
 from importlib import resources
 
-from nanohermes.context.budget import CONTEXT_CHAR_BUDGET
+from nanohermes.context.budget import CONTEXT_CHAR_BUDGET, SizeCache
 
 DEFAULT_ENCODING = "o200k_base"  # GPT-4o and later; close enough for other models' BPEs
 
@@ -134,27 +134,20 @@ class PromptTokenTracker:
     """
 
     def __init__(self, fixed_tokens: int = 0) -> None:
-        self._cache: dict[int, tuple[dict, object, object, int]] = {}
+        self._cache = SizeCache(message_tokens)
         self._anchor: list[tuple[dict, object]] = []
         self._anchor_tokens = 0
         self._unexplained = fixed_tokens
 
     def tokens(self, message: dict) -> int:
-        """Estimated tokens of one message, cached by identity like SizeCache."""
-        entry = self._cache.get(id(message))
-        content, calls = message.get("content"), message.get("tool_calls")
-        if entry is not None and entry[0] is message and entry[1] is content and entry[2] is calls:
-            return entry[3]
-        n = message_tokens(message)
-        self._cache[id(message)] = (message, content, calls, n)
-        return n
+        """Estimated tokens of one message, cached by identity."""
+        return self._cache.size(message)
 
     def record_usage(self, prompt_tokens: int, sent: list[dict]) -> None:
         self._anchor = [(m, m.get("content")) for m in sent]
         self._anchor_tokens = prompt_tokens
         self._unexplained = max(0, prompt_tokens - sum(self.tokens(m) for m in sent))
-        live = {id(m) for m in sent}
-        self._cache = {k: v for k, v in self._cache.items() if k in live}
+        self._cache.forget_all_but(sent)
 
     def _anchor_holds(self, messages: list[dict]) -> bool:
         if not self._anchor or len(messages) < len(self._anchor):
