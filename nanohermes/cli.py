@@ -120,6 +120,27 @@ def sessions_command():
         print(f"{info.name:<32} {count:>8} {_human(info.size):>10}  {when}")
 
 
+@app.command("doctor")
+def doctor_command(
+    model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+):
+    """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
+    from nanohermes.doctor import exit_code, run_checks, summary_line
+    from nanohermes.errors import NanoHermesError
+
+    try:
+        config = _config(model=model, base_url=base_url)
+    except NanoHermesError as exc:
+        _fail(str(exc))
+    print(f"nanohermes doctor: model {config.model!r} at {config.effective_base_url}", flush=True)
+    checks = run_checks(config)
+    for check in checks:
+        print(check.line())
+    print(summary_line(checks))
+    raise typer.Exit(exit_code(checks))
+
+
 def _human(size: int) -> str:
     for unit in ("B", "KB", "MB"):
         if size < 1024:

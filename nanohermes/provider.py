@@ -212,16 +212,18 @@ class Provider:
         return self._with_retries(request, retries)
 
     def advertised_context_window(self) -> int | None:
-        """llama.cpp advertises n_ctx in GET /models (data[0].meta.n_ctx); others don't."""
+        """The window GET /models advertises: llama.cpp's data[].meta.n_ctx, vLLM's
+        data[].max_model_len (the configured model's entry first); most others say nothing."""
         try:
             page = self.client.models.with_raw_response.list()
             data = page.http_response.json().get("data") or []
         except Exception:
             return None
-        for model in data:
-            meta = model.get("meta") or {}
-            if isinstance(meta.get("n_ctx"), int) and meta["n_ctx"] > 0:
-                return meta["n_ctx"]
+        models = sorted((m for m in data if isinstance(m, dict)), key=lambda m: m.get("id") != self.config.model)
+        for model in models:
+            for value in ((model.get("meta") or {}).get("n_ctx"), model.get("max_model_len")):
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
         return None
 
 
