@@ -60,6 +60,7 @@ class Agent:
         self.window: int | None = None
         self._probed_window = False
         self._last_notice = ""
+        self.recall_useful = session.state.cut_or_cleared
         self.tools = {t.name: t for t in tools if config.mode != "plan" or not t.needs_approval}
         self.always_allowed: set[str] = set()
         self.outputs: dict[str, str] = session.state.outputs
@@ -159,7 +160,7 @@ class Agent:
         if usage.length_cuts > MAX_LENGTH_RETRIES:
             raise StopTurn("The model's replies keep hitting max_tokens in the middle of a tool call; stopped. Raise max_tokens or ask for smaller steps.")
         self.emit(ev.Notice("reply cut by max_tokens mid tool call; asking the model to retry", "warning"))
-        self._append({"role": "assistant", "content": turn.content or "[reply cut off]"})
+        self._append({"role": "assistant", "content": turn.content})  # "" keeps roles alternating
         self._append({"role": "user", "content": (
             "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
             "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"
@@ -168,7 +169,9 @@ class Agent:
     # -- tools ------------------------------------------------------------------------------
 
     def tool_schemas(self) -> list[dict]:
-        return [t.schema() for t in self.tools.values()]
+        """What the model is offered. `recall` only once something was cut or cleared: before
+        that it has nothing to return, and small models call whatever is on offer."""
+        return [t.schema() for t in self.tools.values() if t.name != "recall" or self.recall_useful]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
         calls = turn.tool_calls
@@ -191,10 +194,10 @@ class Agent:
 
     def _run_one(self, name: str, arguments: str) -> ToolResult:
         key = _call_key(name, arguments)
-        self._recent_calls = (self._recent_calls + [key])[-REPEAT_STOP:]
+        self._recent_calls = (self._recent_calls + [key])[-2 * REPEAT_STOP :]
         if self._repeats() >= REPEAT_LIMIT:
-            text = (f"error: this is call number {self._repeats()} in a row to {name} with the same arguments; "
-                    "the result will not change. Try a different approach (other arguments, another tool, or answer).")
+            text = (f"error: this is repeat number {self._repeats()} of the same {name} call (with the same arguments) "
+                    "in a loop; the result will not change. Try a different approach (other arguments, another tool, or answer).")
             return ToolResult(text, text, ok=False)
         tool = self.tools.get(name)
         if tool is not None and tool.needs_approval and not self._approved(tool, arguments):
@@ -202,14 +205,19 @@ class Agent:
         return dispatch(self.ctx, self.tools, name, arguments)
 
     def _repeats(self) -> int:
-        if not self._recent_calls:
+        """How many times the latest call repeats a loop: the same call again and again (A A A),
+        or two calls taking turns (A B A B A). Small models get stuck in both."""
+        keys = self._recent_calls
+        if not keys:
             return 0
-        last, count = self._recent_calls[-1], 0
-        for key in reversed(self._recent_calls):
-            if key != last:
-                break
-            count += 1
-        return count
+        same = 1
+        while same < len(keys) and keys[-1 - same] == keys[-1]:
+            same += 1
+        turns = 1
+        if len(keys) >= 2 and keys[-2] != keys[-1]:
+            while len(keys) >= 2 * turns + 1 and keys[-1 - 2 * turns] == keys[-1] and keys[-2 * turns] == keys[-2]:
+                turns += 1
+        return max(same, turns)
 
     def _approved(self, tool: Tool, arguments: str) -> bool:
         if self.config.mode == "auto" or tool.name in self.always_allowed:
@@ -242,6 +250,7 @@ class Agent:
         self.outputs[call_id] = result.full  # recall's source, also after placeholders replace it
         if result.full != result.content:  # the message event already holds the rest
             self.session.record_tool_output(call_id, result.full)
+            self.recall_useful = True
 
     # -- history ----------------------------------------------------------------------------
 
@@ -287,6 +296,7 @@ class Agent:
             return None
         if report.layers:  # something changed (an over-budget check that could do nothing did not)
             self.messages = new
+            self.recall_useful = True
             self.session.record_context(new[1:], {
                 "layers": report.layers, "forced": force, "before_chars": report.before_chars,
                 "after_chars": report.after_chars, "replaced_messages": len(report.dropped),

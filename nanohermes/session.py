@@ -65,6 +65,7 @@ class SessionState:
     messages: list[dict] = field(default_factory=list)  # the working set, system excluded
     outputs: dict[str, str] = field(default_factory=dict)  # tool call id -> full output (for recall)
     total_messages: int = 0
+    cut_or_cleared: bool = False  # some output was clamped or compacted away: recall has a use
 
 
 def replay(data: bytes, path: Path) -> tuple[SessionState, int | None]:
@@ -107,10 +108,12 @@ def _apply(state: SessionState, event: dict) -> None:
             state.outputs.setdefault(message.get("tool_call_id", ""), message.get("content") or "")
     elif kind == "tool_output":
         state.outputs[str(event["id"])] = str(event["full"])
+        state.cut_or_cleared = True
     elif kind == "context":
         if not all(isinstance(m, dict) and "role" in m for m in event["messages"]):
             raise TypeError("not a list of chat messages")
         state.messages = list(event["messages"])
+        state.cut_or_cleared = True
     elif kind == "reset":
         state.messages = []
 

@@ -17,6 +17,7 @@ from context_histories import (
     user,
 )
 
+from nanohermes.context.engine import TOKEN_TARGET_SLACK
 from nanohermes.context import (
     CONTEXT_CHAR_BUDGET,
     KEEP_RECENT,
@@ -260,7 +261,17 @@ def test_token_trigger_compacts_below_the_char_budget():
     assert engine.fit(messages, stub_summarizer()) == (messages, None)
     out, report = engine.fit(messages, stub_summarizer(), token_estimate=40_000, token_limit=10_000)
     assert report.token_triggered and "summary" in report.layers
-    assert total_size(out) <= total_size(messages) // 4
+    assert total_size(out) <= total_size(messages) // 4 * (1 + TOKEN_TARGET_SLACK)
+
+
+def test_a_small_overshoot_of_a_token_target_is_not_trimmed_but_a_forced_one_is():
+    messages = chat_history(20, 2_000)
+    size = total_size(messages)
+    engine = ContextEngine()
+    out, report = engine.fit(messages, stub_summarizer(), token_estimate=size, token_limit=int(size * 0.99))
+    assert "trim" not in report.layers
+    out, report = engine.fit(messages, stub_summarizer(), force=True, token_estimate=size, token_limit=size // 10)
+    assert total_size(out) <= size // 10 + 200 or "trim" in report.layers
 
 
 def test_forced_compaction_with_nothing_new_to_summarise_makes_no_model_call():

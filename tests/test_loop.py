@@ -116,7 +116,7 @@ def test_third_identical_call_is_refused_and_fifth_stops_the_run(server, workspa
     assert result.stopped_reason == "limit" and "repeating" in result.final_text
     results = [m["content"] for m in agent.messages if m["role"] == "tool"]
     assert results[:2] == ["echo: same", "echo: same"]
-    assert results[2].startswith("error: this is call number 3 in a row")
+    assert results[2].startswith("error: this is repeat number 3 of the same echo call")
 
 
 def test_max_steps_stops_the_turn_and_says_so(server, workspace):
@@ -320,3 +320,13 @@ def test_roles_keep_alternating_after_a_failed_turn(server, workspace):
     assert agent.run_turn("second try").final_text == "works now"
     roles = [m["role"] for m in server.chat_requests()[-1]["messages"]]
     assert roles == ["system", "user", "assistant", "user"]
+
+
+def test_two_calls_taking_turns_are_caught_like_one_call_repeated(server, workspace):
+    server.add(*[call("echo", {"text": "a" if i % 2 == 0 else "b"}) for i in range(12)], text("never"))
+    agent = make_agent(server, workspace)
+    result = agent.run_turn("loop")
+    results = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert results[:4] == ["echo: a", "echo: b", "echo: a", "echo: b"]
+    assert results[4].startswith("error: this is repeat number 3")
+    assert result.stopped_reason == "limit" and len(results) < 12

@@ -49,16 +49,40 @@ def _last_assistant_text(messages: list[dict]) -> str:
     return ""
 
 
+CHANGED_PREFIX = "Files changed: "
+READ_PREFIX = "Files read: "
+LEDGER_MAX_PATHS = 40  # per line; a long task touching more is summarised by its latest paths
+
+
+def file_ledger(history: list[dict]) -> str:
+    """`Files changed: …` and `Files read: …`, read mechanically off the tool calls in history and
+    carried over from any earlier summary in it, so paths survive however weak the summariser is."""
+    changed: list[str] = []
+    read: list[str] = []
+    for message in history:
+        if is_summary_message(message):
+            for line in summary_text(message).splitlines():
+                for prefix, into in ((CHANGED_PREFIX, changed), (READ_PREFIX, read)):
+                    if line.startswith(prefix):
+                        into.extend(p.strip() for p in line[len(prefix) :].split(",") if p.strip())
+    plain = [m for m in history if not is_summary_message(m)]
+    changed = list(dict.fromkeys(changed + files_touched(plain)))
+    read = [p for p in dict.fromkeys(read + _files_read(plain, [])) if p not in changed]
+    lines = [prefix + ", ".join(paths[-LEDGER_MAX_PATHS:]) for prefix, paths in ((CHANGED_PREFIX, changed), (READ_PREFIX, read)) if paths]
+    return "\n".join(lines)
+
+
 def build_digest(dropped: list[dict], previous_summary: str | None = None) -> str:
     """A plain-text digest of `dropped` of at most DIGEST_MAX_CHARS. Same input, same output."""
     if dropped and is_summary_message(dropped[0]):
         previous_summary = previous_summary or summary_text(dropped[0])
         dropped = dropped[1:]
     sections: list[str] = []
-    if files := files_touched(dropped):
-        sections.append("Files changed: " + ", ".join(files))
+    files = files_touched(dropped)
+    if files:
+        sections.append(CHANGED_PREFIX + ", ".join(files))
     if read := _files_read(dropped, files):
-        sections.append("Files read: " + ", ".join(read))
+        sections.append(READ_PREFIX + ", ".join(read))
     if requests := _user_requests(dropped):
         sections.append("User requests:\n" + "\n".join(requests))
     if last := _last_assistant_text(dropped):

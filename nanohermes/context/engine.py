@@ -18,7 +18,7 @@ from nanohermes.context.budget import (
     SizeCache,
 )
 from nanohermes.context.compaction import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
-from nanohermes.context.digest import build_digest
+from nanohermes.context.digest import build_digest, file_ledger
 from nanohermes.context.placeholders import placeholder_old_tool_outputs
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary_input import render_summary_input, summary_prompt
@@ -26,6 +26,7 @@ from nanohermes.context.summary_message import digest_message, find_summary, sum
 from nanohermes.text import head_tail_text
 
 Summarize = Callable[[str, str], str]  # (system prompt, user text) -> summary; may raise
+TOKEN_TARGET_SLACK = 0.05  # overshoot of a token-derived target that is tolerated without trimming
 SUMMARY_ATTEMPTS = 2  # one retry, then the deterministic digest
 # Reasoning models (qwen3, deepseek-r1 on local servers) put their thinking in the content.
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -146,7 +147,10 @@ class ContextEngine:
                 report.layers.append("placeholders")
         if force or (self.size(current) > target * self.compact_to and len(current) > self.keep_recent + 1):
             current = self._summarise_if_allowed(current, summarize, focus, report)
-        if self.size(current) > target:
+        # The token-derived target is an estimate: trimming a message for a 1 % overshoot would
+        # rewrite the prompt (and lose a local server's prompt cache) for nothing.
+        slack = 1.0 if force or not report.token_triggered else 1 + TOKEN_TARGET_SLACK
+        if self.size(current) > target * slack:
             current = self._trim(current, target, report)
         current = sanitize_tool_pairs(current)
         report.after_chars, report.messages_after = self.size(current), len(current)
@@ -191,7 +195,9 @@ class ContextEngine:
         user_text = render_summary_input(history, None, focus, kept_user, max_chars=max(2_000, self.budget_chars // 2))
         summary, report.summary_error = request_summary(summarize, user_text)
         if summary:
-            report.summary, note = summary, summary_message(summary)
+            ledger = file_ledger(history)  # paths kept mechanically: small models summarise badly
+            report.summary = f"{summary}\n\n{ledger}" if ledger else summary
+            note = summary_message(report.summary)
             report.layers.append("summary")
         else:
             report.digest = build_digest(history)

@@ -295,12 +295,12 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
     content = data.decode("utf-8", "surrogateescape")  # edits keep undecodable bytes as they were
     if not old_text:
         raise ToolError("old_text is empty; to create or overwrite a whole file use write_file")
-    if old_text == new_text:
-        raise ToolError("old_text and new_text are identical; nothing to change")
     old_text, new_text = _match_line_endings(content, old_text, new_text)
     starts = _occurrences(content, old_text)
-    if not starts:
+    if not starts:  # first: "identical" would hide that the text is not there at all
         raise ToolError(_not_found(shown, content, old_text))
+    if old_text == new_text:
+        raise ToolError("old_text and new_text are identical; nothing to change")
     lines = _line_numbers(content, starts)
     if len(starts) > 1 and not replace_all:
         raise ToolError(

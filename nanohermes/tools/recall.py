@@ -13,7 +13,7 @@ NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chu
 @tool(params={"id": "tool call id from a truncation or placeholder note", "offset": "first char (default 0)",
               "limit": "chars to return (default 12000)"})
 def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
-    """Return the stored full output of an earlier tool call, in chunks."""
+    """Return the full output of an earlier tool call whose id a truncation or placeholder note names, in chunks."""
     outputs: dict[str, str] = ctx.services.get("outputs", {})
     full = outputs.get(id)
     if full is None:
