@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 
-from nanohermes.text import head_tail
+from nanohermes.text import head_tail_text
 
 GOAL = (
     "Goal: make parse_log() in src/logkit/parser.py read gzip-compressed logs (.log.gz) "
@@ -59,8 +59,8 @@ def test_log(rng: random.Random, failure: str | None, tests: int = 420) -> str:
     else:
         out.append(f"=========== {tests} passed in 3.02s ===========")
     text = "\n".join(out)
-    clamped, _ = head_tail(text.encode(), TOOL_CAP_BYTES, "… stdout truncated ({n} bytes not shown)")
-    return clamped.decode()
+    # ASCII log: chars are bytes. Head and tail, as run_command shapes what reaches the model.
+    return head_tail_text(text, TOOL_CAP_BYTES, "\n… stdout truncated ({n} bytes not shown)\n", head_share=2 / 5)
 
 
 def grep_output(pattern: str, rng: random.Random, matches: int) -> str:
