@@ -233,7 +233,8 @@ def _all_files_named(workspace: Path, runs: list[Run]) -> str | None:
     if len(named) == len(COMPACTION_FILES):
         return None
     return (f"the follow-up named {len(named)} of {len(COMPACTION_FILES)} files ({runs[-1].stdout.strip()!r}): "
-            "the 1.5B summariser echoes the last lines of the conversation instead of listing the files touched")
+            "the 1.5B model leaves files out of its answer (its summaries echo the last lines of the conversation; "
+            "the mechanical 'Files read:' line of each summary lists every file it read)")
 
 
 COMPACTION = Task(
