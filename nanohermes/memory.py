@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from filelock import FileLock, Timeout
 
+from nanohermes.locking import FileLock, LockTimeout
 from nanohermes.errors import NanoHermesError
 
 MAX_ENTRIES = 500  # a memory, not a database: ranking 500 short entries stays well under 2 ms
@@ -255,7 +255,7 @@ class MemoryStore:
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time):
         self.path = Path(path)
         self._clock = clock
-        self._lock = FileLock(f"{self.path}.lock", mode=0o600)
+        self._lock = FileLock(f"{self.path}.lock")
         self._cache_key: tuple | None = None
         self._entries: list[Entry] = []
         self._index: Bm25Index | None = None
@@ -321,7 +321,7 @@ class MemoryStore:
                 entries = [replace(e, uses=e.uses + 1) if e.id in ids else e for e in self._load()]
                 self._save(entries)
         except MemoryStoreError as exc:
-            if not isinstance(exc.__cause__, Timeout):
+            if not isinstance(exc.__cause__, LockTimeout):
                 raise
 
     def _load(self) -> list[Entry]:
@@ -378,7 +378,7 @@ class _LockGuard:
     def __enter__(self):
         try:
             self._lock.acquire(timeout=self._timeout)
-        except Timeout as exc:
+        except LockTimeout as exc:
             raise MemoryStoreError(
                 f"{self._path} is locked by another NanoHermes process (waited {self._timeout:g} s); try again"
             ) from exc

@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nanohermes.errors import SessionError
+from nanohermes.locking import FileLock, LockTimeout
 
 FORMAT_VERSION = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -135,12 +136,10 @@ class Session:
             raise
 
     def _acquire_lock(self):
-        from filelock import FileLock, Timeout
-
-        lock = FileLock(str(self.path) + ".lock", mode=0o600)
+        lock = FileLock(str(self.path) + ".lock")
         try:
             lock.acquire(timeout=0)
-        except Timeout:
+        except LockTimeout:
             raise SessionError(
                 f"Session {self.name!r} is in use by another nanohermes process ({self.path}). "
                 "Finish that one first, or pick another name with --session."

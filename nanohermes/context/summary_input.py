@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 
 from nanohermes.context.budget import SUMMARY_MAX_WORDS
 from nanohermes.context.describe import describe_result, one_line, parse_tool_call, tool_calls_by_id
@@ -28,6 +27,8 @@ ARGUMENT_VALUE_MAX_CHARS = 200
 @cache
 def summary_prompt(max_words: int = SUMMARY_MAX_WORDS) -> str:
     """The summariser's system prompt, from nanohermes/prompts/summary.md."""
+    from importlib import resources  # ~3 ms, only when a summary is due
+
     template = resources.files("nanohermes").joinpath("prompts/summary.md").read_text(encoding="utf-8")
     return template.replace("{max_words}", str(max_words)).strip()
 

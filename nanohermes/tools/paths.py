@@ -12,8 +12,8 @@ import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-import pathspec
 
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext
@@ -23,7 +23,10 @@ SUGGEST_SCAN_LIMIT = 20_000  # paths looked at for suggestions: keeps a typo's e
 DIR_LISTING_LIMIT = 10  # entries named when a directory is given where a file was expected
 ALWAYS_SKIPPED = frozenset({".git"})  # git's own database: never source, often huge
 
-Rules = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (directory prefix, its .gitignore)
+if TYPE_CHECKING:
+    import pathspec
+
+Rules = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
 
 
 def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Path:
@@ -178,6 +181,8 @@ def _with_gitignore(rules: Rules, directory: Path | str, base: Path) -> Rules:
         return rules
     rel = os.path.relpath(directory, base)
     prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+    import pathspec  # ~9 ms; only walks need it
+
     return rules + ((prefix, pathspec.GitIgnoreSpec.from_lines(lines)),)
 
 

@@ -16,8 +16,11 @@ import sys
 from base64 import b64decode
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+
+if TYPE_CHECKING:
+    import pathspec
 
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, tool
@@ -138,6 +141,8 @@ def search_with_python(pattern: str, target: Path, base: Path, glob: str | None,
     if target.is_file():  # as rg: a file named explicitly is searched whatever the filters say
         files = [(os.path.relpath(target, base), target)]
     else:
+        import pathspec
+
         only = pathspec.GitIgnoreSpec.from_lines([glob]) if glob else None
         # rg matches -g against the path from its cwd, which is base
         files = ((rel, Path(entry.path)) for rel, entry in walk(target, base, exclude=exclude) if only is None or only.match_file(rel))
@@ -209,8 +214,10 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> str:
     return _format_glob(pattern, shown, [name for _, name in hits])
 
 
-def _glob_spec(pattern: str) -> pathspec.PathSpec:
+def _glob_spec(pattern: str) -> "pathspec.PathSpec":
     """Shell-glob semantics (anchored at the base, ** spans directories, {a,b} alternatives)."""
+    import pathspec
+
     patterns = ["/" + p.removeprefix("./").lstrip("/") for p in _expand_braces(pattern.strip())]
     try:
         return pathspec.PathSpec.from_lines("gitignore", patterns)

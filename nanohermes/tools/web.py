@@ -8,18 +8,26 @@ whole-page lxml text extraction when it finds no main content.
 from __future__ import annotations
 
 import codecs
+import functools
 import socket
 import time
 from dataclasses import dataclass
 
-try:
-    import httpx2 as httpx
-except ImportError:  # older openai releases depend on httpx itself
-    import httpx
 
 from nanohermes.errors import ToolError
 from nanohermes.text import fit_utf8
 from nanohermes.tools import ToolContext, tool
+
+@functools.cache
+def _httpx():
+    """httpx2 (what current openai releases ship) or httpx (older ones); imported on first
+    fetch, not at start-up (~25 ms)."""
+    try:
+        import httpx2 as httpx
+    except ImportError:
+        import httpx
+    return httpx
+
 
 MAX_RESPONSE_BYTES = 2_097_152  # a page past 2 MB is an archive or a dump, not something to read
 DEFAULT_MAX_CHARS = 20_000  # the same budget as one tool result
@@ -60,13 +68,13 @@ def fetch(url: str, *, connect_timeout: float = CONNECT_TIMEOUT, total_timeout: 
     _check_scheme(url)
     deadline = time.monotonic() + total_timeout
     try:
-        with httpx.Client(headers={"User-Agent": USER_AGENT}, follow_redirects=False) as client:
+        with _httpx().Client(headers={"User-Agent": USER_AGENT}, follow_redirects=False) as client:
             return _follow(client, url, deadline, connect_timeout, total_timeout, max_bytes)
-    except httpx.TimeoutException:
+    except _httpx().TimeoutException:
         raise ToolError(f"web_fetch {url}: timed out after {total_timeout:g} s") from None
-    except httpx.ConnectError as exc:
+    except _httpx().ConnectError as exc:
         raise ToolError(_connect_error(url, exc)) from None
-    except httpx.HTTPError as exc:  # protocol errors, bad URLs, dropped connections
+    except _httpx().HTTPError as exc:  # protocol errors, bad URLs, dropped connections
         raise ToolError(f"web_fetch {url}: {type(exc).__name__}: {exc}") from None
 
 
@@ -82,8 +90,8 @@ def _follow(client, url: str, deadline: float, connect: float, total: float, max
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise httpx.ReadTimeout("deadline")
-        timeout = httpx.Timeout(remaining, connect=min(connect, remaining))
+            raise _httpx().ReadTimeout("deadline")
+        timeout = _httpx().Timeout(remaining, connect=min(connect, remaining))
         with client.stream("GET", chain[-1], timeout=timeout) as response:
             if not (response.is_redirect and "location" in response.headers):
                 return _read(response, deadline, max_bytes)
@@ -105,7 +113,7 @@ def _read(response, deadline: float, max_bytes: int) -> Fetched:
             truncated = True
             break
         if time.monotonic() > deadline:  # a server dripping bytes never trips the read timeout
-            raise httpx.ReadTimeout("deadline")
+            raise _httpx().ReadTimeout("deadline")
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     length = response.headers.get("content-length", "")
     return Fetched(
@@ -115,7 +123,7 @@ def _read(response, deadline: float, max_bytes: int) -> Fetched:
 
 
 def _connect_error(url: str, exc: Exception) -> str:
-    host = httpx.URL(url).host
+    host = _httpx().URL(url).host
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, socket.gaierror):
