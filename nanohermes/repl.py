@@ -117,6 +117,11 @@ class Repl:
 
 
 def run_repl(config: Config, session_name: str | None) -> int:
+    import signal
+
+    # An interactive loop must stop a turn on Ctrl-C even if it was started from a shell that
+    # ignores SIGINT (background jobs, some CI runners), which Python would otherwise inherit.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     repl = Repl(config, session_name)
     try:
         return repl.loop()

@@ -98,8 +98,10 @@ def test_named_session_resumes_and_is_listed(server, workspace):
 
 def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home):
     server.add(Reply(content="slow " * 200, delay=0.05, chunk_size=5))
+    # As from an interactive shell: a runner that ignores SIGINT would pass that on to the child.
     proc = subprocess.Popen([BIN, "-p", "hi", "--session", "cc", "--base-url", server.url], cwd=workspace,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 20
     while not server.chat_requests() and time.time() < deadline:
         time.sleep(0.05)
