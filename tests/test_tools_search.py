@@ -226,3 +226,17 @@ def test_grep_and_glob_never_show_nanohermes_home_inside_the_workspace(workspace
     assert "sk-SECRET123" not in out and "s.jsonl" not in out and "config.toml" not in out
     listing = glob.func(ctx, "**/*")
     assert "config.toml" not in listing and "app.py" in listing
+
+
+def test_glob_gives_the_same_answer_with_and_without_rg(ctx, workspace, monkeypatch):
+    import nanohermes.tools.search as search
+
+    write(workspace / ".gitignore", "build/\n*.log\n")
+    write(workspace / "pkg" / ".gitignore", "secret.py\n")
+    for name in ["a.py", "b.md", "build/x.py", "x.log", "pkg/ok.py", "pkg/secret.py", "pkg/deep/c.py", ".hidden/h.py"]:
+        write(workspace / name, "x\n")
+    patterns = ["**/*.py", "*.py", "pkg/**", "**/*.{py,md}", "**/*"]
+    with_rg = [glob.func(ctx, pattern=p) for p in patterns]
+    monkeypatch.setattr(search, "find_rg", lambda: None)
+    assert [glob.func(ctx, pattern=p) for p in patterns] == with_rg
+    assert "build/x.py" not in with_rg[0] and "pkg/secret.py" not in with_rg[0] and "pkg/deep/c.py" in with_rg[0]
