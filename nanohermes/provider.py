@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -268,7 +267,7 @@ def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
     if turn.finish_reason is None:
         raise StreamCut("the stream ended before the reply was finished")
     turn.content = "".join(text_parts)
-    for n, (index, slot) in enumerate(sorted(calls.items())):
+    for n, (_, slot) in enumerate(sorted(calls.items())):
         call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids
         turn.tool_calls.append({"id": call_id, "type": "function", "function": {"name": slot["name"], "arguments": slot["arguments"]}})
     return turn

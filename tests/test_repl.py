@@ -4,7 +4,6 @@ import os
 import sys
 
 import pexpect
-import pytest
 from scripted_server import Reply, call, text
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")

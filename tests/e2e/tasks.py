@@ -196,7 +196,7 @@ def _service_module(topic: str, cls: str, fields: list[str], size: int) -> str:
     lines = [f'"""{topic.capitalize()}: records and helpers for the {topic} service."""', "", "from dataclasses import dataclass", "", ""]
     lines += ["@dataclass", f"class {cls}:", f'    """One {topic} record."""', ""]
     lines += [f"    {f}: str" for f in fields] + [""]
-    lines += [f"    def describe(self) -> str:", f"        return f\"{cls}(" + ", ".join(f"{{self.{f}}}" for f in fields) + ")\"", ""]
+    lines += ["    def describe(self) -> str:", f"        return f\"{cls}(" + ", ".join(f"{{self.{f}}}" for f in fields) + ")\"", ""]
     n = 0
     while len("\n".join(lines)) < size:
         n += 1
