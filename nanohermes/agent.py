@@ -38,10 +38,6 @@ class StopTurn(Exception):
     """Ends the turn early; the message says why (shown to the user)."""
 
 
-class TurnInterrupted(StopTurn):
-    pass
-
-
 class Agent:
     def __init__(
         self, *, config: Config, provider: Provider, session: Session, tools: list[Tool],
@@ -97,11 +93,9 @@ class Agent:
                     return ev.TurnResult(turn.content, steps, usage.event())
                 self._run_tool_calls(turn)
                 self.fit_context()
-        except TurnInterrupted as stop:
-            return ev.TurnResult(str(stop), steps, usage.event(), stopped_reason="interrupted")
         except StopTurn as stop:
             return ev.TurnResult(str(stop), steps, usage.event(), stopped_reason="limit")
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # streaming, a tool, or between the two: every call gets a result
             self._answer_open_calls(INTERRUPTED)
             self._close_interrupted_stream()
             return ev.TurnResult(INTERRUPTED, steps, usage.event(), stopped_reason="interrupted")
@@ -174,21 +168,14 @@ class Agent:
         return [t.schema() for t in self.tools.values() if t.name != "recall" or self.recall_useful]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
-        calls = turn.tool_calls
-        done = 0
-        try:
-            self.emit(ev.AssistantMessageDone(turn.content, True))
-            for call in calls:
-                fn = call["function"]
-                self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
-                result = self._run_one(fn["name"], fn["arguments"])
-                self._append_tool_result(call["id"], result)
-                done += 1
-                self.emit(ev.ToolFinished(call["id"], fn["name"], _one_line(result.content), result.ok))
-        except KeyboardInterrupt:
-            for call in calls[done:]:  # every declared call gets a result, so the history stays valid
-                self._append_tool_result(call["id"], ToolResult(INTERRUPTED, INTERRUPTED, ok=False))
-            raise TurnInterrupted(INTERRUPTED) from None
+        """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""
+        self.emit(ev.AssistantMessageDone(turn.content, True))
+        for call in turn.tool_calls:
+            fn = call["function"]
+            self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
+            result = self._run_one(fn["name"], fn["arguments"])
+            self._append_tool_result(call["id"], result)
+            self.emit(ev.ToolFinished(call["id"], fn["name"], _one_line(result.content), result.ok))
         if self._repeats() >= REPEAT_STOP:
             raise StopTurn("Stopped: the model kept repeating the same tool call with the same arguments.")
 
