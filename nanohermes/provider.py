@@ -159,8 +159,6 @@ class Provider:
                 on_restart()
             try:
                 return request()
-            except KeyboardInterrupt:
-                raise
             except Exception as exc:
                 if isinstance(exc, (NanoHermesError, TypeError, AttributeError)):  # ours, or a bug
                     raise
