@@ -8,11 +8,17 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from enum import Enum
+
 import typer
 
 from nanohermes import __version__
+from nanohermes.config import MODES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# What a one-shot run tells the model when an action needed a yes it could not ask for.
+CANNOT_ASK_HINT = "The user can allow it by re-running with --yes (or --mode auto)."
+Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
                   help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.")
@@ -33,19 +39,15 @@ def run(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Work in DIR instead of the current directory."),
     yes: bool = typer.Option(False, "--yes", help="Approve every action (same as --mode auto)."),
-    mode: Optional[str] = typer.Option(None, "--mode", help="plan (read-only) | ask (default) | auto."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Stop a turn after N model requests (default 50)."),
+    mode: Optional[Mode] = typer.Option(None, "--mode", help="plan (read-only) | ask (default) | auto."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
         return
-    from nanohermes.config import MODES
     from nanohermes.errors import NanoHermesError
 
-    if mode is not None and mode not in MODES:
-        _fail(f"unknown --mode {mode!r}: use one of {', '.join(MODES)}.", EXIT_USAGE)
-    if max_steps is not None and max_steps < 1:
-        _fail("--max-steps must be at least 1.", EXIT_USAGE)
+    mode = mode.value if mode is not None else None
     if yes and mode not in (None, "auto"):
         _fail(f"--yes approves everything, which contradicts --mode {mode}; use one or the other.", EXIT_USAGE)
     if workspace is not None and not workspace.is_dir():
@@ -55,7 +57,7 @@ def run(
         if prompt is not None:
             code = _one_shot(config, prompt, session)
         else:
-            from nanohermes.repl import run_repl
+            from nanohermes.ui.repl import run_repl
 
             code = run_repl(config, session)
     except NanoHermesError as exc:
@@ -75,14 +77,14 @@ def _fail(message: str, code: int = EXIT_FAILURE):
 
 
 def _one_shot(config, prompt: str, session_name: str | None) -> int:
-    from nanohermes.render import PlainRenderer, usage_line
     from nanohermes.runtime import build_runtime
+    from nanohermes.ui.plain import PlainRenderer, stop_message, usage_line
 
     task = sys.stdin.read() if prompt == "-" else prompt
     if not task.strip():
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     renderer = PlainRenderer()
-    runtime = build_runtime(config, session_name, renderer, approve=None)
+    runtime = build_runtime(config, session_name, renderer, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
     try:
         if runtime.session.generated:
             print(f"· session {runtime.session.name} (resume with --session {runtime.session.name})", file=sys.stderr)
@@ -95,7 +97,7 @@ def _one_shot(config, prompt: str, session_name: str | None) -> int:
         print("nanohermes: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     if result.stopped_reason:
-        print(f"nanohermes: {result.final_text}", file=sys.stderr)
+        print(f"nanohermes: {stop_message(result)}", file=sys.stderr)
         return EXIT_FAILURE
     print(result.final_text)
     return EXIT_OK
@@ -107,7 +109,7 @@ def sessions_command():
     from datetime import datetime
 
     from nanohermes.config import home_dir
-    from nanohermes.session import list_sessions
+    from nanohermes.storage.session import list_sessions
 
     infos = list_sessions(home_dir())
     if not infos:
@@ -126,7 +128,7 @@ def doctor_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
 ):
     """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
-    from nanohermes.doctor import exit_code, run_checks, summary_line
+    from nanohermes.provider.doctor import exit_code, run_checks, summary_line
     from nanohermes.errors import NanoHermesError
 
     try:

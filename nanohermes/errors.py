@@ -10,7 +10,15 @@ class ConfigError(NanoHermesError):
 
 
 class ProviderError(NanoHermesError):
-    """The model endpoint failed in a way retries could not fix."""
+    """The model endpoint failed in a way retries could not fix.
+
+    `kind` is the failure's row in the retry policy (auth, not_found, connection, …) and
+    `info` its details (status, detail), for callers that act on the kind (doctor)."""
+
+    def __init__(self, message: str, kind: str = "", info: dict | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.info = info or {}
 
 
 class ContextOverflowError(ProviderError):
@@ -18,8 +26,8 @@ class ContextOverflowError(ProviderError):
 
     `n_ctx` is the window the provider reported, when it said (llama.cpp does)."""
 
-    def __init__(self, message: str, n_ctx: int | None = None):
-        super().__init__(message)
+    def __init__(self, message: str, n_ctx: int | None = None, kind: str = "overflow", info: dict | None = None):
+        super().__init__(message, kind, info)
         self.n_ctx = n_ctx
 
 

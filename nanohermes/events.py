@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,18 @@ class AssistantMessageDone:
     has_tool_calls: bool
 
 
+# Why a turn stopped before the model answered (TurnResult.stop_code); the front ends word them.
+STOP_MAX_STEPS = "max_steps"  # stop_detail: {"steps": n, "max_steps": n}
+STOP_REPEATING = "repeating"  # the model kept making the same call
+STOP_CUT_CALLS = "cut_tool_calls"  # replies kept hitting max_tokens inside a tool call
+STOP_INTERRUPTED = "interrupted"  # Ctrl-C
+
+
 @dataclass
 class TurnResult:
-    final_text: str
+    final_text: str  # the answer; for a stopped turn, the last text the model wrote (may be "")
     steps: int
     usage: Usage | None = None
-    stopped_reason: str | None = None  # None = the model answered; else why the loop stopped
+    stopped_reason: str | None = None  # None = the model answered; "limit" or "interrupted"
+    stop_code: str | None = None  # one of the STOP_* codes
+    stop_detail: dict = field(default_factory=dict)

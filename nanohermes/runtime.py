@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from nanohermes.agent import Agent, Approver
 from nanohermes.config import Config
-from nanohermes.memory import MemoryStore, render_block
+from nanohermes.loop.agent import Agent
+from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs, set_memory_block
+from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
-from nanohermes.session import Session
-from nanohermes.skills import Skills, discover_skills
+from nanohermes.storage.memory import MemoryStore, render_block
+from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext
+from nanohermes.tools.outputs import OutputStore
 
 
 def all_tools(skills: Skills) -> list[Tool]:
@@ -70,7 +72,10 @@ class Runtime:
         self.session.close()
 
 
-def build_runtime(config: Config, session_name: str | None, emit: Callable[[object], None], approve: Approver | None) -> Runtime:
+def build_runtime(config: Config, session_name: str | None, emit: Callable[[object], None], approve: Approver | None,
+                  cannot_ask_hint: str = "") -> Runtime:
+    """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
+    and `cannot_ask_hint` tells the model how the user could allow a refused action."""
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
@@ -82,16 +87,17 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     prompt = SystemPrompt(config, memory, skills, warn)
     session = Session(config.home, session_name)
     try:
-        provider = Provider(config, on_retry=lambda text: emit(ev.Notice(text, "warning")))
+        provider = Provider(config, on_retry=warn)
+        outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         ctx = ToolContext(
             workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
-            allow_outside_workspace=config.allow_outside_workspace,
-            services={"memory": memory, "skills": skills},
+            allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
         )
         agent = Agent(
             config=config, provider=provider, session=session, tools=all_tools(skills), ctx=ctx,
-            system_for=prompt.for_query, emit=emit, approve=approve, window=config.context_window,
+            system_for=prompt.for_query, emit=emit, approvals=Approvals(config.mode, approve, cannot_ask_hint),
         )
+        agent.resume()
     except BaseException:
         session.close()
         raise

@@ -2,21 +2,45 @@
 
 
 def cut_utf8(data: bytes, end: int) -> int:
-    """Largest index <= end that does not split a UTF-8 character."""
+    """Largest index <= end that does not split a UTF-8 character.
+
+    At len(data) itself this also steps back over a trailing incomplete sequence (a capture
+    may stop mid-character), so data[:cut_utf8(data, len(data))] always decodes whole."""
     end = max(0, min(end, len(data)))
-    while 0 < end < len(data) and (data[end] & 0xC0) == 0x80:
+    if end == len(data):
+        for back in range(1, min(4, end) + 1):
+            byte = data[end - back]
+            if byte & 0xC0 != 0x80:  # ASCII or a lead byte: is its sequence complete?
+                need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+                return end if back >= need else end - back
+        return end
+    while 0 < end and (data[end] & 0xC0) == 0x80:
         end -= 1
     return end
 
 
-def clamp(text: str, max_bytes: int) -> str:
-    """Keep at most max_bytes UTF-8 bytes of text, cut on a character boundary, with a note."""
+def start_utf8(data: bytes, start: int) -> int:
+    """Smallest index >= start that does not fall inside a UTF-8 character."""
+    start = max(0, min(start, len(data)))
+    while start < len(data) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    return start
+
+
+def clamp_counted(text: str, max_bytes: int) -> tuple[str, int]:
+    """(text cut to max_bytes UTF-8 bytes on a character boundary with a note, bytes omitted)."""
     data = text.encode("utf-8", errors="surrogatepass")
     if len(data) <= max_bytes:
-        return text
+        return text, 0
     end = cut_utf8(data, max_bytes)
     kept = data[:end].decode("utf-8", errors="replace")
-    return f"{kept}\n… output truncated ({len(data) - end} bytes omitted)"
+    omitted = len(data) - end
+    return f"{kept}\n… output truncated ({omitted} bytes omitted)", omitted
+
+
+def clamp(text: str, max_bytes: int) -> str:
+    """Keep at most max_bytes UTF-8 bytes of text, cut on a character boundary, with a note."""
+    return clamp_counted(text, max_bytes)[0]
 
 
 def fit_utf8(text: str, max_bytes: int) -> str:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from nanohermes.config import Config
-from nanohermes.memory import MAX_ENTRIES, MAX_ENTRY_CHARS, MemoryStore, render_block
+from nanohermes.storage.memory import MAX_ENTRIES, MAX_ENTRY_CHARS, MemoryStore, render_block
 from nanohermes.prompt import PromptInputs, build_system_prompt, gather_prompt_inputs, load_template, set_memory_block
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS
 

@@ -1,11 +1,6 @@
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from scripted_server import ScriptedServer  # noqa: E402
+from tests.support.scripted_server import ScriptedServer
 
 
 @pytest.fixture(autouse=True)

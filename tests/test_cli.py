@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from scripted_server import Error, Reply, call, text
+from tests.support.scripted_server import Error, Reply, call, text
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from scripted_server import ScriptedServer
+from tests.support.scripted_server import ScriptedServer
 from typer.testing import CliRunner
 
-from e2e.recording import RECORDINGS, WORKSPACE, advertised_n_ctx, chat_exchanges, load, normalise, replay_replies, unpack_stream
-from e2e.tasks import TASKS, check_task, run_task
+from tests.e2e.recording import RECORDINGS, WORKSPACE, advertised_n_ctx, chat_exchanges, load, normalise, replay_replies, unpack_stream
+from tests.e2e.tasks import TASKS, check_task, run_task
 from nanohermes.cli import app
 
 RECORDED = [t for t in TASKS if (RECORDINGS / f"{t.name}.json").exists()]
@@ -104,7 +104,7 @@ def test_a_recorded_llama_cpp_stream_assembles_into_a_tool_call(tmp_path):
     try:
         srv.add(*[r for r, e in zip(replay_replies(wire, tmp_path, tmp_path), chat_exchanges(wire)) if "stream" in e])
         config = Config(model="local-model", base_url=srv.url, workspace=tmp_path, home=tmp_path)
-        turn = Provider(config).stream_chat([{"role": "user", "content": "time?"}], [], lambda text: None)
+        turn = Provider(config).stream_chat([{"role": "user", "content": "time?"}], [], lambda text: None, max_tokens=4096)
     finally:
         srv.close()
     (call,) = turn.tool_calls

@@ -17,10 +17,15 @@ The loop's side of it:
 from nanohermes.context.budget import (
     CONTEXT_CHAR_BUDGET,
     KEEP_RECENT,
+    MAX_TOOL_RESULT_BYTES,
     PLACEHOLDER_MIN_CHARS,
     SUMMARY_MAX_WORDS,
+    ContextSettings,
     SizeCache,
     message_size,
+    prompt_token_limit,
+    reply_reserve,
+    settings_for_window,
     size_by_kind,
     total_size,
 )
@@ -37,14 +42,7 @@ from nanohermes.context.summary_message import (
     is_summary_message,
     summary_message,
 )
-from nanohermes.context.tokens import (
-    PromptTokenTracker,
-    budget_for_window,
-    count_tokens,
-    estimate_tokens_by_ratio,
-    prompt_token_limit,
-    reply_reserve,
-)
+from nanohermes.context.tokens import PromptTokenTracker, count_tokens, estimate_tokens_by_ratio
 
 __all__ = [
     "CONTEXT_CHAR_BUDGET",
@@ -59,7 +57,9 @@ __all__ = [
     "PromptTokenTracker",
     "SizeCache",
     "Summarize",
-    "budget_for_window",
+    "settings_for_window",
+    "ContextSettings",
+    "MAX_TOOL_RESULT_BYTES",
     "build_digest",
     "compact_history",
     "count_tokens",

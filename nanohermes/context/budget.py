@@ -1,4 +1,5 @@
-"""The budget numbers (the one place that knows them) and the size of what is sent.
+"""The budget numbers (the one place that knows them), the settings for a model's window, and
+the size of what is sent.
 
 `size` is the sum over messages of each message's compact JSON serialisation: quotes, escapes
 and keys included, because that is what the model is sent and paid for on every request.
@@ -7,6 +8,7 @@ and keys included, because that is what the model is sent and paid for on every 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 # A conservative session size: ~30-40k tokens of English and code, well inside every
@@ -32,6 +34,70 @@ MIN_USEFUL_SAVING = 0.10
 # Layer (d) never trims a message below this many chars of content: head and tail must
 # still say what the message was.
 TRIM_MIN_KEEP_CHARS = 800
+# Layer (a): one tool result, in UTF-8 bytes; ~17 % of the 120k-char session budget.
+MAX_TOOL_RESULT_BYTES = 20_000
+# The reply's max_tokens when nothing smaller is configured or needed.
+DEFAULT_MAX_TOKENS = 4_096
+
+# Compact when the prompt passes this share of what the window leaves after the reply:
+# the estimate of appended messages can be off, and the next tool result lands before the
+# next check.
+TOKEN_TRIGGER_FRACTION = 0.75
+# A reply rarely needs more than a quarter of a small window; reserving a 4,096-token
+# max_tokens on an 8k local model would leave no room to work.
+MAX_REPLY_SHARE = 0.25
+# Chars per token assumed when turning a token window into a char budget: code and JSON
+# (escaped quotes and newlines) run ~3, prose ~4; the lower figure errs towards fitting.
+CONSERVATIVE_CHARS_PER_TOKEN = 3
+# One tool result may take about this share of the window (20,000 bytes of 128k is ~4 %,
+# but on an 8k model a 20 KB result alone would be most of the prompt).
+TOOL_RESULT_WINDOW_SHARE = 0.15
+MIN_TOOL_RESULT_BYTES = 1_000  # below this a result says too little to be useful
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    """Every number the engine and its neighbours work to, as one value: computed once for a
+    model's window (settings_for_window) and handed to whoever needs it."""
+
+    budget_chars: int = CONTEXT_CHAR_BUDGET
+    keep_recent: int = KEEP_RECENT
+    placeholder_min_chars: int = PLACEHOLDER_MIN_CHARS
+    compact_to: float = COMPACT_TO_FRACTION
+    tool_result_bytes: int = MAX_TOOL_RESULT_BYTES  # the clamp on one tool result
+    max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request: the reply's reserve
+    window: int | None = None  # the model's context window in tokens, when known
+    token_limit: int | None = None  # compaction also triggers when the prompt passes this many tokens
+
+
+def reply_reserve(context_window: int, max_output_tokens: int) -> int:
+    """Tokens kept free for the reply (also the max_tokens worth sending)."""
+    return max(1, min(max_output_tokens, int(context_window * MAX_REPLY_SHARE)))
+
+
+def prompt_token_limit(context_window: int, max_output_tokens: int) -> int:
+    """Compaction triggers when the estimated prompt exceeds this many tokens."""
+    return int(TOKEN_TRIGGER_FRACTION * (context_window - reply_reserve(context_window, max_output_tokens)))
+
+
+def settings_for_window(context_window: int | None, max_output_tokens: int = DEFAULT_MAX_TOKENS) -> ContextSettings:
+    """The settings for a model's window in tokens (None: unknown, the defaults).
+
+    The char budget is what fits in the token trigger's share of the window at a conservative
+    3 chars/token, never above CONTEXT_CHAR_BUDGET (e.g. 8,192 tokens: 13,824 chars; 128k:
+    120,000). The tool cap is ~15 % of the window at the same ratio, never above 20,000 bytes
+    (8,192: 3,686 bytes; 32k and up: 14,745-20,000). max_tokens keeps at most a quarter of it."""
+    if not context_window:
+        return ContextSettings(max_tokens=max_output_tokens)
+    limit = prompt_token_limit(context_window, max_output_tokens)
+    tool_bytes = int(context_window * TOOL_RESULT_WINDOW_SHARE * CONSERVATIVE_CHARS_PER_TOKEN)
+    return ContextSettings(
+        budget_chars=min(CONTEXT_CHAR_BUDGET, limit * CONSERVATIVE_CHARS_PER_TOKEN),
+        tool_result_bytes=max(MIN_TOOL_RESULT_BYTES, min(MAX_TOOL_RESULT_BYTES, tool_bytes)),
+        max_tokens=reply_reserve(context_window, max_output_tokens),
+        window=context_window,
+        token_limit=limit,
+    )
 
 
 def message_size(message: dict) -> int:

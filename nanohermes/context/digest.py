@@ -7,7 +7,7 @@ left off, and the previous summary (so a failure does not also lose older histor
 
 from __future__ import annotations
 
-from nanohermes.context.describe import describe_call, files_touched, one_line, parse_tool_call
+from nanohermes.calls import describe_call, files_read, files_touched, one_line, parse_tool_call
 from nanohermes.context.summary_message import is_summary_message, summary_text
 from nanohermes.text import head_tail_text
 
@@ -33,12 +33,6 @@ def _tools_run(messages: list[dict]) -> list[str]:
     if len(calls) > TOOLS_SHOWN:
         lines.insert(0, f"- … {len(calls) - TOOLS_SHOWN} earlier calls not listed")
     return lines
-
-
-def _files_read(messages: list[dict], changed: list[str]) -> list[str]:
-    calls = [parse_tool_call(c) for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or ()]
-    paths = [c.arguments.get("path") for c in calls if c.name == "read_file"]
-    return [p for p in dict.fromkeys(paths) if isinstance(p, str) and p not in changed]
 
 
 def _last_assistant_text(messages: list[dict]) -> str:
@@ -67,7 +61,7 @@ def file_ledger(history: list[dict]) -> str:
                         into.extend(p.strip() for p in line[len(prefix) :].split(",") if p.strip())
     plain = [m for m in history if not is_summary_message(m)]
     changed = list(dict.fromkeys(changed + files_touched(plain)))
-    read = [p for p in dict.fromkeys(read + _files_read(plain, [])) if p not in changed]
+    read = [p for p in dict.fromkeys(read + files_read(plain)) if p not in changed]
     lines = [prefix + ", ".join(paths[-LEDGER_MAX_PATHS:]) for prefix, paths in ((CHANGED_PREFIX, changed), (READ_PREFIX, read)) if paths]
     return "\n".join(lines)
 
@@ -81,7 +75,7 @@ def build_digest(dropped: list[dict], previous_summary: str | None = None) -> st
     files = files_touched(dropped)
     if files:
         sections.append(CHANGED_PREFIX + ", ".join(files))
-    if read := _files_read(dropped, files):
+    if read := [p for p in files_read(dropped) if p not in files]:
         sections.append(READ_PREFIX + ", ".join(read))
     if requests := _user_requests(dropped):
         sections.append("User requests:\n" + "\n".join(requests))

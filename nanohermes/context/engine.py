@@ -4,19 +4,12 @@ what they need across calls (sizes, the anti-thrash history, the last summary)."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from nanohermes.context.budget import (
-    COMPACT_TO_FRACTION,
-    CONTEXT_CHAR_BUDGET,
-    KEEP_RECENT,
-    MIN_USEFUL_SAVING,
-    PLACEHOLDER_MIN_CHARS,
-    SUMMARY_MAX_CHARS,
-    SUMMARY_MAX_WORDS,
-    SizeCache,
-)
+from nanohermes.context.budget import MIN_USEFUL_SAVING, SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS, ContextSettings, SizeCache
+from nanohermes.calls import ResultFacts
 from nanohermes.context.compaction import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger
 from nanohermes.context.placeholders import placeholder_old_tool_outputs
@@ -83,17 +76,9 @@ class CompactionReport:
 class ContextEngine:
     """Keeps what is sent under budget. Create one per conversation (or call reset())."""
 
-    def __init__(
-        self,
-        budget_chars: int = CONTEXT_CHAR_BUDGET,
-        keep_recent: int = KEEP_RECENT,
-        placeholder_min_chars: int = PLACEHOLDER_MIN_CHARS,
-        compact_to: float = COMPACT_TO_FRACTION,
-    ) -> None:
-        self.budget_chars = budget_chars
-        self.keep_recent = keep_recent
-        self.placeholder_min_chars = placeholder_min_chars
-        self.compact_to = compact_to
+    def __init__(self, settings: ContextSettings | None = None, **overrides) -> None:
+        """`settings` (default: ContextSettings()) with any field overridden by keyword."""
+        self.settings = replace(settings or ContextSettings(), **overrides)
         self.sizes = SizeCache()
         self._auto_savings: list[float] = []  # saved fraction of each automatic summarising compaction
         self._length_after_auto = 0
@@ -116,6 +101,7 @@ class ContextEngine:
         focus: str | None = None,
         token_estimate: int | None = None,
         token_limit: int | None = None,
+        facts: Mapping[str, ResultFacts] | None = None,
     ) -> tuple[list[dict], CompactionReport | None]:
         """Return the messages to send and what was done (None: nothing, same list back).
 
@@ -139,14 +125,15 @@ class ContextEngine:
             self.sizes.forget_all_but(messages)
             return messages, None
         report = CompactionReport(forced=force, before_chars=before, budget_chars=target, messages_before=len(messages))
-        report.token_triggered = target < self.budget_chars
+        report.token_triggered = target < self.settings.budget_chars
         current = messages
         if not force:
-            current, report.placeholder_ids = placeholder_old_tool_outputs(current, self.keep_recent, self.placeholder_min_chars)
+            current, report.placeholder_ids = placeholder_old_tool_outputs(
+                current, self.settings.keep_recent, self.settings.placeholder_min_chars, facts)
             if any(a is not b for a, b in zip(current, messages)):
                 report.layers.append("placeholders")
-        if force or (self.size(current) > target * self.compact_to and len(current) > self.keep_recent + 1):
-            current = self._summarise_if_allowed(current, summarize, focus, report)
+        if force or (self.size(current) > target * self.settings.compact_to and len(current) > self.settings.keep_recent + 1):
+            current = self._summarise_if_allowed(current, summarize, focus, report, facts or {})
         # The token-derived target is an estimate: trimming a message for a 1 % overshoot would
         # rewrite the prompt (and lose a local server's prompt cache) for nothing.
         slack = 1.0 if force or not report.token_triggered else 1 + TOKEN_TARGET_SLACK
@@ -163,17 +150,18 @@ class ContextEngine:
     def _target(self, total: int, token_estimate: int | None, token_limit: int | None) -> int:
         """The char budget, lowered in proportion when the token estimate is over its limit."""
         if token_estimate and token_limit and token_estimate > token_limit:
-            return min(self.budget_chars, total * token_limit // token_estimate)
-        return self.budget_chars
+            return min(self.settings.budget_chars, total * token_limit // token_estimate)
+        return self.settings.budget_chars
 
     def _thrashing(self, length: int) -> bool:
         """The last two automatic summaries each freed < 10 %, and the tail they could not
         touch is still there (fewer than keep_recent messages added since)."""
         recent = self._auto_savings[-2:]
-        moved_on = length - self._length_after_auto >= self.keep_recent
+        moved_on = length - self._length_after_auto >= self.settings.keep_recent
         return len(recent) == 2 and all(s < MIN_USEFUL_SAVING for s in recent) and not moved_on
 
-    def _summarise_if_allowed(self, messages: list[dict], summarize: Summarize, focus: str | None, report: CompactionReport) -> list[dict]:
+    def _summarise_if_allowed(self, messages: list[dict], summarize: Summarize, focus: str | None, report: CompactionReport,
+                              facts: Mapping[str, ResultFacts]) -> list[dict]:
         if not report.forced and self._thrashing(len(messages)):
             report.thrash_skipped = True
             report.notices.append(
@@ -181,18 +169,19 @@ class ContextEngine:
                 "recent messages); /compact forces one"
             )
             return messages
-        plan = plan_cut(messages, self.keep_recent)
+        plan = plan_cut(messages, self.settings.keep_recent)
         if plan is None or not plan.dropped(messages):
-            report.notices.append(f"nothing to summarise: only the last {self.keep_recent} messages are left")
+            report.notices.append(f"nothing to summarise: only the last {self.settings.keep_recent} messages are left")
             return messages
-        return self._summarise(messages, plan, summarize, focus, report)
+        return self._summarise(messages, plan, summarize, focus, report, facts)
 
-    def _summarise(self, messages: list[dict], plan: CutPlan, summarize: Summarize, focus: str | None, report: CompactionReport) -> list[dict]:
+    def _summarise(self, messages: list[dict], plan: CutPlan, summarize: Summarize, focus: str | None, report: CompactionReport,
+                   facts: Mapping[str, ResultFacts]) -> list[dict]:
         dropped = plan.dropped(messages)
         previous = messages[plan.previous_summary_index] if plan.previous_summary_index else None
         history = [previous, *dropped] if previous else dropped  # the renderers read an old summary first
         kept_user = messages[plan.kept_user_index] if plan.kept_user_index is not None else None
-        user_text = render_summary_input(history, None, focus, kept_user, max_chars=max(2_000, self.budget_chars // 2))
+        user_text = render_summary_input(history, None, focus, kept_user, max_chars=max(2_000, self.settings.budget_chars // 2), facts=facts)
         summary, report.summary_error = request_summary(summarize, user_text)
         if summary:
             ledger = file_ledger(history)  # paths kept mechanically: small models summarise badly

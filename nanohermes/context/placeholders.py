@@ -9,27 +9,23 @@ from __future__ import annotations
 
 import json
 
+from collections.abc import Mapping
+
+from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
 from nanohermes.context.budget import PLACEHOLDER_MIN_CHARS
-from nanohermes.context.describe import ToolCall, describe_call, exit_code, tool_calls_by_id
 
 PLACEHOLDER_PREFIX = "[old tool output cleared to save context: "
 # How much of a long argument value stays in an old tool call (enough to recognise it).
 ARGUMENT_HEAD_CHARS = 160
 
 
-def placeholder_text(call: ToolCall | None, call_id: str, content: str) -> str:
+def placeholder_text(call: ToolCall | None, call_id: str, content: str, facts: ResultFacts = NO_FACTS) -> str:
     """`[old tool output cleared to save context: read_file path=a.py — 18,342 chars; recall(id="call_1") returns it]`."""
     what = describe_call(call) if call else "tool result"
-    facts = f"{len(content):,} chars"
-    code = exit_code(content)
-    if code is not None:
-        facts += f", exit code {code}"
-    return f'{PLACEHOLDER_PREFIX}{what} — {facts}; recall(id="{call_id}") returns it]'
-
-
-def is_placeholder(message: dict) -> bool:
-    content = message.get("content")
-    return isinstance(content, str) and content.startswith(PLACEHOLDER_PREFIX)
+    details = f"{len(content):,} chars"
+    if facts.exit_code is not None:
+        details += f", exit code {facts.exit_code}"
+    return f'{PLACEHOLDER_PREFIX}{what} — {details}; recall(id="{call_id}") returns it]'
 
 
 def shrink_long_arguments(raw: str, min_chars: int) -> str | None:
@@ -66,7 +62,8 @@ def _shrink_tool_calls(message: dict, min_chars: int) -> dict:
 
 
 def placeholder_old_tool_outputs(
-    messages: list[dict], keep_recent: int, min_chars: int = PLACEHOLDER_MIN_CHARS
+    messages: list[dict], keep_recent: int, min_chars: int = PLACEHOLDER_MIN_CHARS,
+    facts: Mapping[str, ResultFacts] | None = None,
 ) -> tuple[list[dict], list[str]]:
     """Replace tool results (and long tool-call arguments) outside the last `keep_recent`
     messages that are over `min_chars` with placeholders. Never touches messages[0] or the
@@ -78,7 +75,8 @@ def placeholder_old_tool_outputs(
         role, content = message.get("role"), message.get("content")
         if role == "tool" and isinstance(content, str) and len(content) > min_chars:
             call_id = str(message.get("tool_call_id"))
-            out.append({**message, "content": placeholder_text(calls.get(call_id), call_id, content)})
+            text = placeholder_text(calls.get(call_id), call_id, content, (facts or {}).get(call_id, NO_FACTS))
+            out.append({**message, "content": text})
             replaced.append(call_id)
         elif role == "assistant":
             out.append(_shrink_tool_calls(message, min_chars))

@@ -8,10 +8,11 @@ tool results become a one-line description; other long texts keep their head and
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 
 from nanohermes.context.budget import SUMMARY_MAX_WORDS
-from nanohermes.context.describe import describe_result, one_line, parse_tool_call, tool_calls_by_id
+from nanohermes.calls import NO_FACTS, ResultFacts, describe_result, one_line, parse_tool_call, tool_calls_by_id
 from nanohermes.context.summary_message import is_summary_message, summary_text
 from nanohermes.text import head_tail_text
 
@@ -26,10 +27,10 @@ ARGUMENT_VALUE_MAX_CHARS = 200
 
 @cache
 def summary_prompt(max_words: int = SUMMARY_MAX_WORDS) -> str:
-    """The summariser's system prompt, from nanohermes/prompts/summary.md."""
+    """The summariser's system prompt, from nanohermes/context/summary.md."""
     from importlib import resources  # ~3 ms, only when a summary is due
 
-    template = resources.files("nanohermes").joinpath("prompts/summary.md").read_text(encoding="utf-8")
+    template = resources.files("nanohermes.context").joinpath("summary.md").read_text(encoding="utf-8")
     return template.replace("{max_words}", str(max_words)).strip()
 
 
@@ -42,15 +43,16 @@ def _render_arguments(raw: str, arguments: dict) -> str:
     return json.dumps(short, ensure_ascii=False)
 
 
-def _render_message(message: dict, calls: dict) -> list[str]:
+def _render_message(message: dict, calls: dict, facts: Mapping[str, ResultFacts]) -> list[str]:
     role = str(message.get("role") or "?")
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     if role == "tool":
-        call = calls.get(str(message.get("tool_call_id")))
+        call_id = str(message.get("tool_call_id"))
+        call = calls.get(call_id)
         name = call.name if call else "tool"
         if len(text) > TOOL_RESULT_INLINE_CHARS:
-            return [f"tool: {describe_result(call, text)}"]
+            return [f"tool: {describe_result(call, text, facts.get(call_id, NO_FACTS))}"]
         return [f"tool ({name}): {text.strip()}"] if text.strip() else []
     lines = [f"{role}: {head_tail_text(text.strip(), TEXT_MAX_CHARS)}"] if text.strip() else []
     for raw_call in message.get("tool_calls") or ():
@@ -65,6 +67,7 @@ def render_summary_input(
     focus: str | None = None,
     kept_user_message: dict | None = None,
     max_chars: int = 60_000,
+    facts: Mapping[str, ResultFacts] | None = None,
 ) -> str:
     """The user text of the summary request. `dropped` may start with an old summary message
     (its text is used as `previous_summary` if none is given). `kept_user_message` stays live
@@ -74,7 +77,7 @@ def render_summary_input(
         previous_summary = previous_summary or summary_text(dropped[0])
         dropped = dropped[1:]
     calls = tool_calls_by_id(dropped)
-    conversation = "\n".join(line for m in dropped for line in _render_message(m, calls))
+    conversation = "\n".join(line for m in dropped for line in _render_message(m, calls, facts or {}))
     parts = []
     if previous_summary:
         parts.append(f"Previous summary (bring it up to date with the conversation below):\n{previous_summary.strip()}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 
-from nanohermes.context.budget import CONTEXT_CHAR_BUDGET, SizeCache
+from nanohermes.context.budget import SizeCache
 
 DEFAULT_ENCODING = "o200k_base"  # GPT-4o and later; close enough for other models' BPEs
 
@@ -159,46 +159,3 @@ class PromptTokenTracker:
         if self._anchor_holds(messages):
             return self._anchor_tokens + sum(self.tokens(m) for m in messages[len(self._anchor) :])
         return self._unexplained + sum(self.tokens(m) for m in messages)
-
-
-# Compact when the prompt passes this share of what the window leaves after the reply:
-# the estimate of appended messages can be off, and the next tool result lands before the
-# next check.
-TOKEN_TRIGGER_FRACTION = 0.75
-# A reply rarely needs more than a quarter of a small window; reserving a 4,096-token
-# max_tokens on an 8k local model would leave no room to work.
-MAX_REPLY_SHARE = 0.25
-# Chars per token assumed when turning a token window into a char budget: code and JSON
-# (escaped quotes and newlines) run ~3, prose ~4; the lower figure errs towards fitting.
-CONSERVATIVE_CHARS_PER_TOKEN = 3
-# One tool result may take about this share of the window (20,000 bytes of 128k is ~4 %,
-# but on an 8k model a 20 KB result alone would be most of the prompt).
-TOOL_RESULT_WINDOW_SHARE = 0.15
-MIN_TOOL_RESULT_BYTES = 1_000  # below this a result says too little to be useful
-
-
-def reply_reserve(context_window: int, max_output_tokens: int) -> int:
-    """Tokens kept free for the reply (also the max_tokens worth sending)."""
-    return max(1, min(max_output_tokens, int(context_window * MAX_REPLY_SHARE)))
-
-
-def prompt_token_limit(context_window: int, max_output_tokens: int) -> int:
-    """Compaction triggers when the estimated prompt exceeds this many tokens."""
-    return int(TOKEN_TRIGGER_FRACTION * (context_window - reply_reserve(context_window, max_output_tokens)))
-
-
-def budget_for_window(context_window: int | None, max_output_tokens: int) -> tuple[int, int]:
-    """(char budget, tool result cap in bytes) for a model's window in tokens.
-
-    The char budget is what fits in the token trigger's share of the window at a conservative
-    3 chars/token, never above CONTEXT_CHAR_BUDGET (e.g. 8,192 tokens: 13,824 chars; 128k:
-    120,000). The tool cap is ~15 % of the window at the same ratio, never above the 20,000
-    bytes of section 3 (8,192: 3,686 bytes; 32k and up: 14,745-20,000). Unknown window: the
-    defaults."""
-    from nanohermes.tools import MAX_OUTPUT_BYTES  # here, not at import: tools may import the context engine
-
-    if not context_window:
-        return CONTEXT_CHAR_BUDGET, MAX_OUTPUT_BYTES
-    chars = prompt_token_limit(context_window, max_output_tokens) * CONSERVATIVE_CHARS_PER_TOKEN
-    tool_bytes = int(context_window * TOOL_RESULT_WINDOW_SHARE * CONSERVATIVE_CHARS_PER_TOKEN)
-    return min(CONTEXT_CHAR_BUDGET, chars), max(MIN_TOOL_RESULT_BYTES, min(MAX_OUTPUT_BYTES, tool_bytes))

@@ -1,6 +1,6 @@
 """The one tool registry and the one dispatch: every tool result passes through `clamp` here.
 
-A tool is a plain function `f(ctx, **arguments) -> str`. Its JSON schema comes from the
+A tool is a plain function `f(ctx, **arguments) -> str | ToolOutput`. Its JSON schema comes from the
 signature (type hints, defaults) and the `params` descriptions given to `@tool`; its description
 is the docstring. Tools raise ToolError for failures the model should read and fix.
 """
@@ -11,27 +11,33 @@ import inspect
 import json
 import types
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
+from nanohermes.calls import NO_FACTS, ResultFacts
+from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES
 from nanohermes.errors import ToolError
-from nanohermes.text import clamp
+from nanohermes.text import clamp_counted
+from nanohermes.tools.outputs import OutputStore
 
-MAX_OUTPUT_BYTES = 20_000  # one tool result; ~17 % of the 120k-char session budget
+if TYPE_CHECKING:
+    from nanohermes.prompt.skills import Skills
+    from nanohermes.storage.memory import MemoryStore
 
 
 @dataclass
 class ToolContext:
-    """What a tool may touch. `max_output` shrinks with small context windows."""
+    """What a tool may touch and use. `max_output` shrinks with small context windows."""
 
     workspace: Path
     home: Path
-    max_output: int = MAX_OUTPUT_BYTES
+    max_output: int = MAX_TOOL_RESULT_BYTES
     command_timeout: int = 120
     allow_outside_workspace: bool = False
-    # Services other parts plug in (memory store, skills, stored outputs for recall).
-    services: dict[str, Any] = field(default_factory=dict)
+    memory: MemoryStore | None = None  # for `remember`
+    skills: Skills | None = None  # for `skill`
+    outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
 
 
 @dataclass(frozen=True)
@@ -50,11 +56,24 @@ class Tool:
         }
 
 
+class ToolOutput(str):
+    """A tool's text with the facts about it attached (exit code, path, …). A tool returns
+    one when it has facts to report, else a plain str; either way it is the text."""
+
+    facts: ResultFacts
+
+    def __new__(cls, text: str, facts: ResultFacts = NO_FACTS) -> "ToolOutput":
+        self = super().__new__(cls, text)
+        self.facts = facts
+        return self
+
+
 @dataclass(frozen=True)
 class ToolResult:
     content: str  # what the model sees (clamped)
     full: str  # the whole output, kept in the session for `recall`
     ok: bool = True
+    facts: ResultFacts = NO_FACTS
 
 
 _JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -134,12 +153,15 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
     if tool_ is None:
         text = f"error: unknown tool {name!r}. Available tools: {', '.join(sorted(tools))}"
         return ToolResult(text, text, ok=False)
+    facts = NO_FACTS
     try:
         args = parse_arguments(tool_, raw_arguments)
         output = tool_.func(ctx, **args)
-        ok = True
+        facts = getattr(output, "facts", NO_FACTS)
+        output, ok = str(output), True
     except ToolError as exc:
         output, ok = f"error: {exc}", False
     except Exception as exc:  # a bug in one tool must not end the session
         output, ok = f"error: {name} failed: {type(exc).__name__}: {exc}", False
-    return ToolResult(clamp(output, ctx.max_output), output, ok)
+    content, cut = clamp_counted(output, ctx.max_output)
+    return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts)

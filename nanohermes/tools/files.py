@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from nanohermes.errors import ToolError
-from nanohermes.tools import ToolContext, tool
+from nanohermes.calls import ResultFacts
+from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
@@ -57,7 +58,7 @@ class _Page:
 
 
 @tool(params={"path": "file path", "offset": "first line, 1-based", "limit": "number of lines"})
-def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> str:
+def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
     target = resolve_path(ctx, path)
     shown = display_path(ctx, target)
@@ -74,7 +75,7 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
         _refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
         page = _read_page(f, first, limit or DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
-    return _format_page(shown, page)
+    return ToolOutput(_format_page(shown, page), ResultFacts(path=shown))
 
 
 def _read_page(f: BinaryIO, first: int, count: int, budget: int) -> _Page:
@@ -252,7 +253,7 @@ def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
 
 
 @tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
-def write_file(ctx: ToolContext, path: str, content: str) -> str:
+def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     """Create or overwrite a file with content."""
     target, shown = _plan_write(ctx, path)
     existed = target.exists()
@@ -269,7 +270,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
         diff, added, removed = _diff(old, content, shown, RESULT_DIFF_LINES)
         report = f"write_file {shown}: {_line_count(old)} → {lines} lines (+{added} −{removed})\n{diff}"
     atomic_write(target, data)
-    return report
+    return ToolOutput(report, ResultFacts(path=shown, changed=old != content))
 
 
 # ---------------------------------------------------------------- edit_file
@@ -385,7 +386,7 @@ def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, rep
     approval=True,
     preview=_preview_edit,
 )
-def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> ToolOutput:
     """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
     edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
     data = _encode(edit.after)
@@ -393,4 +394,5 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
     atomic_write(edit.target, data)
     where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
     n = len(edit.lines)
-    return f"edit_file {edit.shown}: replaced {n} occurrence{'s' if n > 1 else ''} ({where})\n{diff}"
+    text = f"edit_file {edit.shown}: replaced {n} occurrence{'s' if n > 1 else ''} ({where})\n{diff}"
+    return ToolOutput(text, ResultFacts(path=edit.shown, changed=True))

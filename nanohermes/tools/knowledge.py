@@ -1,18 +1,13 @@
-"""Tools over long-term knowledge: `remember` (memory store) and `skill` (skill bodies).
-
-They use ctx.services["memory"] (a MemoryStore) and ctx.services["skills"] (a Skills).
-"""
+"""Tools over long-term knowledge: `remember` (ctx.memory) and `skill` (ctx.skills)."""
 
 from __future__ import annotations
 
 from nanohermes.errors import ToolError
-from nanohermes.memory import KINDS, MAX_ENTRY_CHARS, MemoryStore, MemoryStoreError
-from nanohermes.skills import Skills
+from nanohermes.storage.memory import KINDS, MAX_ENTRY_CHARS, MemoryStoreError
 from nanohermes.tools import ToolContext, tool
 
 
-def _service(ctx: ToolContext, key: str, what: str):
-    service = ctx.services.get(key)
+def _available(service, what: str):
     if service is None:
         raise ToolError(f"{what} is not available in this session")
     return service
@@ -22,7 +17,7 @@ def _service(ctx: ToolContext, key: str, what: str):
               "kind": f"{', '.join(KINDS)} (default fact)"})
 def remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
     """Save a lasting fact, preference or decision for future sessions."""
-    store: MemoryStore = _service(ctx, "memory", "long-term memory")
+    store = _available(ctx.memory, "long-term memory")
     try:
         result = store.add(text, kind)
     except MemoryStoreError as exc:
@@ -38,7 +33,7 @@ def remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
 @tool(params={"name": "a skill name from the Skills list"})
 def skill(ctx: ToolContext, name: str) -> str:
     """Load a skill's full instructions by name."""
-    skills: Skills = _service(ctx, "skills", "skills")
+    skills = _available(ctx.skills, "skills")
     found = skills.get(name)
     if found is None:
         available = ", ".join(skills.names()) or "none are installed"

@@ -14,10 +14,9 @@ NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chu
               "limit": "chars to return (default 12000)"})
 def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
     """Return the full output of an earlier tool call whose id a truncation or placeholder note names, in chunks."""
-    outputs: dict[str, str] = ctx.services.get("outputs", {})
-    full = outputs.get(id)
+    full = ctx.outputs.get(id)
     if full is None:
-        known = ", ".join(list(outputs)[-5:]) or "none"
+        known = ", ".join(ctx.outputs.recent_ids(5)) or "none"
         raise ToolError(f"no stored output for tool call id {id!r} (recent ids with stored output: {known})")
     offset = max(0, offset)
     limit = max(1, min(limit, DEFAULT_CHUNK_CHARS * 2))

@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass, field
 
 from nanohermes.errors import ToolError
-from nanohermes.text import cut_utf8, head_tail_text
-from nanohermes.tools import ToolContext, tool
+from nanohermes.text import cut_utf8, head_tail_text, start_utf8
+from nanohermes.calls import ResultFacts
+from nanohermes.tools import ToolContext, ToolOutput, tool
 
 CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
 HEAD_BYTES = CAPTURE_BYTES // 2  # the start says what ran ...
@@ -70,7 +71,7 @@ def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> st
 
 
 @tool(params={"command": "bash command", "timeout": "seconds (default 120)"}, approval=True, preview=_preview)
-def run_command(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
+def run_command(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolOutput:
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():
         raise ToolError("command is empty")
@@ -79,7 +80,8 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None) ->
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
     outcome = run_shell(command, ctx.workspace, limit)
-    return format_outcome(command, outcome, limit, ctx.max_output)
+    facts = ResultFacts(exit_code=outcome.code, timed_out=outcome.timed_out)
+    return ToolOutput(format_outcome(command, outcome, limit, ctx.max_output), facts)
 
 
 def _child_env() -> dict[str, str]:
@@ -223,25 +225,12 @@ def _render(capture: _Capture, name: str, budget: int) -> str:
     keep = max(budget, 0)  # the note's bytes are in LABEL_RESERVE already
     tail_n = min(len(tail_src), keep - keep * 2 // 5)  # the tail gets more: errors are at the end
     head_n = min(len(head_src), keep - tail_n)
-    head = head_src[: cut_utf8(head_src, head_n) if head_n < len(head_src) else _whole_chars(head_src)]
-    start = len(tail_src) - tail_n
-    while start < len(tail_src) and (tail_src[start] & 0xC0) == 0x80:  # never start mid-character
-        start += 1
-    tail = tail_src[start:]
+    head = head_src[: cut_utf8(head_src, head_n)]
+    tail = tail_src[start_utf8(tail_src, len(tail_src) - tail_n) :]
     omitted = capture.total - len(head) - len(tail)
     head_text, tail_text = _decode(head), _decode(tail)
     gap = "" if head_text.endswith("\n") else "\n"
     return f"{head_text}{gap}… {name} truncated ({omitted} bytes not shown)\n{tail_text}".removesuffix("\n")
-
-
-def _whole_chars(data: bytes) -> int:
-    """Length of data without a trailing incomplete UTF-8 sequence (the capture may end mid-character)."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 != 0x80:  # ASCII or a lead byte: how long is its sequence?
-            need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return len(data) if back >= need else len(data) - back
-    return len(data)
 
 
 def _decode(data: bytes | bytearray) -> str:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e.recording import HOME, WORKSPACE, normalise_file
-from e2e.tasks import Outcome, Task, run_task
+from tests.e2e.recording import HOME, WORKSPACE, normalise_file
+from tests.e2e.tasks import Outcome, Task, run_task
 
 BASE_URL = os.environ.get("NANOHERMES_E2E_BASE_URL")
 RECORD_URL = os.environ.get("NANOHERMES_E2E_RECORD_URL")

@@ -124,7 +124,7 @@ def replay_replies(recording: dict, workspace: Path, home: Path):
     """Scripted-server replies for every chat request in the recording, in order: streamed
     ones as RawSSE (verbatim chunks), plain JSON ones (the summariser's non-streaming request,
     errors) as a JSON body with the recorded status."""
-    from scripted_server import Error, RawSSE
+    from tests.support.scripted_server import Error, RawSSE
 
     values = {WORKSPACE: str(workspace), HOME: str(home)}
     replies = []

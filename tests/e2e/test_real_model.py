@@ -2,7 +2,7 @@
 
 import pytest
 
-from e2e.tasks import TASKS, check_task
+from tests.e2e.tasks import TASKS, check_task
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
@@ -44,7 +44,7 @@ def test_doctor_passes_against_the_real_server(real_model):
     """Recorded as `doctor`; tests/test_doctor.py replays it."""
     import subprocess
 
-    from e2e.tasks import BIN
+    from tests.e2e.tasks import BIN
 
     r = subprocess.run([BIN, "doctor", "--base-url", real_model.url_for("doctor"), "--model", "local-model"],
                        capture_output=True, text=True, timeout=300)

@@ -1,0 +1,60 @@
+"""Approvals: the one place that decides whether a tool call may run.
+
+The mode says what needs asking (plan: only read-only tools exist; ask: writes, edits and
+commands ask; auto: nothing asks), the approver asks the user, and grants remember the
+"always" answers of this conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from nanohermes.errors import ToolError
+from nanohermes.tools import Tool, ToolContext, parse_arguments
+
+Approver = Callable[[Tool, dict, str], str]  # (tool, arguments, preview) -> "yes" | "no" | "always"
+PREVIEW_FALLBACK_CHARS = 500
+
+
+class Approvals:
+    def __init__(self, mode: str, approver: Approver | None, cannot_ask_hint: str = ""):
+        """`approver` None means nothing can be asked (a one-shot run): calls that need a yes
+        are refused, and `cannot_ask_hint` tells the model how the user could allow them."""
+        self.mode = mode
+        self.approver = approver
+        self.cannot_ask_hint = cannot_ask_hint
+        self.grants: set[str] = set()
+
+    def offered(self, tools: list[Tool]) -> list[Tool]:
+        """The tools the model may see in this mode: plan mode offers only read-only ones."""
+        return [t for t in tools if self.mode != "plan" or not t.needs_approval]
+
+    def refusal(self, tool: Tool, arguments: str, ctx: ToolContext) -> str | None:
+        """None when the call may run; else the text the model gets instead of a result."""
+        if not tool.needs_approval or self.mode == "auto" or tool.name in self.grants:
+            return None
+        if self.approver is None:
+            hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
+            return f"refused: {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not run.{hint}"
+        try:
+            args = parse_arguments(tool, arguments)
+        except ToolError:
+            return None  # dispatch rejects the same arguments with a clear error; nothing can run
+        answer = self.approver(tool, args, _preview(tool, ctx, args))
+        if answer == "always":
+            self.grants.add(tool.name)
+        if answer in ("yes", "always"):
+            return None
+        return f"refused: the user declined this {tool.name} call; it was not run. Ask or try another way."
+
+    def reset(self) -> None:
+        """A new conversation starts without the old one's "always" answers."""
+        self.grants.clear()
+
+
+def _preview(tool: Tool, ctx: ToolContext, args: dict) -> str:
+    try:
+        return tool.preview(ctx, **args) if tool.preview else json.dumps(args)[:PREVIEW_FALLBACK_CHARS]
+    except Exception as exc:  # a broken preview must never skip the question
+        return f"(no preview: {type(exc).__name__}) {json.dumps(args, ensure_ascii=False)[:PREVIEW_FALLBACK_CHARS]}"

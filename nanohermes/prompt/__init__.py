@@ -1,0 +1,184 @@
+"""The system message: one pure assembly function, a gatherer that does the file I/O, and the
+per-turn memory-block swap.
+
+Everything above the memory block is rebuilt only on a new session, a resume and /reset, and
+holds nothing that changes per turn (the date, not the time), so providers' prefix caches hit.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Iterable
+
+from nanohermes.storage.memory import BLOCK_END, BLOCK_START
+from nanohermes.prompt.skills import Skills, discover_skills
+
+MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
+MAX_NANOHERMES_MD = 20_000  # same cap for the project context file (the reference left it uncapped)
+PROJECT_DOCS_NOTE = "… project guidance truncated"
+NANOHERMES_MD_HEADER = "=== Project context (NANOHERMES.md) ==="
+AGENTS_MD = "AGENTS.md"
+NANOHERMES_MD = "NANOHERMES.md"
+SECTION_SEPARATOR = "\n\n"
+_PLACEHOLDER_RE = re.compile(r"\{(workspace|date|platform)\}")
+
+MODE_LINES = {
+    "plan": "Mode: plan. Only read-only tools are available: investigate, then propose a step-by-step plan; "
+    "change nothing.",
+    "ask": "Mode: ask. Writes, edits and commands need the user's yes; if one is refused, ask what to do "
+    "instead of retrying it.",
+    "auto": "Mode: auto. Act without asking for approval.",
+}
+
+
+@dataclass(frozen=True)
+class PromptInputs:
+    """Everything the system message is made of, already read from disk."""
+
+    template: str
+    workspace: str
+    date: str  # ISO date only: a time would change the prefix on every rebuild
+    platform: str
+    mode: str
+    persona: str = ""
+    project_guidance: str = ""
+    nanohermes_md: str = ""
+    skills_listing: str = ""
+    memory_block: str = ""
+
+
+# ---- pure ------------------------------------------------------------------------------------
+
+
+def build_system_prompt(inputs: PromptInputs) -> str:
+    """Built-in rules, mode line, persona, AGENTS.md guidance, NANOHERMES.md, skills; memory last."""
+    values = {"workspace": inputs.workspace, "date": inputs.date, "platform": inputs.platform}
+    # One pass, so a workspace path containing "{date}" is not itself substituted.
+    rules = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], inputs.template)
+    sections = [
+        rules,
+        MODE_LINES[inputs.mode],
+        inputs.persona,
+        inputs.project_guidance,
+        format_nanohermes_md(inputs.nanohermes_md),
+        inputs.skills_listing,
+    ]
+    prefix = SECTION_SEPARATOR.join(s.strip() for s in sections if s and s.strip())
+    return set_memory_block(prefix, inputs.memory_block)
+
+
+def set_memory_block(system: str, block: str) -> str:
+    """Replace (never append to) the memory block at the end of `system`; an empty block removes it.
+
+    The bytes before the block are returned unchanged, whatever block was there before."""
+    return _strip_memory_block(system) + (SECTION_SEPARATOR + block if block else "")
+
+
+def _strip_memory_block(system: str) -> str:
+    if not system.endswith(BLOCK_END):
+        return system
+    start = system.rfind(SECTION_SEPARATOR + BLOCK_START + "\n")
+    if start >= 0:
+        return system[:start]
+    return "" if system.startswith(BLOCK_START + "\n") else system
+
+
+def join_project_guidance(parts: Iterable[tuple[str, str]], limit: int = MAX_PROJECT_DOCS) -> str:
+    """(path, text) parts, each under its path, joined by blank lines; cut at `limit` with a note."""
+    joined = SECTION_SEPARATOR.join(f"=== {path} ===\n{text.strip()}" for path, text in parts)
+    if len(joined) > limit:
+        joined = joined[:limit] + "\n" + PROJECT_DOCS_NOTE
+    return joined
+
+
+def format_nanohermes_md(text: str, limit: int = MAX_NANOHERMES_MD) -> str:
+    text = text.strip()
+    if not text:
+        return ""
+    if len(text) > limit:
+        omitted = len(text) - limit
+        text = text[:limit] + f"\n… NANOHERMES.md truncated ({omitted} more chars; read the file for the rest)"
+    return f"{NANOHERMES_MD_HEADER}\n{text}"
+
+
+def agents_md_candidates(home: Path, workspace: Path) -> list[Path]:
+    """$NANOHERMES_HOME/AGENTS.md, then AGENTS.md in every directory from / down to the workspace."""
+    workspace = Path(os.path.abspath(workspace))
+    chain = [*reversed(workspace.parents), workspace]
+    return [Path(home) / AGENTS_MD, *(d / AGENTS_MD for d in chain)]
+
+
+# ---- I/O -------------------------------------------------------------------------------------
+
+
+def load_template() -> str:
+    return resources.files("nanohermes.prompt").joinpath("templates/system.md").read_text(encoding="utf-8")
+
+
+def read_text_file(path: Path, warnings: list[str]) -> str | None:
+    """The file's text; None when missing (silently) or unreadable / not UTF-8 (with a warning)."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnicodeDecodeError as exc:
+        warnings.append(f"skipped {path}: not UTF-8 text (byte {exc.start})")
+    except OSError as exc:
+        warnings.append(f"skipped {path}: {exc.strerror or exc}")
+    return None
+
+
+def _canonical(path: Path) -> str:
+    """Real path for de-duplication (symlinks, repeats); the raw path when that fails."""
+    try:
+        return str(path.resolve(strict=True))
+    except (OSError, RuntimeError):  # missing, permission, symlink loop (RuntimeError before 3.13)
+        return str(path)
+
+
+def read_project_guidance(paths: Iterable[Path], limit: int = MAX_PROJECT_DOCS) -> tuple[str, list[str]]:
+    """Read the candidate AGENTS.md files (skipping missing ones and repeats) and join them."""
+    warnings: list[str] = []
+    seen: set[str] = set()
+    parts: list[tuple[str, str]] = []
+    for path in paths:
+        key = _canonical(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        text = read_text_file(path, warnings)
+        if text and text.strip():
+            parts.append((str(path), text))
+    return join_project_guidance(parts, limit), warnings
+
+
+def gather_prompt_inputs(
+    config, *, skills: Skills | None = None, memory_block: str = "", today: datetime.date | None = None
+) -> tuple[PromptInputs, list[str]]:
+    """Read the template, the AGENTS.md chain, NANOHERMES.md and (unless given) the skills for
+    `config` (a Config). Returns the inputs and warnings about skipped files (never raised or printed)."""
+    workspace = Path(config.workspace)
+    guidance, warnings = read_project_guidance(agents_md_candidates(config.home, workspace))
+    nanohermes_md = read_text_file(workspace / NANOHERMES_MD, warnings) or ""
+    if skills is None:
+        skills, skill_warnings = discover_skills(config.home, workspace)
+        warnings += skill_warnings
+    inputs = PromptInputs(
+        template=load_template(),
+        workspace=str(workspace),
+        date=(today or datetime.date.today()).isoformat(),
+        platform=f"{platform.system()} {platform.machine()}".strip(),
+        mode=config.mode,
+        persona=config.system_prompt,
+        project_guidance=guidance,
+        nanohermes_md=nanohermes_md,
+        skills_listing=skills.listing(),
+        memory_block=memory_block,
+    )
+    return inputs, warnings

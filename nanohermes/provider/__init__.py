@@ -1,0 +1,122 @@
+"""The OpenAI-compatible adapter: streaming with tool-call deltas, retries by a policy table.
+
+`openai` costs ~0.5 s to import, so it is imported on the first request, never at start-up.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from nanohermes.config import Config
+from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
+from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify
+from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream
+
+__all__ = ["AssistantTurn", "Provider", "RETRY_POLICY", "StreamCut", "assemble_stream", "classify"]
+
+
+class Provider:
+    """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user."""
+
+    def __init__(self, config: Config, on_retry: Callable[[str], None] | None = None, sleep=time.sleep):
+        self.config = config
+        self.on_retry = on_retry or (lambda text: None)
+        self._sleep = sleep
+        self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            import openai  # lazy: ~0.5 s
+
+            self._client = openai.OpenAI(
+                api_key=self.config.resolved_api_key(),
+                base_url=self.config.effective_base_url,
+                timeout=self.config.request_timeout,
+                max_retries=0,  # our RETRY_POLICY decides
+            )
+        return self._client
+
+    def _with_retries(self, request: Callable[[], object], retries: int | None = None, on_restart=None):
+        max_retries = self.config.max_retries if retries is None else min(retries, self.config.max_retries)
+        for attempt in range(max_retries + 1):
+            if attempt and on_restart is not None:
+                on_restart()
+            try:
+                return request()
+            except Exception as exc:
+                if isinstance(exc, (NanoHermesError, TypeError, AttributeError)):  # ours, or a bug
+                    raise
+                kind, info = classify(exc)
+                rule = RETRY_POLICY[kind]
+                if not rule.retry or attempt == max_retries:
+                    raise self._error(kind, info) from None
+                delay = backoff_delay(attempt, info["retry_after"])
+                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{max_retries} in {delay:.1f}s")
+                self._sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _error(self, kind: str, info: dict) -> ProviderError:
+        text = RETRY_POLICY[kind].advice.format(url=self.config.effective_base_url, model=self.config.model, **info)
+        if kind == "overflow":
+            return ContextOverflowError(f"{text} ({info['detail']})", n_ctx=info["n_ctx"], kind=kind, info=info)
+        return ProviderError(text, kind=kind, info=info)
+
+    def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None], *, max_tokens: int,
+                    on_restart: Callable[[], None] | None = None, temperature: float | None = None,
+                    retries: int | None = None) -> AssistantTurn:
+        """Send one streaming request; assemble text and tool calls; return the whole turn.
+        `on_restart` is called before a retry streams the reply again from the start.
+        `temperature` None means the configured one."""
+
+        def request():
+            kwargs = dict(
+                model=self.config.model, messages=messages, stream=True,
+                stream_options={"include_usage": True}, max_tokens=max_tokens,
+            )
+            if tools:
+                kwargs["tools"] = tools
+            chosen = self.config.temperature if temperature is None else temperature
+            if chosen is not None:
+                kwargs["temperature"] = chosen
+            return assemble_stream(self.client.chat.completions.create(**kwargs), on_text)
+
+        return self._with_retries(request, retries, on_restart=on_restart)
+
+    def complete(self, messages: list[dict], model: str | None = None, max_tokens: int = 1024, retries: int | None = None) -> AssistantTurn:
+        """One non-streaming, tool-less request (used by the summariser)."""
+
+        def request():
+            kwargs = dict(model=model or self.config.model, messages=messages, max_tokens=max_tokens, temperature=0)
+            response = self.client.chat.completions.create(**kwargs)
+            choice = response.choices[0] if response.choices else None
+            usage = response.usage.model_dump() if getattr(response, "usage", None) else None
+            content = (choice.message.content or "") if choice else ""
+            return AssistantTurn(content=content, finish_reason=choice.finish_reason if choice else None, usage=usage)
+
+        return self._with_retries(request, retries)
+
+    def list_models(self) -> list[dict]:
+        """GET /models, once, without retries: the entries as the server sent them (extra
+        fields such as llama.cpp's `meta` kept). ProviderError with the failure's kind."""
+        def request():
+            body = self.client.models.with_raw_response.list().http_response.json()
+            data = body.get("data") if isinstance(body, dict) else None
+            return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+
+        return self._with_retries(request, retries=0)
+
+    def advertised_context_window(self) -> int | None:
+        """The window GET /models advertises: llama.cpp's data[].meta.n_ctx, vLLM's
+        data[].max_model_len (the configured model's entry first); most others say nothing."""
+        try:
+            data = self.list_models()
+        except (ProviderError, ValueError):  # no usable listing: the window stays unknown
+            return None
+        models = sorted(data, key=lambda m: m.get("id") != self.config.model)
+        for model in models:
+            for value in ((model.get("meta") or {}).get("n_ctx"), model.get("max_model_len")):
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+        return None

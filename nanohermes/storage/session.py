@@ -1,0 +1,248 @@
+"""Sessions: `$NANOHERMES_HOME/sessions/NAME.jsonl`, append-only events, one writer at a time.
+
+Events (one JSON object per line):
+  {"type": "meta", "version": 1, "created": ..., "model": ...}
+  {"type": "message", "message": {...}, "facts": {...}}
+                                                  every non-system message, in full; a tool
+                                                  result's facts (exit code, path, …) beside it
+  {"type": "tool_output", "id": ..., "full": ...}   a tool's whole output when the model saw less
+  {"type": "context", "messages": [...], "compaction": {...}}
+                                                  the working set after compaction (system excluded)
+                                                  and what the compaction did
+  {"type": "reset"}                               /reset: the conversation starts over
+Storage is not the request: the file keeps everything, `context` events say what is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from nanohermes.calls import ResultFacts
+from nanohermes.errors import SessionError
+from nanohermes.storage.locking import FileLock, LockTimeout
+
+FORMAT_VERSION = 1
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def sessions_dir(home: Path) -> Path:
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = home / "sessions"
+    path.mkdir(exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    return path
+
+
+def generate_name() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def _unused_name(folder: Path) -> str:
+    """A generated name no session uses yet, claimed by creating its file (O_EXCL), so two
+    runs started in the same second never share one."""
+    while True:
+        name = generate_name()
+        try:
+            os.close(os.open(folder / f"{name}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return name
+        except FileExistsError:
+            continue
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise SessionError(f"Session name {name!r} is not allowed: use letters, digits, '.', '_' and '-' (up to 100).")
+    return name
+
+
+@dataclass
+class SessionState:
+    """What replaying a session file gives back."""
+
+    messages: list[dict] = field(default_factory=list)  # the working set, system excluded
+    outputs: dict[str, str] = field(default_factory=dict)  # tool call id -> full output (for recall)
+    facts: dict[str, ResultFacts] = field(default_factory=dict)  # tool call id -> what its result said
+    total_messages: int = 0
+    cut_or_cleared: bool = False  # some output was clamped or compacted away: recall has a use
+
+
+def replay(data: bytes, path: Path) -> tuple[SessionState, int | None]:
+    """Rebuild state from the file's bytes. Returns (state, byte offset of a torn last line or
+    None). Only an unterminated last line may be broken (a crash mid-write); anything else
+    that does not parse is corruption."""
+    state = SessionState()
+    lines = data.split(b"\n")
+    offset = 0
+    for number, raw in enumerate(lines, 1):
+        start, offset = offset, offset + len(raw) + 1
+        last = number == len(lines)  # after the final "\n": empty, or an unterminated event
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw.decode("utf-8"))
+            _apply(state, event)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            if last:
+                return state, start
+            raise SessionError(
+                f"Session file {path} is corrupt at line {number}; it was left untouched. "
+                "Move it away or start another session with --session NEW_NAME."
+            ) from None
+        if last:  # a whole event that lost its newline: keep it, but re-terminate the line
+            return state, None if data.endswith(b"\n") else len(data)
+    return state, None
+
+
+def _apply(state: SessionState, event: dict) -> None:
+    """Raises KeyError/TypeError/AttributeError on an event of the wrong shape."""
+    kind = event["type"]
+    if kind == "message":
+        message = event["message"]
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "tool", "system"):
+            raise TypeError("not a chat message")
+        state.messages.append(message)
+        state.total_messages += 1
+        if message.get("role") == "tool":  # what recall returns unless a fuller output follows
+            call_id = str(message.get("tool_call_id", ""))
+            state.outputs.setdefault(call_id, message.get("content") or "")
+            if event.get("facts"):
+                state.facts[call_id] = ResultFacts.from_dict(event["facts"])
+    elif kind == "tool_output":
+        state.outputs[str(event["id"])] = str(event["full"])
+        state.cut_or_cleared = True
+    elif kind == "context":
+        if not all(isinstance(m, dict) and "role" in m for m in event["messages"]):
+            raise TypeError("not a list of chat messages")
+        state.messages = list(event["messages"])
+        state.cut_or_cleared = True
+    elif kind == "reset":
+        state.messages = []
+
+
+class Session:
+    """An open, locked session file. Use as a context manager or call close()."""
+
+    def __init__(self, home: Path, name: str | None = None):
+        folder = sessions_dir(home)
+        self.generated = name is None
+        self.name = check_name(name) if name else _unused_name(folder)
+        self.path = folder / f"{self.name}.jsonl"
+        self._lock = self._acquire_lock()
+        try:
+            self.state = self._load()
+            self._file = self._open_for_append()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _acquire_lock(self):
+        lock = FileLock(str(self.path) + ".lock")
+        try:
+            lock.acquire(timeout=0)
+        except LockTimeout:
+            raise SessionError(
+                f"Session {self.name!r} is in use by another nanohermes process ({self.path}). "
+                "Finish that one first, or pick another name with --session."
+            ) from None
+        return lock
+
+    def _load(self) -> SessionState:
+        if not self.path.exists():
+            return SessionState()
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise SessionError(f"Cannot read session file {self.path} ({exc.strerror}); it was left untouched.") from None
+        state, mend_at = replay(data, self.path)
+        if mend_at is not None:
+            with open(self.path, "r+b") as f:
+                if mend_at < len(data):  # drop only the unfinished last event
+                    f.truncate(mend_at)
+                else:  # a complete last event without its newline: terminate it
+                    f.seek(0, os.SEEK_END)
+                    f.write(b"\n")
+        return state
+
+    def _open_for_append(self):
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.chmod(self.path, 0o600)
+        f = os.fdopen(fd, "a", encoding="utf-8")
+        if new:
+            self._write(f, {"type": "meta", "version": FORMAT_VERSION, "created": time.time()})
+        return f
+
+    @staticmethod
+    def _write(f, event: dict) -> None:
+        f.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+        f.flush()
+
+    def append(self, event: dict) -> None:
+        try:
+            self._write(self._file, event)
+        except OSError as exc:
+            raise SessionError(f"Cannot write session file {self.path}: {exc.strerror}.") from None
+
+    def record_message(self, message: dict, facts: dict | None = None) -> None:
+        event = {"type": "message", "message": message}
+        if facts:
+            event["facts"] = facts
+        self.append(event)
+
+    def record_tool_output(self, call_id: str, full: str) -> None:
+        self.append({"type": "tool_output", "id": call_id, "full": full})
+
+    def record_context(self, messages: list[dict], compaction: dict | None = None) -> None:
+        """The new working set; `compaction` says what produced it (layers, sizes, summary)."""
+        event = {"type": "context", "messages": messages}
+        if compaction:
+            event["compaction"] = compaction
+        self.append(event)
+
+    def record_reset(self) -> None:
+        self.append({"type": "reset"})
+
+    def size_bytes(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+        self._lock.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    name: str
+    messages: int
+    size: int
+    last_used: float
+
+
+def list_sessions(home: Path) -> list[SessionInfo]:
+    """Saved sessions, most recently used first. Unreadable files are listed with -1 messages."""
+    folder = home / "sessions"
+    if not folder.is_dir():
+        return []
+    infos = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            count = sum(1 for line in path.open(encoding="utf-8") if '"type":"message"' in line)
+        except (OSError, UnicodeDecodeError):
+            count = -1
+        stat = path.stat()
+        infos.append(SessionInfo(path.stem, count, stat.st_size, stat.st_mtime))
+    return sorted(infos, key=lambda i: i.last_used, reverse=True)

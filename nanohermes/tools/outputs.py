@@ -1,0 +1,36 @@
+"""The full output of every tool call, by call id: what `recall` returns once the model saw
+less (a clamp, a placeholder, a trim), and the facts that describe each result."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from nanohermes.calls import NO_FACTS, ResultFacts
+
+
+class OutputStore:
+    """Keeps full outputs and facts; `record(call_id, full)` persists an output the model did
+    not see whole (the session's message event already holds the rest)."""
+
+    def __init__(self, outputs: dict[str, str] | None = None, facts: dict[str, ResultFacts] | None = None,
+                 record: Callable[[str, str], None] | None = None):
+        self._outputs = outputs if outputs is not None else {}
+        self._facts = facts if facts is not None else {}
+        self._record = record
+
+    def add(self, call_id: str, shown: str, full: str, facts: ResultFacts = NO_FACTS) -> None:
+        self._outputs[call_id] = full
+        if facts != NO_FACTS:
+            self._facts[call_id] = facts
+        if full != shown and self._record is not None:
+            self._record(call_id, full)
+
+    def get(self, call_id: str) -> str | None:
+        return self._outputs.get(call_id)
+
+    def facts(self) -> dict[str, ResultFacts]:
+        """Facts by call id (calls without any are absent)."""
+        return self._facts
+
+    def recent_ids(self, n: int) -> list[str]:
+        return list(self._outputs)[-n:]

@@ -1,0 +1,97 @@
+"""Slash commands: one table, extended by the context and memory parts."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    run: Callable[["object", str], bool]  # (repl, argument) -> keep going?
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, usage: str, help: str):
+    def register(fn):
+        COMMANDS[name] = Command(name, usage, help, fn)
+        return fn
+
+    return register
+
+
+@command("/help", "/help", "show the commands and keys")
+def _help(repl, arg: str) -> bool:
+    lines = [f"  {c.usage:<22} {c.help}" for c in COMMANDS.values()]
+    lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · Ctrl-D exits")
+    repl.say("\n".join(lines))
+    return True
+
+
+@command("/exit", "/exit", "leave (the session is saved)")
+def _exit(repl, arg: str) -> bool:
+    return False
+
+
+@command("/reset", "/reset", "start a new conversation with the same rules")
+def _reset(repl, arg: str) -> bool:
+    repl.runtime.reset()
+    repl.say("conversation reset (project guidance re-read)")
+    return True
+
+
+@command("/session", "/session", "name, path and size of this session")
+def _session(repl, arg: str) -> bool:
+    s = repl.runtime.session
+    repl.say(f"session {s.name}\n  path {s.path}\n  size {s.size_bytes():,} bytes, {len(repl.runtime.agent.messages) - 1} messages in context")
+    return True
+
+
+def run_slash_command(repl, line: str) -> bool:
+    name, _, arg = line.strip().partition(" ")
+    cmd = COMMANDS.get(name)
+    if cmd is None:
+        repl.say(f"unknown command {name}; /help lists them")
+        return True
+    return cmd.run(repl, arg.strip())
+
+
+@command("/compact", "/compact [focus]", "summarise the conversation now (optional focus for the summary)")
+def _compact(repl, arg: str) -> bool:
+    agent = repl.runtime.agent
+    report = agent.fit_context(force=True, focus=arg or None)
+    if report is None or report.before_chars == report.after_chars:
+        repl.say("nothing to compact")
+    return True
+
+
+@command("/context", "/context", "what the next request holds, against the budget")
+def _context(repl, arg: str) -> bool:
+    from nanohermes.context.tokens import count_tokens
+    from nanohermes.ui.context_view import context_parts, render_context
+
+    runtime = repl.runtime
+    inputs = runtime.prompt.inputs
+    sections = {"project guidance": len(inputs.project_guidance) + len(inputs.nanohermes_md),
+                "skills listing": len(inputs.skills_listing), "memory block": len(runtime.prompt.memory_block)}
+    agent = runtime.agent
+    parts = context_parts(sections, agent.messages, agent.tool_schemas())
+    sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
+    ratio = count_tokens(sample) / max(1, len(sample))
+    tokens = {name: round(chars * ratio) for name, chars in parts.items()}
+    repl.say(render_context(parts, tokens, agent.settings.budget_chars))
+    return True
+
+
+@command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")
+def _memory(repl, arg: str) -> bool:
+    from nanohermes.ui.memory_commands import memory_command
+
+    repl.say(memory_command(repl.runtime.memory, arg))
+    return True

@@ -1,0 +1,71 @@
+"""The /memory slash command: list, add, forget, search. Returns the text to print."""
+
+from __future__ import annotations
+
+from nanohermes.storage.memory import KINDS, MAX_ENTRIES, Entry, MemoryStore, MemoryStoreError
+
+USAGE = (
+    "usage: /memory [list] | /memory add [KIND:] TEXT | /memory forget ID | /memory search QUERY\n"
+    f"kinds: {', '.join(KINDS)} (default fact)"
+)
+
+
+def _row(entry: Entry) -> str:
+    return f"{entry.id}  [{entry.kind}] {' '.join(entry.text.split())}  (used {entry.uses}×, {entry.updated[:10]})"
+
+
+def _split_kind(text: str) -> tuple[str, str]:
+    """`preference: use uv` → ("preference", "use uv"); anything else is a fact."""
+    head, sep, rest = text.partition(":")
+    if sep and head.strip().lower() in KINDS and rest.strip():
+        return head.strip().lower(), rest.strip()
+    return "fact", text
+
+
+def _list(store: MemoryStore) -> str:
+    entries = store.entries()
+    if not entries:
+        return "no memories yet (add one with /memory add TEXT)"
+    return "\n".join([f"{len(entries)}/{MAX_ENTRIES} memories:", *map(_row, entries)])
+
+
+def _add(store: MemoryStore, text: str) -> str:
+    if not text:
+        return USAGE
+    kind, text = _split_kind(text)
+    result = store.add(text, kind)
+    line = ("updated " if result.merged else "added ") + _row(result.entry)
+    if result.evicted is not None:
+        line += f"\nmemory was full: forgot {_row(result.evicted)}"
+    return line
+
+
+def _forget(store: MemoryStore, entry_id: str) -> str:
+    if not entry_id:
+        return USAGE
+    removed = store.forget(entry_id)
+    return f"forgot {_row(removed)}" if removed else f"no memory with id {entry_id!r} (see /memory list)"
+
+
+def _search(store: MemoryStore, query: str) -> str:
+    if not query:
+        return USAGE
+    hits = store.search(query)
+    if not hits:
+        return f"no memory matches {query!r}"
+    return "\n".join(f"{score:5.2f}  {_row(entry)}" for entry, score in hits)
+
+
+_SUBCOMMANDS = {"list": lambda store, arg: _list(store), "add": _add, "forget": _forget, "search": _search}
+
+
+def memory_command(store: MemoryStore, arg: str) -> str:
+    """Handle `/memory ARG`; no argument lists. Store errors come back as text, never raised."""
+    name, _, rest = arg.strip().partition(" ")
+    handler = _SUBCOMMANDS.get(name.lower() or "list")
+    if handler is None:
+        return USAGE
+    try:
+        return handler(store, rest.strip())
+    except MemoryStoreError as exc:
+        return f"error: {exc}"

@@ -1,0 +1,68 @@
+"""The plain renderer of run events, for `-p` (answer on stdout, progress on stderr), and the
+words both front ends use for usage and for a turn that stopped early."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from nanohermes import events as ev
+from nanohermes.calls import ToolCall, describe_call
+
+
+TOOL_LINE_CHARS = 100  # one tool line on screen
+
+
+def tool_line(name: str, arguments: str) -> str:
+    """`read_file path=src/x.py`: the call as the context engine names it, cut for one line."""
+    return describe_call(ToolCall.of(name, arguments), TOOL_LINE_CHARS)
+
+
+def stop_message(result: ev.TurnResult) -> str:
+    """Why a turn stopped before the model answered, in the words of the command line."""
+    detail = result.stop_detail
+    if result.stop_code == ev.STOP_MAX_STEPS:
+        return f"Stopped after {detail.get('steps')} steps (--max-steps {detail.get('max_steps')}); the task may be unfinished."
+    if result.stop_code == ev.STOP_REPEATING:
+        return "Stopped: the model kept repeating the same tool call with the same arguments."
+    if result.stop_code == ev.STOP_CUT_CALLS:
+        return ("The model's replies keep hitting max_tokens in the middle of a tool call; stopped. "
+                "Raise max_tokens or ask for smaller steps.")
+    if result.stop_code == ev.STOP_INTERRUPTED:
+        return "interrupted"
+    return result.final_text
+
+
+def usage_line(usage: ev.Usage) -> str:
+    if not usage.reported:
+        return f"{usage.requests} request(s); the server reported no token usage"
+    return f"tokens this turn: {usage.prompt_tokens:,} in, {usage.completion_tokens:,} out ({usage.requests} request(s))"
+
+
+class PlainRenderer:
+    """For `-p`: only the final answer goes to stdout (printed by the CLI); the rest to stderr."""
+
+    def __init__(self, err: TextIO | None = None):
+        self.err = err or sys.stderr
+        self._text: list[str] = []
+
+    def __call__(self, event) -> None:
+        if isinstance(event, ev.TextDelta):
+            self._text.append(event.text)
+        elif isinstance(event, ev.StreamRestarted):
+            self._text = []
+        elif isinstance(event, ev.AssistantMessageDone):
+            if event.has_tool_calls and event.content.strip():
+                self._say(event.content.strip())
+            self._text = []
+        elif isinstance(event, ev.ToolStarted):
+            self._say(f"→ {tool_line(event.name, event.arguments)}")
+        elif isinstance(event, ev.ToolFinished):
+            self._say(f"  {'✓' if event.ok else '✗'} {event.summary}")
+        elif isinstance(event, ev.Notice):
+            self._say(f"[{event.level}] {event.text}" if event.level != "info" else f"· {event.text}")
+        elif isinstance(event, ev.Usage):
+            self._say(usage_line(event))
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.err, flush=True)

@@ -1,0 +1,149 @@
+"""The context engine inside the real loop, end to end through the scripted server."""
+
+import json
+
+import pytest
+from tests.support.agents import make_agent
+from tests.support.scripted_server import Error, call, text
+
+from nanohermes.context import SUMMARY_HEADER, pairing_problems, total_size
+from nanohermes.errors import ContextOverflowError
+
+BUDGET = 120_000
+
+
+def _trajectory(steps: int, summary="Goal: inspect files. Done: read many big outputs. Next: answer.", size=18_000):
+    """A model that calls `big` (`size` bytes each) `steps` times, then answers; summaries on request."""
+    state = {"calls": 0}
+
+    def handler(body):
+        if not body.get("stream"):  # the summariser: non-streaming, no tools
+            assert "tools" not in body
+            return summary if isinstance(summary, Error) else text(summary)
+        if state["calls"] < steps:
+            state["calls"] += 1
+            return call("big", {"size": size + state["calls"]})
+        return text("all done")
+
+    return handler
+
+
+def test_thirty_steps_of_18kb_results_keep_every_request_under_budget(server, workspace):
+    server.handler = _trajectory(30)
+    agent = make_agent(server, workspace, session_name="long")
+    result = agent.run_turn("read everything")
+    assert result.final_text == "all done"
+    chats = [r for r in server.chat_requests() if r.get("stream")]
+    summaries = [r for r in server.chat_requests() if not r.get("stream")]
+    assert len(chats) == 31
+    assert all(total_size(r["messages"]) <= BUDGET for r in chats)
+    assert all(total_size(r["messages"]) <= BUDGET for r in summaries)
+    assert all(not pairing_problems(r["messages"]) for r in chats)
+    assert summaries, "30 × 18 KB cannot fit 120,000 chars without summarising"
+    last = chats[-1]["messages"]
+    assert [m for m in last[1:] if m["role"] == "system"][0]["content"].startswith(SUMMARY_HEADER)
+    assert {"role": "user", "content": "read everything"} in last  # the latest user message, verbatim
+
+
+def test_a_failing_summariser_still_finishes_the_task_with_a_digest(server, workspace):
+    server.handler = _trajectory(30, summary=Error(500, {"error": {"message": "summariser down"}}))
+    events = []
+    agent = make_agent(server, workspace, events=events)
+    assert agent.run_turn("read everything").final_text == "all done"
+    chats = [r for r in server.chat_requests() if r.get("stream")]
+    assert all(total_size(r["messages"]) <= BUDGET for r in chats)
+
+
+def test_chat_without_tool_calls_is_compacted_before_the_request(server, workspace):
+    server.handler = lambda body: text("Summary: the user pasted long texts.") if not body.get("stream") else text("noted " * 2000)
+    agent = make_agent(server, workspace)
+    for i in range(12):
+        agent.run_turn(f"message {i}: " + "lorem ipsum " * 1000)
+    last = server.chat_requests()[-1]
+    assert total_size(last["messages"]) <= BUDGET
+    assert last["messages"][-1]["content"].startswith("message 11:")
+
+
+def test_provider_overflow_forces_compaction_and_retries(server, workspace):
+    overflow = Error(400, {"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}})
+    server.add(call("big", {"size": 19_000}), overflow, text("recovered"))
+    server.handler = lambda body: text("summary")
+    agent = make_agent(server, workspace)
+    assert agent.run_turn("go").final_text == "recovered"
+    chats = [r for r in server.chat_requests() if r.get("stream")]
+    assert total_size(chats[-1]["messages"]) < total_size(chats[-2]["messages"])
+    assert agent.window == 8192  # learned from the error message
+
+
+def test_repeated_overflow_gives_up_with_a_clear_error_after_two_retries(server, workspace):
+    overflow = Error(400, {"error": {"message": "request (9000 tokens) exceeds the available context size (4096 tokens)",
+                                     "type": "exceed_context_size_error", "n_ctx": 4096}})
+    server.add(overflow, overflow, overflow, text("never"))
+    agent = make_agent(server, workspace)
+    with pytest.raises(ContextOverflowError):
+        agent.run_turn("hi")
+    assert len([r for r in server.chat_requests() if r.get("stream")]) == 3
+
+
+def test_compaction_is_recorded_and_resume_restores_the_working_set(server, workspace):
+    server.handler = _trajectory(30)
+    agent = make_agent(server, workspace, session_name="resume")
+    agent.run_turn("read everything")
+    sent_last = agent.messages
+    agent.session.close()
+    events = [json.loads(line) for line in agent.session.path.read_text().splitlines()]
+    assert any(e["type"] == "context" for e in events)
+    assert sum(e["type"] == "message" for e in events) > len(sent_last)  # storage keeps everything
+    resumed = make_agent(server, workspace, session_name="resume")
+    assert resumed.messages[1:] == sent_last[1:]
+
+
+def test_recall_returns_an_output_replaced_by_a_placeholder(server, workspace):
+    from tests.support.agents import TEST_TOOLS
+
+    from nanohermes.tools.recall import recall
+
+    server.handler = _trajectory(26, size=5_000)  # placeholders alone bring this under budget
+    agent = make_agent(server, workspace, tools=[*TEST_TOOLS, recall])
+    agent.run_turn("go")
+    assert not [r for r in server.chat_requests() if not r.get("stream")], "no summary was needed"
+    placeholders = [m for m in agent.messages if m["role"] == "tool" and "recall" in m["content"]]
+    assert placeholders, "old 5 KB results should have become placeholders"
+    call_id = placeholders[0]["tool_call_id"]
+    assert call_id in placeholders[0]["content"]
+    out = recall.func(agent.ctx, id=call_id, offset=0, limit=100)
+    assert out.startswith(f"recall {call_id} chars 0–100 of 500")
+    assert "more chars: recall id=" in out
+
+
+def test_recall_of_cjk_output_fits_the_tool_cap_and_continues_exactly(workspace, isolated_home):
+    from nanohermes.tools import ToolContext, dispatch
+    from nanohermes.tools.outputs import OutputStore
+    from nanohermes.tools.recall import recall
+
+    full = "".join(chr(0x4E00 + i % 500) for i in range(30_000))  # 90 KB of CJK
+    ctx = ToolContext(workspace=workspace, home=isolated_home, outputs=OutputStore({"c1": full}))
+    got, offset = [], 0
+    while True:
+        result = dispatch(ctx, {"recall": recall}, "recall", json.dumps({"id": "c1", "offset": offset}))
+        assert "output truncated" not in result.content
+        header, body = result.content.split("\n", 1)
+        body, _, more = body.partition("\n… ")
+        got.append(body)
+        if not more:
+            break
+        offset = int(more.rsplit("offset=", 1)[1])
+    assert "".join(got) == full
+
+
+def test_an_over_budget_check_that_changes_nothing_writes_no_snapshot_and_says_it_once(server, workspace):
+    steps = iter([*[call("echo", {"text": str(i)}) for i in range(8)], text("done")])
+    server.handler = lambda body: next(steps) if body.get("stream") else text("summary")
+    events = []
+    agent = make_agent(server, workspace, events=events)
+    agent.run_turn("please read this: " + "pasted text " * 13_000)  # one 156 KB message
+    lines = agent.session.path.read_text().splitlines()
+    snapshots = [line for line in lines if line.startswith('{"type":"context"')]
+    assert len(snapshots) <= 2
+    notices = [e.text for e in events if type(e).__name__ == "Notice"]
+    assert len(notices) == len(set(notices))

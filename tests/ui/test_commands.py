@@ -1,0 +1,103 @@
+"""Slash commands over a real runtime (real session, memory, prompt) and the scripted server."""
+
+import json
+
+import pytest
+from tests.support.scripted_server import call, text
+
+from nanohermes.ui.commands import COMMANDS, run_slash_command
+from nanohermes.config import load_config
+from nanohermes.context.tokens import count_tokens
+from nanohermes.runtime import build_runtime
+
+
+class FakeRepl:
+    """The part of the REPL commands use: the runtime and a place to print."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self.out: list[str] = []
+
+    def say(self, text: str) -> None:
+        self.out.append(text)
+
+
+@pytest.fixture
+def repl(server, workspace, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = load_config(base_url=server.url, workspace=workspace, mode="auto")
+    events = []
+    runtime = build_runtime(config, "cmd", events.append, approve=None)
+    r = FakeRepl(runtime)
+    r.events = events
+    yield r
+    runtime.close()
+
+
+def test_fixed_cost_of_a_request_stays_under_2500_tokens(repl):
+    agent = repl.runtime.agent
+    fixed = count_tokens(agent.messages[0]["content"]) + count_tokens(json.dumps(agent.tool_schemas()))
+    assert fixed < 2_500
+
+
+def test_compact_with_focus_passes_the_focus_and_prints_sizes(repl, server):
+    server.add(*[call("read_file", {"path": f"f{i}.txt"}) for i in range(7)], text("done"))
+    server.handler = lambda body: text("Summary about the parser.")
+    repl.runtime.agent.run_turn("look around")
+    run_slash_command(repl, "/compact the parser")
+    summary_request = [r for r in server.chat_requests() if not r.get("stream")][-1]
+    assert "the parser" in summary_request["messages"][-1]["content"]
+    notice = [e.text for e in repl.events if type(e).__name__ == "Notice"][-1]
+    assert "forced compaction" in notice and "→" in notice
+
+
+def test_context_draws_every_part_against_the_budget(repl, server):
+    server.add(call("read_file", {"path": "x.txt"}), text("ok"))
+    (repl.runtime.config.workspace / "x.txt").write_text("hello\n" * 50)
+    repl.runtime.agent.run_turn("read x")
+    run_slash_command(repl, "/context")
+    out = repl.out[-1]
+    for part in ("built-in rules", "tool schemas", "user", "assistant", "tool results", "total", "budget 120,000 chars"):
+        assert part in out
+    assert out.splitlines()[-1].startswith("[") and "]" in out.splitlines()[-1]
+
+
+def test_memory_add_then_it_reaches_the_next_turns_system_prompt(repl, server):
+    run_slash_command(repl, "/memory add preference: the user wants pytest with -x")
+    server.add(text("ok"))
+    repl.runtime.agent.run_turn("how should I run pytest here?")
+    system = server.chat_requests()[-1]["messages"][0]["content"]
+    assert "the user wants pytest with -x" in system
+
+
+def test_reset_rereads_project_guidance(repl, server):
+    (repl.runtime.config.workspace / "AGENTS.md").write_text("Always answer in French.\n")
+    server.add(text("a"))
+    repl.runtime.agent.run_turn("hi")
+    assert "Always answer in French." not in server.chat_requests()[-1]["messages"][0]["content"]
+    run_slash_command(repl, "/reset")
+    server.add(text("b"))
+    repl.runtime.agent.run_turn("hi again")
+    assert "Always answer in French." in server.chat_requests()[-1]["messages"][0]["content"]
+
+
+def test_unknown_command_and_help(repl):
+    assert run_slash_command(repl, "/nope") is True and "unknown command /nope" in repl.out[-1]
+    run_slash_command(repl, "/help")
+    assert all(name in repl.out[-1] for name in COMMANDS)
+    assert run_slash_command(repl, "/exit") is False
+
+
+def test_system_prefix_is_byte_identical_across_turns_and_memory_block_is_replaced(repl, server):
+    from nanohermes.storage.memory import BLOCK_START
+
+    run_slash_command(repl, "/memory add fact: the parser lives in src/parse.py")
+    run_slash_command(repl, "/memory add preference: use black for formatting")
+    server.add(text("a"), text("b"), text("c"))
+    for question in ("where is the parser?", "how do I format code?", "unrelated question about weather"):
+        repl.runtime.agent.run_turn(question)
+    systems = [r["messages"][0]["content"] for r in server.chat_requests()]
+    prefixes = {s.split(BLOCK_START)[0].rstrip() for s in systems}
+    assert len(prefixes) == 1
+    assert "src/parse.py" in systems[0] and "black" in systems[1] and BLOCK_START not in systems[2]
+    assert all(s.count(BLOCK_START) <= 1 for s in systems)
