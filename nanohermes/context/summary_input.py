@@ -1,7 +1,7 @@
 """What the summariser reads: the dropped messages as compact text, plus the previous summary.
 
 Each message becomes `role: content`; each assistant tool call becomes `name(arguments)` (so
-the summary knows which file was read or edited — the reference algorithm lost that); long
+the summary knows which file was read or edited, which `role: content` alone would lose); long
 tool results become a one-line description; other long texts keep their head and tail.
 """
 

@@ -16,6 +16,7 @@ from nanohermes.context import ContextEngine, PromptTokenTracker, pairing_proble
 from nanohermes.errors import ContextOverflowError
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
+from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.storage.session import Session
@@ -95,7 +96,7 @@ class Agent:
                 self._run_tool_calls(turn)
                 self.fit_context()
         except StopTurn as stop:
-            return ev.TurnResult(self._last_text(), steps, usage.event(), "limit", stop.code, stop.detail)
+            return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
         except KeyboardInterrupt:  # streaming, a tool, or between the two: every call gets a result
             self._answer_open_calls(INTERRUPTED)
             self._close_interrupted_stream()
@@ -188,18 +189,9 @@ class Agent:
         self.session.record_message(message, facts)
 
     def _answer_open_calls(self, text: str) -> None:
-        """Give every call of the last assistant message that has no result one, so the
-        history stays valid whatever stopped the run."""
-        for i in range(len(self.messages) - 1, 0, -1):
-            message = self.messages[i]
-            if message.get("role") == "assistant":
-                answered = {m.get("tool_call_id") for m in self.messages[i + 1 :] if m.get("role") == "tool"}
-                for call in message.get("tool_calls") or []:
-                    if call.get("id") not in answered:
-                        self._append({"role": "tool", "tool_call_id": call.get("id"), "content": text})
-                return
-            if message.get("role") != "tool":
-                return
+        """Give every call of the last assistant message that has no result one."""
+        for call_id in unanswered_calls(self.messages):
+            self._append({"role": "tool", "tool_call_id": call_id, "content": text})
 
     def _close_interrupted_stream(self) -> None:
         """Ctrl-C while streaming: keep what was said, drop half-received tool calls."""
@@ -207,15 +199,6 @@ class Agent:
         self._partial = []
         if self.messages[-1]["role"] == "user" or text:
             self._append({"role": "assistant", "content": (text + "\n" if text else "") + INTERRUPTED})
-
-    def _last_text(self) -> str:
-        """The latest assistant text of the current turn (what a stopped run had found so far)."""
-        for message in reversed(self.messages):
-            if message.get("role") == "user":
-                return ""
-            if message.get("role") == "assistant" and (message.get("content") or "").strip():
-                return message["content"]
-        return ""
 
     # -- context ----------------------------------------------------------------------------
 

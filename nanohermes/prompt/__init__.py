@@ -20,7 +20,7 @@ from nanohermes.storage.memory import BLOCK_END, BLOCK_START
 from nanohermes.prompt.skills import Skills, discover_skills
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
-MAX_NANOHERMES_MD = 20_000  # same cap for the project context file (the reference left it uncapped)
+MAX_NANOHERMES_MD = 20_000  # same cap for the project context file (a long one is resent on every request too)
 PROJECT_DOCS_NOTE = "… project guidance truncated"
 NANOHERMES_MD_HEADER = "=== Project context (NANOHERMES.md) ==="
 AGENTS_MD = "AGENTS.md"

@@ -21,7 +21,7 @@ from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
-DEFAULT_LINES = 2_000  # the reference's page size; the output budget usually stops a page earlier
+DEFAULT_LINES = 2_000  # a page of a long file; the output budget usually stops a page earlier
 MAX_LINE_CHARS = 2_000  # one minified line must not eat the whole result
 LINE_READ_BYTES = MAX_LINE_CHARS * 4  # worst-case UTF-8 width: a cut line still has its 2,000 chars
 BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
