@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nanohermes.calls import NO_FACTS, ResultFacts
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -23,11 +25,37 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running tool's latest output (run_command's last lines), throttled by the tool."""
+
+    call_id: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     call_id: str
     name: str
     summary: str  # one line for the user
     ok: bool
+    duration_s: float = 0.0  # measured by the loop, approval wait excluded
+    facts: ResultFacts = NO_FACTS  # exit code, path, what was found: read these, never parse the summary
+
+
+@dataclass(frozen=True)
+class RequestStarted:
+    """A request to the model is on its way (the front ends show that they are waiting)."""
+
+
+@dataclass(frozen=True)
+class SummaryStarted:
+    """The summariser is called to compact the context (one extra, non-streaming request)."""
+
+
+@dataclass(frozen=True)
+class SummaryFinished:
+    ok: bool = True
 
 
 @dataclass(frozen=True)
@@ -38,6 +66,9 @@ class Usage:
     completion_tokens: int
     requests: int
     reported: bool = True  # False when the server sent no usage
+    cached_tokens: int | None = None  # prompt tokens the provider served from its cache, when it says
+    last_request_tokens: int | None = None  # prompt + reply of the turn's last request: how full the window is now
+    estimated: bool = False  # a request was interrupted before the server reported usage: its share is an estimate
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,10 @@ def _pieces(s: str, n: int) -> list[str]:
     return [s[i : i + n] for i in range(0, len(s), n)] or [""]
 
 
+def _total(usage: dict) -> int:
+    return sum(v for v in usage.values() if isinstance(v, int))  # not prompt_tokens_details
+
+
 def stream_chunks(reply: Reply, model: str) -> list[dict]:
     base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": model}
 
@@ -78,7 +82,7 @@ def stream_chunks(reply: Reply, model: str) -> list[dict]:
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     out.append(chunk({}, finish))
     if reply.usage is not None:
-        usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+        usage = {**reply.usage, "total_tokens": _total(reply.usage)}
         out.append({**base, "choices": [], "usage": usage})
     return out
 
@@ -95,7 +99,7 @@ def completion(reply: Reply, model: str) -> dict:
         "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or "stop"}],
     }
     if reply.usage is not None:
-        body["usage"] = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+        body["usage"] = {**reply.usage, "total_tokens": _total(reply.usage)}
     return body
 
 
