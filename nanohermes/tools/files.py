@@ -75,7 +75,8 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
         _refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
         page = _read_page(f, first, limit or DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
-    return ToolOutput(_format_page(shown, page), ResultFacts(path=shown))
+    found = f"lines {page.first}–{page.last} of {page.total}" if page.total else "empty file"
+    return ToolOutput(_format_page(shown, page), ResultFacts(path=shown, found=found))
 
 
 def _read_page(f: BinaryIO, first: int, count: int, budget: int) -> _Page:
@@ -238,18 +239,22 @@ def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
 
 
 def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
+    """What the user approves: the diff, or a new file's first lines (the UI names the action)."""
     try:
         target, shown = _plan_write(ctx, path)
     except ToolError as exc:
-        return f"write_file {path}: will fail: {exc}"
+        return f"will fail: {exc}"
     old = _existing_text(target)
     if not target.exists():
-        head = "\n".join(content.splitlines()[:PREVIEW_NEW_FILE_LINES])
-        more = _line_count(content) - PREVIEW_NEW_FILE_LINES
-        return f"write_file {shown}: new file, {_line_count(content)} lines\n{head}" + (f"\n… {more} more lines" if more > 0 else "")
+        lines = content.splitlines()
+        added = "\n".join("+" + cut_line(_printable(line), DIFF_LINE_CHARS) for line in lines[:PREVIEW_NEW_FILE_LINES])
+        more = len(lines) - PREVIEW_NEW_FILE_LINES
+        return f"new file, {len(lines)} lines\n{added}" + (f"\n… {more} more lines" if more > 0 else "")
     if old is None:
-        return f"write_file {shown}: overwrite a {target.stat().st_size}-byte binary or huge file"
-    return f"write_file {shown}\n" + _diff(old, content, shown, PREVIEW_DIFF_LINES)[0]
+        return f"overwrites a {target.stat().st_size}-byte binary or huge file"
+    if old == content:
+        return "no change: the file already has this content"
+    return _diff(old, content, shown, PREVIEW_DIFF_LINES)[0]
 
 
 @tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
@@ -261,16 +266,41 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     data = _encode(content)
     lines = _line_count(content)
     if not existed:
-        report = f"write_file {shown}: new file, {lines} lines ({len(data)} bytes)"
+        found = f"new file, {lines} lines"
+        report = f"write_file {shown}: {found} ({len(data)} bytes)"
     elif old is None:
-        report = f"write_file {shown}: replaced a binary or huge file with {lines} lines ({len(data)} bytes)"
+        found = f"replaced a binary or huge file with {lines} lines"
+        report = f"write_file {shown}: {found} ({len(data)} bytes)"
     elif old == content:
+        found = "unchanged"
         report = f"write_file {shown}: unchanged ({lines} lines, same content)"
     else:  # the report is built before writing: a failure here must not follow a write
         diff, added, removed = _diff(old, content, shown, RESULT_DIFF_LINES)
-        report = f"write_file {shown}: {_line_count(old)} → {lines} lines (+{added} −{removed})\n{diff}"
+        found = f"{_line_count(old)} → {lines} lines (+{added} −{removed})"
+        report = f"write_file {shown}: {found}\n{diff}"
+    changed = old != content
+    before = _old_bytes(target) if existed else None
+    _write_with_checkpoint(ctx, "write_file", target, shown, before, data, changed)
+    return ToolOutput(report, ResultFacts(path=shown, changed=changed, found=found))
+
+
+def _old_bytes(target: Path) -> bytes | None:
+    """The old content for a checkpoint, or None when it is too big to keep."""
+    return target.read_bytes() if target.stat().st_size <= MAX_FILE_BYTES else None
+
+
+def _write_with_checkpoint(ctx: ToolContext, tool_name: str, target: Path, shown: str, before: bytes | None,
+                           data: bytes, changed: bool) -> None:
+    """Write, keeping a checkpoint for /undo first: a change that cannot be taken back is not made."""
+    staged = None
+    if changed and ctx.checkpoints is not None:
+        try:
+            staged = ctx.checkpoints.stage(ctx.call_id, tool_name, target, shown, before, data)
+        except OSError as exc:
+            raise ToolError(f"could not keep an undo checkpoint ({exc.strerror or exc}); {shown} was not changed") from None
     atomic_write(target, data)
-    return ToolOutput(report, ResultFacts(path=shown, changed=old != content))
+    if staged is not None:
+        ctx.checkpoints.commit(staged)
 
 
 # ---------------------------------------------------------------- edit_file
@@ -377,8 +407,8 @@ def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, rep
     try:
         edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
     except ToolError as exc:
-        return f"edit_file {path}: will fail: {exc}"
-    return f"edit_file {edit.shown}\n" + _diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
+        return f"will fail: {exc}"
+    return _diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
 
 
 @tool(
@@ -390,9 +420,10 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
     """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
     edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
     data = _encode(edit.after)
-    diff, _, _ = _diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)
-    atomic_write(edit.target, data)
+    diff, added, removed = _diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)
+    _write_with_checkpoint(ctx, "edit_file", edit.target, edit.shown, _encode(edit.before), data, True)
     where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
     n = len(edit.lines)
-    text = f"edit_file {edit.shown}: replaced {n} occurrence{'s' if n > 1 else ''} ({where})\n{diff}"
-    return ToolOutput(text, ResultFacts(path=edit.shown, changed=True))
+    found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where})"
+    text = f"edit_file {edit.shown}: {found}\n{diff}"
+    return ToolOutput(text, ResultFacts(path=edit.shown, changed=True, found=f"{found}, +{added} −{removed}"))
