@@ -17,9 +17,13 @@ class FakeRepl:
     def __init__(self, runtime):
         self.runtime = runtime
         self.out: list[str] = []
+        self.notes_for_model: list[str] = []
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, style: str = "") -> None:
         self.out.append(text)
+
+    def show(self, lines) -> None:
+        self.out.append("\n".join("".join(text for text, _ in line) for line in lines))
 
 
 @pytest.fixture
@@ -57,9 +61,9 @@ def test_context_draws_every_part_against_the_budget(repl, server):
     repl.runtime.agent.run_turn("read x")
     run_slash_command(repl, "/context")
     out = repl.out[-1]
-    for part in ("built-in rules", "tool schemas", "user", "assistant", "tool results", "total", "budget 120,000 chars"):
+    for part in ("built-in rules", "memory block", "tool schemas", "user", "assistant", "tool results", "total", "120,000 chars"):
         assert part in out
-    assert out.splitlines()[-1].startswith("[") and "]" in out.splitlines()[-1]
+    assert out.splitlines()[-1].startswith("[") and out.splitlines()[-1].endswith("]")
 
 
 def test_memory_add_then_it_reaches_the_next_turns_system_prompt(repl, server):
