@@ -228,6 +228,10 @@ def _line_count(text: str) -> int:
     return len(text.splitlines())
 
 
+def _lines(n: int) -> str:
+    return f"{n} line" if n == 1 else f"{n} lines"
+
+
 def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
     target = resolve_path(ctx, path, must_exist=False)
     shown = display_path(ctx, target)
@@ -249,7 +253,7 @@ def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
         lines = content.splitlines()
         added = "\n".join("+" + cut_line(_printable(line), DIFF_LINE_CHARS) for line in lines[:PREVIEW_NEW_FILE_LINES])
         more = len(lines) - PREVIEW_NEW_FILE_LINES
-        return f"new file, {len(lines)} lines\n{added}" + (f"\n… {more} more lines" if more > 0 else "")
+        return f"new file, {_lines(len(lines))}\n{added}" + (f"\n… {more} more lines" if more > 0 else "")
     if old is None:
         return f"overwrites a {target.stat().st_size}-byte binary or huge file"
     if old == content:
@@ -266,7 +270,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     data = _encode(content)
     lines = _line_count(content)
     if not existed:
-        found = f"new file, {lines} lines"
+        found = f"new file, {_lines(lines)}"
         report = f"write_file {shown}: {found} ({len(data)} bytes)"
     elif old is None:
         found = f"replaced a binary or huge file with {lines} lines"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
@@ -67,9 +68,14 @@ def run_slash_command(repl, line: str) -> bool:
 @command("/compact", "/compact [focus]", "summarise the conversation now (optional focus for the summary)")
 def _compact(repl, arg: str) -> bool:
     agent = repl.runtime.agent
-    report = agent.fit_context(force=True, focus=arg or None)
-    if report is None or (report.before_chars == report.after_chars and not report.notices):
-        repl.say("nothing to compact")  # otherwise the engine's one notice already said what happened
+    renderer = getattr(repl, "renderer", None)
+    with renderer.holding_notices() if renderer is not None else nullcontext([]) as held:
+        report = agent.fit_context(force=True, focus=arg or None)
+    if report is not None and report.layers:
+        for notice in held:  # what changed, before → after
+            renderer(notice)
+    else:  # one line for one fact: why there was nothing to do
+        repl.say("· " + ("; ".join(report.notices) if report is not None and report.notices else "nothing to compact"), "dim")
     return True
 
 

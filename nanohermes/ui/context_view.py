@@ -42,7 +42,7 @@ def _swatch(name: str, colour: bool) -> tuple[str, str]:
 def _bar(tokens: dict[str, int], scale: int, cells: int, colour: bool) -> list[tuple[str, str]]:
     spans, used = [], 0
     for name, count in tokens.items():
-        n = min(cells - used, round(cells * count / scale)) if scale else 0
+        n = min(cells - used, max(1, round(cells * count / scale))) if scale and count else 0  # every part shows
         if n > 0:
             style, letter = PARTS[name]
             spans.append(("█" * n if colour else letter * n, style if colour else ""))

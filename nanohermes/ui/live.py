@@ -6,6 +6,7 @@ command's output tail and an applied edit's diff (ui/toolview.py).
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS
@@ -37,6 +38,7 @@ class RichRenderer:
         self.declined: dict[str, str] = {}  # calls the user said no to, with their reason
         self.checkpoints = None  # set by the REPL: where an applied edit's diff comes from
         self._before_summary = None
+        self._held: list[ev.Notice] | None = None
 
     def __call__(self, event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -127,7 +129,19 @@ class RichRenderer:
 
     # -- the rest --------------------------------------------------------------------------
 
+    @contextmanager
+    def holding_notices(self):
+        """Notices are collected, not printed, while inside (a command words the outcome itself)."""
+        self._held = held = []
+        try:
+            yield held
+        finally:
+            self._held = None
+
     def _on_Notice(self, event: ev.Notice) -> None:
+        if self._held is not None:
+            self._held.append(event)
+            return
         self.end_stream()
         self.area.print(to_text([(f"· {neutralize(event.text)}", "yellow" if event.level == "warning" else "dim")]))
 

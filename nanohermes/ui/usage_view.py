@@ -27,9 +27,14 @@ class SessionTotals:
         self.estimated = self.estimated or usage.estimated
 
 
+def _short(tokens: int) -> str:
+    """16,384 → 16k, 131,072 → 128k, 1,000,000 → 977k: a window's size at a glance."""
+    return f"{tokens // 1024}k" if tokens >= 1024 else str(tokens)
+
+
 def _fullness(usage: ev.Usage, window: int | None, budget_share: float | None) -> str | None:
     if window and usage.last_request_tokens:
-        return f"{100 * usage.last_request_tokens / window:.0f}% of the {window:,}-token window"
+        return f"{100 * usage.last_request_tokens / window:.0f}% of {_short(window)} window"
     if budget_share is not None:
         return f"context {100 * budget_share:.0f}% of budget"
     return None
@@ -37,7 +42,7 @@ def _fullness(usage: ev.Usage, window: int | None, budget_share: float | None) -
 
 def turn_line(usage: ev.Usage | None, *, window: int | None, budget_share: float | None, seconds: float,
               totals: SessionTotals) -> str:
-    """`1,756 in · 257 out · 3 requests · 14% of the 16,384-token window · 80% cached · 4.2s · session 9,120 in / 1,001 out`.
+    """`1,756 in · 257 out · 3 requests · 14% of 16k window · 80% cached · 4.2s · session 9,120 in / 1,001 out`.
 
     `budget_share`: how full the char budget is, said when the window is not known."""
     parts: list[str] = []

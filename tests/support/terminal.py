@@ -69,9 +69,19 @@ class Terminal:
             except pexpect.TIMEOUT:
                 pass
 
-    def settle(self, quiet: float = 0.3) -> None:
-        """Read until the child has been quiet for `quiet` seconds."""
-        while True:
+    def pump(self, seconds: float) -> None:
+        """Keep reading (and updating the screen) for `seconds`."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.child.read_nonblocking(65536, timeout=min(left, 0.05))
+            except pexpect.TIMEOUT:
+                pass
+
+    def settle(self, quiet: float = 0.3, timeout: float = 10) -> None:
+        """Read until the child has been quiet for `quiet` seconds (a live status never is)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             try:
                 self.child.read_nonblocking(65536, timeout=quiet)
             except pexpect.TIMEOUT:
