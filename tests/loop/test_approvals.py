@@ -6,7 +6,8 @@ from tests.support.scripted_server import call, text
 
 from nanohermes.loop.approvals import Decision
 from nanohermes.loop.grants import COMMAND, EXACT_COMMAND, PATH, Grant, command_prefix, covers, grant_for
-from nanohermes.tools.files import edit_file, write_file
+from nanohermes.tools.edit import edit_file
+from nanohermes.tools.files import write_file
 from nanohermes.tools.shell import run_command
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from nanohermes.storage.checkpoints import CHANGED_SINCE, NOTHING, UNDONE, Checkpoints
 from nanohermes.tools import ToolContext, dispatch
-from nanohermes.tools.files import edit_file, write_file
+from nanohermes.tools.edit import edit_file
+from nanohermes.tools.files import write_file
 
 TOOLS = {t.name: t for t in (write_file, edit_file)}
 

@@ -8,7 +8,8 @@ import pytest
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.files import MAX_FILE_BYTES, edit_file, read_file, write_file
+from nanohermes.tools.edit import edit_file
+from nanohermes.tools.files import MAX_FILE_BYTES, read_file, write_file
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
