@@ -22,7 +22,8 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 LIVE_WINDOW_LINES = 8  # the live tail: the sentence being written and a little context, cheap to redraw
 SCREEN_MARGIN_LINES = 6  # rows kept for the status line and the prompt in a small terminal
 MIN_RENDER_INTERVAL_S = 0.05  # 20 redraws a second look smooth
-RENDER_COST_FACTOR = 5  # a slow render (a long code block) spaces out the next ones
+RENDER_COST_FACTOR = 5  # a slow render (a long code block) spaces out the next ones...
+MAX_RENDER_INTERVAL_S = 0.5  # ...but the tail never lags more than this behind the text
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -70,8 +71,8 @@ class MarkdownStream:
         if now < self._next_render or not self.console.is_terminal:
             return  # not a terminal: print once, at the end
         self._update(final=False)
-        spent = time.monotonic() - now
-        self._next_render = time.monotonic() + max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent)
+        spent = time.monotonic() - now if self._next_render else 0.0  # the first render pays for imports
+        self._next_render = time.monotonic() + min(MAX_RENDER_INTERVAL_S, max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent))
 
     def finish(self) -> None:
         self._update(final=True)

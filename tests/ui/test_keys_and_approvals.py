@@ -34,11 +34,12 @@ def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
 
 
 def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_approval(server, workspace):
-    server.add(call("write_file", {"path": "a.txt", "content": "hi\n"}, content="Writing it now.", delay=0.4, chunk_size=4),
+    content = "hello world\n" * 4  # its arguments stream for about two seconds: time to type
+    server.add(call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.1, chunk_size=4),
                text("written"))
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("write a.txt\r")
-    term.expect("Writing")
+    term.wait_screen("Writing it now.")
     term.send("no thanks")  # typed ahead, while the model still streams
     term.expect("allow")
     term.settle()
@@ -46,7 +47,7 @@ def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_a
     term.send("y\r")
     term.expect("session ")
     term.ready()
-    assert (workspace / "a.txt").read_text() == "hi\n"
+    assert (workspace / "a.txt").read_text() == content
     assert "› no thanks" in term.display()  # the next prompt starts with what was typed
     term.send("\x15")  # Ctrl-U clears it
     term.exit()
@@ -74,4 +75,17 @@ def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(serv
     term.send("/permissions\r")
     term.expect("no \"always\" answers")
     term.ready()
+    term.exit()
+
+
+def test_esc_at_an_approval_question_stops_the_turn(server, workspace):
+    server.add(call("run_command", {"command": "echo hi"}), text("after"))
+    term = Terminal(server, workspace, "--mode", "ask")
+    term.send("go\r")
+    term.expect("allow")
+    term.send("\x1b")
+    term.expect("interrupted")
+    term.expect("session ")
+    term.ready()
+    assert len(server.chat_requests()) == 1  # the turn ended; the model was not asked again
     term.exit()

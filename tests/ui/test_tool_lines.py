@@ -79,3 +79,16 @@ def test_a_declined_action_is_shown_once_with_the_reason(server, workspace):
     assert any(line.startswith("✗ run_command command=rm -rf build · declined: run make clean instead") for line in screen)
     assert not any("wants to run" in line for line in screen)
     term.exit()
+
+
+def test_a_command_stopped_by_ctrl_c_says_interrupted_and_after_how_long(server, workspace):
+    server.add(call("run_command", {"command": "echo begun; sleep 30"}))
+    term = Terminal(server, workspace, "--yes")
+    term.send("wait\r")
+    term.wait_screen("│ begun")
+    term.child.sendintr()
+    term.expect("session ")
+    term.ready()
+    line = next(line for line in term.display() if "run_command command=echo begun" in line)
+    assert line.startswith("✗ ") and "· interrupted ·" in line
+    term.exit()
