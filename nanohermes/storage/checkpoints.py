@@ -68,7 +68,7 @@ class Checkpoints:
         existed = target.exists()
         kept = before if before is not None and len(before) <= MAX_KEPT_BYTES else None
         blob = self._put(kept) if kept is not None else None
-        seq = len(self._all()) + 1
+        seq = max((c.seq for c in self._all()), default=0) + 1
         return Checkpoint(seq, call_id, tool, str(target.resolve()), shown, blob, self._put(after), existed, time.time())
 
     def commit(self, checkpoint: Checkpoint) -> None:

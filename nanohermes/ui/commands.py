@@ -101,7 +101,7 @@ def _context(repl, arg: str) -> bool:
         label = f"the budget: {budget:,} chars ≈ {limit:,} tokens"
     console = getattr(repl, "console", None)
     width = console.width if console is not None else 80
-    colour = console is not None and console.color_system is not None
+    colour = console is not None and console.color_system is not None and not console.no_color
     repl.show(render_context(parts, tokens, limit, label, width=width, colour=colour))
     return True
 
