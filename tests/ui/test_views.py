@@ -78,3 +78,13 @@ def test_context_rows_fit_60_columns_and_name_every_part():
     assert all(len(line) <= 60 for line in lines)
     assert [line[3:].split("  ")[0] for line in lines[1:1 + len(PARTS)]] == list(PARTS)
     assert lines[1].startswith("RR built-in rules") and lines[-1].startswith("[RG")
+
+
+def test_version_imports_neither_rich_nor_prompt_toolkit():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.argv=['nanohermes','--version']\nfrom nanohermes.cli import main\ntry: main()\n"
+            "except SystemExit: pass\nprint(sorted(m for m in ('rich', 'prompt_toolkit', 'pyte') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split("\n")
+    assert out[:2] == ["nanohermes 0.1.0", "[]"]
