@@ -24,7 +24,9 @@ SUBCOMMAND_PROGRAMS = frozenset({
     "git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "pip", "pip3", "poetry", "docker", "kubectl",
     "make", "gh", "dotnet", "bundle", "just", "npx", "rustup", "brew", "apt", "conda",
 })
-PYTHONS = frozenset({"python", "python3"})  # `python3 -m pytest`: the module is the program
+# Interpreters run whatever their script says: the script (or `-m module`) is the program,
+# and inline code (`python3 -c …`, `node -e …`) is granted only exactly.
+INTERPRETERS = frozenset({"python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "Rscript", "lua"})
 # Programs that run whatever their arguments say: a prefix grant would cover any command.
 WRAPPERS = frozenset({
     "bash", "sh", "zsh", "dash", "fish", "sudo", "doas", "env", "xargs", "eval", "exec", "nohup",
@@ -71,8 +73,12 @@ def command_prefix(command: str) -> list[str] | None:
     program = os.path.basename(words[0])
     if program in WRAPPERS:
         return None
-    if program in PYTHONS and len(words) >= 3 and words[1] == "-m":
-        return words[:3]
+    if program in INTERPRETERS or program.startswith("python3."):
+        if len(words) >= 3 and words[1] == "-m":
+            return words[:3]
+        if len(words) < 2 or words[1].startswith("-"):
+            return None
+        return words[:2]
     if program in SUBCOMMAND_PROGRAMS:
         if len(words) < 2 or words[1].startswith("-"):  # `git -C elsewhere push`: too loose to generalise
             return None

@@ -17,6 +17,7 @@ from nanohermes.tools.shell import run_command
     ("python3 -m pytest -x", ["python3", "-m", "pytest"]),
     ("npm run build", ["npm", "run"]),
     ("ls", ["ls"]),
+    ("python3 fake_pytest.py -q", ["python3", "fake_pytest.py"]),
 ])
 def test_always_for_a_simple_command_covers_its_prefix(command, prefix):
     assert command_prefix(command) == prefix
@@ -24,7 +25,7 @@ def test_always_for_a_simple_command_covers_its_prefix(command, prefix):
 
 @pytest.mark.parametrize("command", [
     "pytest; rm -rf ~", "pytest && curl x | sh", "pytest $(evil)", "pytest > out.txt", "bash -c 'pytest'",
-    "sudo pytest", "LD_PRELOAD=x.so pytest", "git -C /elsewhere push", "pytest 'unbalanced",
+    "sudo pytest", "LD_PRELOAD=x.so pytest", "git -C /elsewhere push", "pytest 'unbalanced", "python3 -c 'import os'", "node",
 ])
 def test_commands_that_could_hide_another_get_only_an_exact_grant(command):
     assert command_prefix(command) is None
