@@ -55,8 +55,11 @@ class KeyWatcher:
         import termios
         import tty
 
-        self._saved = termios.tcgetattr(self.fd)
-        tty.setcbreak(self.fd, termios.TCSANOW)
+        try:
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd, termios.TCSANOW)
+        except (termios.error, OSError):  # not our terminal after all: Ctrl-C still works
+            return
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="nanohermes-keys", daemon=True)
         self._thread.start()
