@@ -38,6 +38,9 @@ class Usage:
     completion_tokens: int
     requests: int
     reported: bool = True  # False when the server sent no usage
+    cached_tokens: int | None = None  # prompt tokens the provider served from its cache, when it says
+    sent_chars: int = 0  # what the requests carried (messages and tool schemas)
+    uncached_chars: int = 0  # of that, what was not a prefix of the request before
 
 
 @dataclass(frozen=True)
