@@ -8,7 +8,7 @@ bytes cut) travels beside it as ResultFacts, so nothing here parses a tool's out
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 # The arguments that say what a call acted on, in the order they are shown.
 KEY_ARGUMENTS = ("pattern", "path", "command", "url", "glob", "id", "name", "offset", "limit")
@@ -46,7 +46,8 @@ class ResultFacts:
     output_lines: int = 0  # run_command: lines of output in all, so a shown tail can say how many more there were
 
     def to_dict(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v not in (None, False, 0, "")}
+        """The facts that differ from the defaults (an exit code of 0 is a fact, kept)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
 
     @classmethod
     def from_dict(cls, data) -> "ResultFacts":

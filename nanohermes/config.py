@@ -42,6 +42,9 @@ class Config:
     request_timeout: float = 600.0
     max_retries: int = 4  # 429 / 5xx / timeouts / dropped connections, with exponential backoff
     allow_outside_workspace: bool = False
+    # Mark the stable prefix and the latest message with cache_control, for providers that
+    # cache only at explicit breakpoints (Anthropic models through OpenRouter or LiteLLM).
+    cache_breakpoints: bool = False
 
     @property
     def effective_base_url(self) -> str:

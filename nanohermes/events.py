@@ -67,6 +67,8 @@ class Usage:
     requests: int
     reported: bool = True  # False when the server sent no usage
     cached_tokens: int | None = None  # prompt tokens the provider served from its cache, when it says
+    sent_chars: int = 0  # what the requests carried (messages and tool schemas)
+    uncached_chars: int = 0  # of that, what was not a prefix of the request before
     last_request_tokens: int | None = None  # prompt + reply of the turn's last request: how full the window is now
     estimated: bool = False  # a request was interrupted before the server reported usage: its share is an estimate
 

@@ -8,7 +8,7 @@ from typing import Callable
 from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
-from nanohermes.prompt import build_system_prompt, gather_prompt_inputs, set_memory_block
+from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
 from nanohermes.storage.checkpoints import Checkpoints
@@ -30,23 +30,28 @@ def all_tools(skills: Skills) -> list[Tool]:
 
 
 class SystemPrompt:
-    """The system message: a stable prefix rebuilt on start, resume and /reset, plus the
-    memory block for the current user message, replaced (never appended) every turn."""
+    """The system message, built on start, resume and /reset only, so it is byte-identical
+    across the requests of a session; and the memory block for each user message, which
+    travels with that message (storage/memory.py: attach_block)."""
 
     def __init__(self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None]):
         self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
-        self.prefix = ""
-        self.memory_block = ""
+        self.text = ""
+        self.memory_block = ""  # the latest one, for /context
         self.rebuild()
 
     def rebuild(self) -> None:
         inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills)
         self.inputs = inputs
-        self.prefix = build_system_prompt(inputs)
+        self.text = build_system_prompt(inputs)
         for warning in warnings:
             self.warn(warning)
 
-    def for_query(self, query: str) -> str:
+    def system(self) -> str:
+        return self.text
+
+    def memory_for(self, query: str) -> str:
+        """The memory block for a user message ("" when nothing relevant is remembered)."""
         entries = []
         if query.strip():
             try:
@@ -54,7 +59,7 @@ class SystemPrompt:
             except Exception as exc:  # a broken memory file must not stop the agent
                 self.warn(f"memory not used: {exc}")
         self.memory_block = render_block(entries)
-        return set_memory_block(self.prefix, self.memory_block)
+        return self.memory_block
 
 
 @dataclass
@@ -99,7 +104,8 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
         )
         agent = Agent(
             config=config, provider=provider, session=session, tools=all_tools(skills), ctx=ctx,
-            system_for=prompt.for_query, emit=emit, approvals=Approvals(config.mode, approve, cannot_ask_hint),
+            system_prompt=prompt.system, memory_for=prompt.memory_for, emit=emit,
+            approvals=Approvals(config.mode, approve, cannot_ask_hint),
         )
         agent.resume()
     except BaseException:

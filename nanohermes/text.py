@@ -1,4 +1,16 @@
-"""Byte-exact text cutting shared by every cap: clamp (keep the head) and head_tail (keep both ends)."""
+"""Byte-exact text cutting shared by every cap: clamp (keep the head) and head_tail (keep both
+ends); and the removal of a reasoning model's thinking."""
+
+import re
+
+# Reasoning models (qwen3, deepseek-r1 on local servers) put their thinking in the content; a
+# reply cut by max_tokens may end inside an unclosed block.
+_THINKING = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL)
+
+
+def strip_thinking(text: str) -> str:
+    """Text without <think>…</think> blocks (an unclosed one runs to the end)."""
+    return _THINKING.sub("", text) if "<think>" in text else text
 
 
 def cut_utf8(data: bytes, end: int) -> int:

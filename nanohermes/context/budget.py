@@ -3,6 +3,12 @@ the size of what is sent.
 
 `size` is the sum over messages of each message's compact JSON serialisation: quotes, escapes
 and keys included, because that is what the model is sent and paid for on every request.
+
+What a user pays for under prompt caching is what a request does not share as a prefix with
+the previous one. Between two compactions requests only append, so everything but the new
+messages is cached; a compaction rewrites all after the system message and tools. So the
+context grows to a high-water mark near the window and a compaction cuts it deeply, to a
+low-water mark: each rewrite is paid rarely and is small.
 """
 
 from __future__ import annotations
@@ -11,43 +17,56 @@ import json
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-# A conservative session size: ~30-40k tokens of English and code, well inside every
-# mainstream window, and small enough that resending it every turn stays cheap.
+# The high-water mark in chars when the model's window is unknown, and never more for any
+# window: ~30-40k tokens of English and code. Past that, even cached tokens cost money and
+# time on every request, and a server without a cache pays for all of them.
 CONTEXT_CHAR_BUDGET = 120_000
-# Messages, not turns: one turn with a 5-call fan-out is 7 messages, so "10 turns" could mean
-# 110 messages; 10 messages always covers the latest complete tool round trip.
-KEEP_RECENT = 10
-# ~1,500-2,500 chars: 1-2 % of the budget. A longer summary is just another bloat.
+# With a known window, compact when the prompt passes this share of what the window leaves
+# after the reply reserve. The trigger is the provider's last prompt_tokens plus an estimate
+# of what was appended since; the estimate covers at most one tool round (<= 15 % of the
+# window) and is off by well under a fifth of that, so 90 % never reaches the window.
+HIGH_WATER = 0.90
+# A compaction brings the context down to at most this share of the high-water mark.
+# Between the marks requests only append; each compaction re-sends (uncached) what it keeps,
+# so the cost of compacting over the floor is about LOW / (1 - LOW). Measured with
+# scripts/bench_cache.py: keeping more recent messages than this bought no retention and
+# cost cache; keeping less left too little of the recent work verbatim.
+LOW_WATER = 0.30
+# ~1,500-2,500 chars. A longer summary is just another bloat.
 SUMMARY_MAX_WORDS = 300
 # Hard cap on what a summariser may put back (300 words is asked for; a rambling model must
 # not undo the compaction). Generous so a CJK or code-heavy summary is not cut.
 SUMMARY_MAX_CHARS = 4_000
+# What a summary message usually costs (300 words, framing and file ledger).
+SUMMARY_TYPICAL_CHARS = 2_500
+# Where no layer reaches the low-water mark (small windows), clearing old outputs is preferred
+# to a summary when it leaves at most this much more than the summary would: about fifteen
+# placeholder lines cost less than a summary request, which on a one-slot local server is a
+# generation of its own. Measured (bench_cache.py, 8K window, coding trajectory): summary
+# requests 14 → 5 in 48 steps, uncached/floor 1.23 → 1.21.
+PLACEHOLDER_SLACK_CHARS = 5_000
+# Room kept for the summary message when choosing the kept tail: the summary's cap, its two
+# file-ledger lines (700 chars each at most) and the framing, JSON escapes included.
+SUMMARY_RESERVE_CHARS = 6_000
 # Tool results shorter than this stay verbatim outside the tail: a placeholder line costs
 # ~250 chars, so replacing a small result saves little and loses its exact text.
 PLACEHOLDER_MIN_CHARS = 1_000
-# Once the budget is exceeded, placeholders alone must bring the size under this share of
-# it, or a summary follows: a compaction that leaves 99 % of the budget fires again on the
-# next step, rewriting the prompt prefix (and busting the provider's prompt cache) every turn.
-COMPACT_TO_FRACTION = 0.6
 # Anti-thrash: an automatic compaction that frees less than this is "small".
 MIN_USEFUL_SAVING = 0.10
-# Layer (d) never trims a message below this many chars of content: head and tail must
+# Messages the conversation must grow by before anti-thrash lets automatic compaction retry.
+THRASH_RECOVERY_MESSAGES = 10
+# Middle trim never cuts a message below this many chars of content: head and tail must
 # still say what the message was.
 TRIM_MIN_KEEP_CHARS = 800
-# Layer (a): one tool result, in UTF-8 bytes; ~17 % of the 120k-char session budget.
+# Caps at the tool: one tool result, in UTF-8 bytes; ~17 % of the 120k-char budget.
 MAX_TOOL_RESULT_BYTES = 20_000
 # The reply's max_tokens when nothing smaller is configured or needed.
 DEFAULT_MAX_TOKENS = 4_096
-
-# Compact when the prompt passes this share of what the window leaves after the reply:
-# the estimate of appended messages can be off, and the next tool result lands before the
-# next check.
-TOKEN_TRIGGER_FRACTION = 0.75
 # A reply rarely needs more than a quarter of a small window; reserving a 4,096-token
 # max_tokens on an 8k local model would leave no room to work.
 MAX_REPLY_SHARE = 0.25
-# Chars per token assumed when turning a token window into a char budget: code and JSON
-# (escaped quotes and newlines) run ~3, prose ~4; the lower figure errs towards fitting.
+# Chars per token assumed when turning a token window into a byte cap for one tool result:
+# code and JSON (escaped quotes and newlines) run ~3, prose ~4; the lower figure errs towards fitting.
 CONSERVATIVE_CHARS_PER_TOKEN = 3
 # One tool result may take about this share of the window (20,000 bytes of 128k is ~4 %,
 # but on an 8k model a 20 KB result alone would be most of the prompt).
@@ -60,14 +79,22 @@ class ContextSettings:
     """Every number the engine and its neighbours work to, as one value: computed once for a
     model's window (settings_for_window) and handed to whoever needs it."""
 
-    budget_chars: int = CONTEXT_CHAR_BUDGET
-    keep_recent: int = KEEP_RECENT
+    high_water_chars: int = CONTEXT_CHAR_BUDGET  # compact when the messages pass this many chars...
+    high_water_tokens: int | None = None  # ...or the prompt this many tokens (known window)
+    low_water: float = LOW_WATER  # ...and bring them down to this share of the high-water mark
     placeholder_min_chars: int = PLACEHOLDER_MIN_CHARS
-    compact_to: float = COMPACT_TO_FRACTION
     tool_result_bytes: int = MAX_TOOL_RESULT_BYTES  # the clamp on one tool result
     max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request: the reply's reserve
     window: int | None = None  # the model's context window in tokens, when known
-    token_limit: int | None = None  # compaction also triggers when the prompt passes this many tokens
+    summary_reuses_prefix: bool = True  # summary requests extend the conversation (same model)
+
+    @property
+    def low_water_chars(self) -> int:
+        return int(self.high_water_chars * self.low_water)
+
+    @property
+    def low_water_tokens(self) -> int | None:
+        return int(self.high_water_tokens * self.low_water) if self.high_water_tokens else None
 
 
 def reply_reserve(context_window: int, max_output_tokens: int) -> int:
@@ -76,27 +103,27 @@ def reply_reserve(context_window: int, max_output_tokens: int) -> int:
 
 
 def prompt_token_limit(context_window: int, max_output_tokens: int) -> int:
-    """Compaction triggers when the estimated prompt exceeds this many tokens."""
-    return int(TOKEN_TRIGGER_FRACTION * (context_window - reply_reserve(context_window, max_output_tokens)))
+    """The high-water mark in tokens: compaction triggers when the prompt passes it."""
+    return int(HIGH_WATER * (context_window - reply_reserve(context_window, max_output_tokens)))
 
 
-def settings_for_window(context_window: int | None, max_output_tokens: int = DEFAULT_MAX_TOKENS) -> ContextSettings:
+def settings_for_window(context_window: int | None, max_output_tokens: int = DEFAULT_MAX_TOKENS,
+                        summary_reuses_prefix: bool = True) -> ContextSettings:
     """The settings for a model's window in tokens (None: unknown, the defaults).
 
-    The char budget is what fits in the token trigger's share of the window at a conservative
-    3 chars/token, never above CONTEXT_CHAR_BUDGET (e.g. 8,192 tokens: 13,824 chars; 128k:
-    120,000). The tool cap is ~15 % of the window at the same ratio, never above 20,000 bytes
-    (8,192: 3,686 bytes; 32k and up: 14,745-20,000). max_tokens keeps at most a quarter of it."""
+    The token high-water mark is 90 % of the window after the reply reserve (8,192 tokens:
+    5,529); the char mark stays at most 120,000. The tool cap is ~15 % of the window at 3
+    chars/token, never above 20,000 bytes (8,192: 3,686 bytes; 32k and up: 14,745-20,000).
+    max_tokens keeps at most a quarter of the window."""
     if not context_window:
-        return ContextSettings(max_tokens=max_output_tokens)
-    limit = prompt_token_limit(context_window, max_output_tokens)
+        return ContextSettings(max_tokens=max_output_tokens, summary_reuses_prefix=summary_reuses_prefix)
     tool_bytes = int(context_window * TOOL_RESULT_WINDOW_SHARE * CONSERVATIVE_CHARS_PER_TOKEN)
     return ContextSettings(
-        budget_chars=min(CONTEXT_CHAR_BUDGET, limit * CONSERVATIVE_CHARS_PER_TOKEN),
+        high_water_tokens=prompt_token_limit(context_window, max_output_tokens),
         tool_result_bytes=max(MIN_TOOL_RESULT_BYTES, min(MAX_TOOL_RESULT_BYTES, tool_bytes)),
         max_tokens=reply_reserve(context_window, max_output_tokens),
         window=context_window,
-        token_limit=limit,
+        summary_reuses_prefix=summary_reuses_prefix,
     )
 
 
@@ -152,13 +179,15 @@ def total_size(messages: Iterable[dict]) -> int:
 
 def size_by_kind(messages: list[dict]) -> dict[str, int]:
     """Chars per kind of content (for /context): system, summary, user, assistant, tool_calls, tool."""
-    from nanohermes.context.summary_message import is_summary_message
+    from nanohermes.context.summary import is_summary_message
 
     kinds = dict.fromkeys(("system", "summary", "user", "assistant", "tool_calls", "tool"), 0)
-    for i, m in enumerate(messages):
+    for m in messages:
         role = m.get("role")
-        if role == "system":
-            kinds["summary" if i > 0 and is_summary_message(m) else "system"] += message_size(m)
+        if is_summary_message(m):
+            kinds["summary"] += message_size(m)
+        elif role == "system":
+            kinds["system"] += message_size(m)
         elif role == "assistant" and m.get("tool_calls"):
             calls = message_size({"tool_calls": m["tool_calls"]})
             kinds["tool_calls"] += calls

@@ -1,15 +1,16 @@
-"""The deterministic digest used when the summariser fails: no model, bounded, never silent.
+"""What is kept mechanically, whatever the summariser does: the file ledger appended to every
+summary, and the deterministic digest used when the summariser fails (no model, bounded,
+never silent).
 
-It keeps what the next step needs most and can be read off the messages mechanically:
-what the user asked, which tools ran on what, which files changed, where the assistant
-left off, and the previous summary (so a failure does not also lose older history).
+The digest keeps what the next step needs most and can be read off the messages: the files
+changed and read, what the user asked, which tools ran on what, where the assistant left off,
+and the previous summary (so a failure does not also lose older history).
 """
 
 from __future__ import annotations
 
 from nanohermes.calls import describe_call, files_read, files_touched, one_line, parse_tool_call
-from nanohermes.context.summary_message import is_summary_message, summary_text
-from nanohermes.text import head_tail_text
+from nanohermes.text import head_tail_text, strip_thinking
 
 # The digest replaces a 300-word summary: keep it in the same few-thousand-char range.
 DIGEST_MAX_CHARS = 4_000
@@ -18,6 +19,39 @@ USER_REQUEST_CHARS = 300
 TOOLS_SHOWN = 20  # the most recent calls
 LAST_ASSISTANT_CHARS = 500
 EARLIER_SUMMARY_CHARS = 1_800  # a digest of a digest must not nest without bound
+CHANGED_PREFIX = "Files changed: "
+READ_PREFIX = "Files read: "
+LEDGER_LINE_CHARS = 700  # per line; a long task touching more files is listed by its latest paths
+
+
+def file_ledger(dropped: list[dict], previous_summary: str | None = None) -> str:
+    """`Files changed: …` and `Files read: …`, read off the tool calls in `dropped` and carried
+    over from the previous summary's ledger, so paths survive however weak the summariser is."""
+    changed: list[str] = []
+    read: list[str] = []
+    for line in (previous_summary or "").splitlines():
+        for prefix, into in ((CHANGED_PREFIX, changed), (READ_PREFIX, read)):
+            if line.startswith(prefix):
+                into.extend(p.strip() for p in line[len(prefix) :].split(",") if p.strip())
+    changed = list(dict.fromkeys(changed + files_touched(dropped)))
+    read = [p for p in dict.fromkeys(read + files_read(dropped)) if p not in changed]
+    lines = [prefix + _latest_that_fit(paths, LEDGER_LINE_CHARS - len(prefix)) for prefix, paths in
+             ((CHANGED_PREFIX, changed), (READ_PREFIX, read)) if paths]
+    return "\n".join(lines)
+
+
+def _latest_that_fit(paths: list[str], room: int) -> str:
+    kept: list[str] = []
+    for path in reversed(paths):
+        if kept and sum(len(p) + 2 for p in kept) + len(path) > room:
+            break
+        kept.insert(0, path)
+    return ", ".join(kept)
+
+
+def without_ledger(summary: str) -> str:
+    """A summary's text without its ledger lines (the next ledger carries them over)."""
+    return "\n".join(line for line in summary.splitlines() if not line.startswith((CHANGED_PREFIX, READ_PREFIX))).strip()
 
 
 def _user_requests(messages: list[dict]) -> list[str]:
@@ -38,51 +72,23 @@ def _tools_run(messages: list[dict]) -> list[str]:
 def _last_assistant_text(messages: list[dict]) -> str:
     for m in reversed(messages):
         content = m.get("content")
-        if m.get("role") == "assistant" and isinstance(content, str) and content.strip():
-            return one_line(content, LAST_ASSISTANT_CHARS)
+        if m.get("role") == "assistant" and isinstance(content, str) and strip_thinking(content).strip():
+            return one_line(strip_thinking(content), LAST_ASSISTANT_CHARS)
     return ""
-
-
-CHANGED_PREFIX = "Files changed: "
-READ_PREFIX = "Files read: "
-LEDGER_MAX_PATHS = 40  # per line; a long task touching more is summarised by its latest paths
-
-
-def file_ledger(history: list[dict]) -> str:
-    """`Files changed: …` and `Files read: …`, read mechanically off the tool calls in history and
-    carried over from any earlier summary in it, so paths survive however weak the summariser is."""
-    changed: list[str] = []
-    read: list[str] = []
-    for message in history:
-        if is_summary_message(message):
-            for line in summary_text(message).splitlines():
-                for prefix, into in ((CHANGED_PREFIX, changed), (READ_PREFIX, read)):
-                    if line.startswith(prefix):
-                        into.extend(p.strip() for p in line[len(prefix) :].split(",") if p.strip())
-    plain = [m for m in history if not is_summary_message(m)]
-    changed = list(dict.fromkeys(changed + files_touched(plain)))
-    read = [p for p in dict.fromkeys(read + files_read(plain)) if p not in changed]
-    lines = [prefix + ", ".join(paths[-LEDGER_MAX_PATHS:]) for prefix, paths in ((CHANGED_PREFIX, changed), (READ_PREFIX, read)) if paths]
-    return "\n".join(lines)
 
 
 def build_digest(dropped: list[dict], previous_summary: str | None = None) -> str:
     """A plain-text digest of `dropped` of at most DIGEST_MAX_CHARS. Same input, same output."""
-    if dropped and is_summary_message(dropped[0]):
-        previous_summary = previous_summary or summary_text(dropped[0])
-        dropped = dropped[1:]
     sections: list[str] = []
-    files = files_touched(dropped)
-    if files:
-        sections.append(CHANGED_PREFIX + ", ".join(files))
-    if read := [p for p in files_read(dropped) if p not in files]:
-        sections.append(READ_PREFIX + ", ".join(read))
+    if ledger := file_ledger(dropped, previous_summary):
+        sections.append(ledger)
     if requests := _user_requests(dropped):
         sections.append("User requests:\n" + "\n".join(requests))
     if last := _last_assistant_text(dropped):
         sections.append(f"Last assistant text: {last}")
     if previous_summary:
-        sections.append("Earlier summary:\n" + head_tail_text(previous_summary.strip(), EARLIER_SUMMARY_CHARS))
+        earlier = head_tail_text(without_ledger(previous_summary), EARLIER_SUMMARY_CHARS)
+        sections.append("Earlier summary:\n" + earlier)
     if tools := _tools_run(dropped):  # last: the least needed, the first cut
         sections.append("Tools run:\n" + "\n".join(tools))
     digest = "\n\n".join(sections) or "(the omitted messages held no text)"

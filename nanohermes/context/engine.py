@@ -1,28 +1,41 @@
-"""ContextEngine: the one stateful piece. It runs the pure layers, cheapest first, and keeps
-what they need across calls (sizes, the anti-thrash history, the last summary)."""
+"""ContextEngine: the one stateful piece. It decides when to compact (the high-water mark) and
+runs the layers, cheapest first, down to the low-water mark; it keeps what they need across
+calls (sizes, the anti-thrash history)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
-from nanohermes.context.budget import MIN_USEFUL_SAVING, SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS, ContextSettings, SizeCache
 from nanohermes.calls import ResultFacts
-from nanohermes.context.compaction import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
-from nanohermes.context.digest import build_digest, file_ledger
-from nanohermes.context.placeholders import placeholder_old_tool_outputs
+from nanohermes.context.budget import (
+    MIN_USEFUL_SAVING,
+    SUMMARY_RESERVE_CHARS,
+    PLACEHOLDER_SLACK_CHARS,
+    SUMMARY_TYPICAL_CHARS,
+    THRASH_RECOVERY_MESSAGES,
+    ContextSettings,
+    SizeCache,
+)
+from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
+from nanohermes.context.digest import build_digest, file_ledger, without_ledger
+from nanohermes.context.excerpt import render_excerpt
+from nanohermes.context.placeholders import clear_old_outputs
 from nanohermes.context.sanitize import sanitize_tool_pairs
-from nanohermes.context.summary_input import render_summary_input, summary_prompt
-from nanohermes.context.summary_message import digest_message, find_summary, summary_message
-from nanohermes.text import head_tail_text
+from nanohermes.context.summary import (
+    Summarize,
+    SummaryRequest,
+    digest_message,
+    find_summary,
+    instruction,
+    request_summary,
+    summary_message,
+    summary_prompt,
+    summary_text,
+)
 
-Summarize = Callable[[str, str], str]  # (system prompt, user text) -> summary; may raise
-TOKEN_TARGET_SLACK = 0.05  # overshoot of a token-derived target that is tolerated without trimming
-SUMMARY_ATTEMPTS = 2  # one retry, then the deterministic digest
-# Reasoning models (qwen3, deepseek-r1 on local servers) put their thinking in the content.
-_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)
+SUMMARY_REPLY_TOKENS = 800  # 300 words is ~400 tokens; room for a model that overshoots a little
+EXCERPT_MIN_CHARS = 2_000  # an excerpt shorter than this says too little to summarise from
 
 
 @dataclass
@@ -33,16 +46,18 @@ class CompactionReport:
     layers: list[str] = field(default_factory=list)  # "placeholders", "summary" | "digest", "trim"
     before_chars: int = 0
     after_chars: int = 0
-    budget_chars: int = 0  # the target used (lower than the char budget under the token trigger)
+    high_water_chars: int = 0  # the trigger used (lower than the char mark under a token trigger)
+    low_water_chars: int = 0  # the target
     token_triggered: bool = False
     messages_before: int = 0
     messages_after: int = 0
-    dropped: list[dict] = field(default_factory=list)  # removed from the working set (summary replaced them)
+    dropped: list[dict] = field(default_factory=list)  # the messages the summary stands in for
     placeholder_ids: list[str] = field(default_factory=list)  # tool call ids whose output was cleared
-    trimmed: int = 0  # messages trimmed from the middle (layer d)
-    summary: str | None = None  # the model's summary, when one was made
+    trimmed: int = 0  # messages trimmed from the middle
+    summary: str | None = None  # the model's summary (with its file ledger), when one was made
     digest: str | None = None  # the deterministic digest, when the summariser failed
     summary_error: str | None = None
+    summary_reused_prefix: bool | None = None  # how the summary was asked for (None: no summary)
     thrash_skipped: bool = False
     notices: list[str] = field(default_factory=list)
 
@@ -57,10 +72,10 @@ class CompactionReport:
 
     @property
     def over_budget(self) -> bool:
-        return self.after_chars > self.budget_chars
+        return self.after_chars > self.high_water_chars
 
     def one_line(self) -> str:
-        """e.g. `context compacted (summary): 131,204 → 38,112 chars, 41 messages summarised`."""
+        """e.g. `context auto compaction (summary): 131,204 → 38,112 chars, 41 messages summarised`."""
         kind = "forced" if self.forced else "auto"
         line = f"context {kind} compaction ({' + '.join(self.layers) or 'nothing to do'}): "
         line += f"{self.before_chars:,} → {self.after_chars:,} chars"
@@ -74,7 +89,7 @@ class CompactionReport:
 
 
 class ContextEngine:
-    """Keeps what is sent under budget. Create one per conversation (or call reset())."""
+    """Keeps what is sent under the high-water mark. One per conversation (or call reset())."""
 
     def __init__(self, settings: ContextSettings | None = None, **overrides) -> None:
         """`settings` (default: ContextSettings()) with any field overridden by keyword."""
@@ -92,136 +107,146 @@ class ContextEngine:
         """Serialized size of what would be sent, in chars (cached per message)."""
         return self.sizes.total(messages)
 
-    def fit(
-        self,
-        messages: list[dict],
-        summarize: Summarize,
-        *,
-        force: bool = False,
-        focus: str | None = None,
-        token_estimate: int | None = None,
-        token_limit: int | None = None,
-        facts: Mapping[str, ResultFacts] | None = None,
-    ) -> tuple[list[dict], CompactionReport | None]:
-        """Return the messages to send and what was done (None: nothing, same list back).
+    def marks(self, chars: int, token_estimate: int | None) -> tuple[int, int]:
+        """(high, low) water marks in chars for messages of `chars` chars whose prompt is
+        estimated at `token_estimate` tokens: the token marks turned into chars at this
+        conversation's own chars-per-token, never above the char marks."""
+        high = self.settings.high_water_chars
+        if token_estimate and self.settings.high_water_tokens:
+            high = min(high, self.settings.high_water_tokens * chars // token_estimate)
+        return high, int(high * self.settings.low_water)
 
-        Call once every tool call has its result (after appending tool results) and before
-        every request; a call still waiting for its result would get a stub. Over budget (chars, or
-        `token_estimate > token_limit` when both are given) or with `force` (/compact), the
-        layers run cheapest first: placeholders for old tool outputs (skipped when forced);
-        if that leaves more than `compact_to` of the budget, a summary of everything before
-        the last `keep_recent` messages via `summarize(system_prompt, user_text)` (retried
-        once, then a deterministic digest; never raises); if still over the budget, trimming
-        from the middle. messages[0] is never changed, the input list is never mutated, the
-        latest user message is kept verbatim, and every tool call in the result has exactly
-        one result right after it.
+    def fit(self, messages: list[dict], summarize: Summarize, *, force: bool = False, focus: str | None = None,
+            token_estimate: int | None = None, facts: Mapping[str, ResultFacts] | None = None,
+            overflow: bool = False) -> tuple[list[dict], CompactionReport | None]:
+        """Return the messages to send and what was done (None: nothing, the same list back).
 
-        After a provider context-length error, call with force=True and the prompt's token
-        estimate and a lower limit (e.g. 70 % of it, or of the window the error reported):
-        the char target shrinks in the same proportion, so even a short history is trimmed."""
+        Call once every tool call has its result and before every request. Below the high-water
+        mark (chars, or `token_estimate` tokens against a known window) nothing changes: requests
+        only append. Above it, or with `force` (/compact), one compaction brings the messages to
+        the low-water mark: old tool outputs are cleared in one batch if that is enough (not when
+        forced); else everything before the kept tail is summarised (retried once, then a
+        deterministic digest; never raises); a tail still over the high-water mark is trimmed
+        from the middle down to the low-water mark. `overflow`: the provider rejected the last
+        request as too long, so the summary cannot resend the conversation and anything over
+        the low-water mark is trimmed.
+        messages[0] is never changed, the input list is never mutated, the latest user message
+        stays verbatim, and every tool call in the result has exactly one result right after it."""
         before = self.size(messages)
-        target = self._target(before, token_estimate, token_limit)
-        if not force and before <= target:
+        high, low = self.marks(before, token_estimate)
+        if not force and before <= high:
             self.sizes.forget_all_but(messages)
             return messages, None
-        report = CompactionReport(forced=force, before_chars=before, budget_chars=target, messages_before=len(messages))
-        report.token_triggered = target < self.settings.budget_chars
-        current = messages
-        if not force:
-            current, report.placeholder_ids = placeholder_old_tool_outputs(
-                current, self.settings.keep_recent, self.settings.placeholder_min_chars, facts)
-            if any(a is not b for a, b in zip(current, messages)):
-                report.layers.append("placeholders")
-        if force or (self.size(current) > target * self.settings.compact_to and len(current) > self.settings.keep_recent + 1):
-            current = self._summarise_if_allowed(current, summarize, focus, report, facts or {})
-        # The token-derived target is an estimate: trimming a message for a 1 % overshoot would
-        # rewrite the prompt (and lose a local server's prompt cache) for nothing.
-        slack = 1.0 if force or not report.token_triggered else 1 + TOKEN_TARGET_SLACK
-        if self.size(current) > target * slack:
-            current = self._trim(current, target, report)
+        report = CompactionReport(forced=force, before_chars=before, high_water_chars=high, low_water_chars=low,
+                                  messages_before=len(messages), token_triggered=high < self.settings.high_water_chars)
+        current = self._compact(messages, summarize, report, focus, token_estimate, facts or {}, overflow)
+        if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
+            current = self._trim(current, low, report)
         current = sanitize_tool_pairs(current)
         report.after_chars, report.messages_after = self.size(current), len(current)
-        if not force and report.layer in ("summary", "digest"):
+        if not force and {"summary", "digest"} & set(report.layers):
             self._auto_savings.append(report.saved_fraction)
             self._length_after_auto = len(current)
         self.sizes.forget_all_but(current)
         return current, report
 
-    def _target(self, total: int, token_estimate: int | None, token_limit: int | None) -> int:
-        """The char budget, lowered in proportion when the token estimate is over its limit."""
-        if token_estimate and token_limit and token_estimate > token_limit:
-            return min(self.settings.budget_chars, total * token_limit // token_estimate)
-        return self.settings.budget_chars
-
-    def _thrashing(self, length: int) -> bool:
-        """The last two automatic summaries each freed < 10 %, and the tail they could not
-        touch is still there (fewer than keep_recent messages added since)."""
-        recent = self._auto_savings[-2:]
-        moved_on = length - self._length_after_auto >= self.settings.keep_recent
-        return len(recent) == 2 and all(s < MIN_USEFUL_SAVING for s in recent) and not moved_on
-
-    def _summarise_if_allowed(self, messages: list[dict], summarize: Summarize, focus: str | None, report: CompactionReport,
-                              facts: Mapping[str, ResultFacts]) -> list[dict]:
+    def _compact(self, messages: list[dict], summarize: Summarize, report: CompactionReport, focus: str | None,
+                 token_estimate: int | None, facts: Mapping[str, ResultFacts], overflow: bool) -> list[dict]:
         if not report.forced and self._thrashing(len(messages)):
             report.thrash_skipped = True
-            report.notices.append(
-                "automatic summary skipped: the last two freed under 10 % each (something large is in the "
-                "recent messages); /compact forces one"
-            )
+            report.notices.append("automatic compaction skipped: the last two freed under 10 % each (something large "
+                                  "that cannot be cut is in the context); /compact forces one")
             return messages
-        plan = plan_cut(messages, self.settings.keep_recent)
-        if plan is None or not plan.dropped(messages):
-            report.notices.append(f"nothing to summarise: only the last {self.settings.keep_recent} messages are left")
+        keep = 0 if report.forced else max(0, report.low_water_chars - SUMMARY_RESERVE_CHARS)
+        plan = plan_cut(messages, keep, self.sizes.size)
+        if plan is None:
+            report.notices.append("nothing to summarise: only the latest messages are left")
             return messages
-        return self._summarise(messages, plan, summarize, focus, report, facts)
+        if not report.forced:
+            cleared = self._placeholders_within(messages, plan, report, facts)
+            if cleared is not None:  # enough without a model call
+                return cleared
+        return self._summarise(messages, plan, summarize, report, focus, token_estimate, facts, overflow)
 
-    def _summarise(self, messages: list[dict], plan: CutPlan, summarize: Summarize, focus: str | None, report: CompactionReport,
-                   facts: Mapping[str, ResultFacts]) -> list[dict]:
-        dropped = plan.dropped(messages)
-        previous = messages[plan.previous_summary_index] if plan.previous_summary_index else None
-        history = [previous, *dropped] if previous else dropped  # the renderers read an old summary first
-        kept_user = messages[plan.kept_user_index] if plan.kept_user_index is not None else None
-        user_text = render_summary_input(history, None, focus, kept_user, max_chars=max(2_000, self.settings.budget_chars // 2), facts=facts)
-        summary, report.summary_error = request_summary(summarize, user_text)
+    def _placeholders_within(self, messages: list[dict], plan: CutPlan, report: CompactionReport,
+                             facts: Mapping[str, ResultFacts]) -> list[dict] | None:
+        """Old outputs cleared in one batch, keeping verbatim as many recent rounds as fit.
+
+        The target is the low-water mark. Where even a summary could not get there (a small
+        window: the system message, a summary and the latest round alone are over it), clearing
+        may leave up to PLACEHOLDER_SLACK_CHARS more than a summary would: no model request, and
+        only the newly cleared outputs are rewritten. None when clearing cannot make it."""
+        kept = self.size(messages[plan.start :]) + (self.sizes.size(messages[plan.kept_user]) if plan.kept_user else 0)
+        after_summary = self.sizes.size(messages[0]) + SUMMARY_TYPICAL_CHARS + kept
+        target = report.low_water_chars if after_summary <= report.low_water_chars else after_summary + PLACEHOLDER_SLACK_CHARS
+        widest = plan_cut(messages, report.low_water_chars, self.sizes.size) or plan  # no summary to make room for
+        starts = [i for i in range(widest.start, len(messages)) if messages[i].get("role") != "tool"]
+        for start in starts:
+            cleared, ids = clear_old_outputs(messages, start, self.settings.placeholder_min_chars, facts)
+            if ids and self.size(cleared) <= target:
+                report.layers.append("placeholders")
+                report.placeholder_ids = ids
+                return cleared
+        return None
+
+    def _thrashing(self, length: int) -> bool:
+        """The last two automatic summaries each freed < 10 %, and the conversation has not
+        moved on since (fewer than THRASH_RECOVERY_MESSAGES added)."""
+        recent = self._auto_savings[-2:]
+        moved_on = length - self._length_after_auto >= THRASH_RECOVERY_MESSAGES
+        return len(recent) == 2 and all(s < MIN_USEFUL_SAVING for s in recent) and not moved_on
+
+    def _summarise(self, messages: list[dict], plan: CutPlan, summarize: Summarize, report: CompactionReport,
+                   focus: str | None, token_estimate: int | None, facts: Mapping[str, ResultFacts], overflow: bool) -> list[dict]:
+        report.dropped = plan.dropped(messages)
+        previous = summary_text(messages[plan.previous_summary]) if plan.previous_summary else None
+        request = self._summary_request(messages, plan, report, previous, focus, token_estimate, facts, overflow)
+        report.summary_reused_prefix = request.reuses_prefix
+        summary, report.summary_error = request_summary(summarize, request)
+        ledger = file_ledger(report.dropped, previous)  # paths kept mechanically: small models summarise badly
         if summary:
-            ledger = file_ledger(history)  # paths kept mechanically: small models summarise badly
-            report.summary = f"{summary}\n\n{ledger}" if ledger else summary
+            report.summary = "\n\n".join(part for part in (without_ledger(summary), ledger) if part)
             note = summary_message(report.summary)
             report.layers.append("summary")
         else:
-            report.digest = build_digest(history)
+            report.digest = build_digest(report.dropped, previous)
             note = digest_message(report.digest)
             report.layers.append("digest")
             report.notices.append(f"summary failed ({report.summary_error}); kept a digest instead")
-        report.dropped = [m for i, m in enumerate(messages[1 : plan.start], 1) if i != plan.kept_user_index]
         return compact_history(messages, plan, note)
 
+    def _summary_request(self, messages: list[dict], plan: CutPlan, report: CompactionReport, previous: str | None,
+                         focus: str | None, token_estimate: int | None, facts: Mapping[str, ResultFacts],
+                         overflow: bool) -> SummaryRequest:
+        """The conversation up to the cut plus the instruction, when the summary model is the
+        conversation's and that fits the window; else a summary prompt and an excerpt."""
+        if self.settings.summary_reuses_prefix and not overflow and self._prefix_fits(messages, plan, token_estimate):
+            return SummaryRequest([*messages[: plan.start], instruction(focus, plan.kept_user is not None)], True)
+        excerpt = render_excerpt(report.dropped, previous, focus, plan.kept_user is not None,
+                                 max(EXCERPT_MIN_CHARS, report.high_water_chars // 2), facts)
+        return SummaryRequest([{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False)
+
+    def _prefix_fits(self, messages: list[dict], plan: CutPlan, token_estimate: int | None) -> bool:
+        window = self.settings.window
+        if not window or not token_estimate:
+            return True  # an unknown window: the conversation was sent whole before, so it fits
+        total = self.size(messages)
+        prefix_tokens = token_estimate * self.size(messages[: plan.start]) // max(1, total)
+        instruction_tokens = len(instruction(None, True)["content"]) // 3
+        return prefix_tokens + instruction_tokens + SUMMARY_REPLY_TOKENS <= window
+
     def _trim(self, messages: list[dict], target: int, report: CompactionReport) -> list[dict]:
-        protected = {0, find_summary(messages), latest_user_index(messages)} - {None}
+        latest_user = latest_user_index(messages)
+        protected = {0, find_summary(messages), latest_user} - {None}
         current, report.trimmed = trim_to_budget(messages, target, protected, self.sizes.size)
+        if self.size(current) > target and latest_user is not None and self.sizes.size(current[latest_user]) > target // 2:
+            # the user's own message is what does not fit: cut it once rather than resend it and fail
+            current, trimmed = trim_to_budget(current, target, protected - {latest_user}, self.sizes.size)
+            if trimmed:
+                report.trimmed += trimmed
+                report.notices.append("your message was too long for the model's context and was cut in the middle")
         if report.trimmed:
             report.layers.append("trim")
         if self.size(current) > target:
-            report.notices.append(f"still over budget at {self.size(current):,} chars: what is left is protected")
+            report.notices.append(f"still over the context limit at {self.size(current):,} chars: nothing left to cut")
         return current
-
-
-def clean_summary(text: str) -> str:
-    """The summary without reasoning blocks or surrounding space, cut to SUMMARY_MAX_CHARS."""
-    text = _THINKING.sub("", text or "").strip()
-    return head_tail_text(text, SUMMARY_MAX_CHARS, "\n…[summary cut]…\n")
-
-
-def request_summary(summarize: Summarize, user_text: str, max_words: int = SUMMARY_MAX_WORDS) -> tuple[str | None, str | None]:
-    """Ask `summarize` up to SUMMARY_ATTEMPTS times. Returns (summary, None) or (None, why it failed)."""
-    error = None
-    for _ in range(SUMMARY_ATTEMPTS):
-        try:
-            summary = clean_summary(summarize(summary_prompt(max_words), user_text))
-        except Exception as exc:  # the contract: any failure of the callback means "use the digest"
-            error = f"{type(exc).__name__}: {exc}"[:200]
-            continue
-        if summary:
-            return summary, None
-        error = "the summariser returned nothing"
-    return None, error

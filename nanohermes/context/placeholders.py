@@ -1,18 +1,16 @@
-"""Layer (b): old, large tool outputs become one-line placeholders. No model call.
-
-The message stays (pairs stay valid); only its content changes, to a line that says what
-the result was and how to get it back with `recall`. Long argument values of old tool calls
-(a write_file body, an edit's old/new text) shrink the same way: the file on disk has them.
+"""Placeholders: old, large tool outputs become one line each, cleared in one batch at a
+compaction (never one per step: each change rewrites the prompt from that point on). No model
+call; the message stays, so pairs stay valid, and the line says how to get the output back
+with `recall`. Long argument values of old tool calls (a write_file body, an edit's old and
+new text) shrink the same way: the file on disk has them.
 """
 
 from __future__ import annotations
 
 import json
-
 from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
-from nanohermes.context.budget import PLACEHOLDER_MIN_CHARS
 
 PLACEHOLDER_PREFIX = "[old tool output cleared to save context: "
 # How much of a long argument value stays in an old tool call (enough to recognise it).
@@ -28,8 +26,9 @@ def placeholder_text(call: ToolCall | None, call_id: str, content: str, facts: R
     return f'{PLACEHOLDER_PREFIX}{what} — {details}; recall(id="{call_id}") returns it]'
 
 
-def shrink_long_arguments(raw: str, min_chars: int) -> str | None:
-    """The arguments JSON with long string values cut to their head, or None if unchanged."""
+def shrink_arguments(raw, max_chars: int) -> str | None:
+    """The arguments JSON with string values over `max_chars` cut to their head and a note, or
+    None if nothing was long (or the arguments are not a JSON object)."""
     try:
         args = json.loads(raw)
     except (json.JSONDecodeError, TypeError):
@@ -38,49 +37,43 @@ def shrink_long_arguments(raw: str, min_chars: int) -> str | None:
         return None
     changed = False
     for key, value in args.items():
-        if isinstance(value, str) and len(value) > min_chars:
-            note = f"…[{len(value) - ARGUMENT_HEAD_CHARS:,} more chars cleared to save context]"
-            args[key] = value[:ARGUMENT_HEAD_CHARS] + note
+        if isinstance(value, str) and len(value) > max_chars:
+            head = min(ARGUMENT_HEAD_CHARS, max_chars)
+            args[key] = value[:head] + f"…[{len(value) - head:,} more chars cleared to save context]"
             changed = True
     return json.dumps(args, ensure_ascii=False) if changed else None
 
 
-def _shrink_tool_calls(message: dict, min_chars: int) -> dict:
+def shrink_tool_calls(message: dict, max_chars: int) -> dict:
+    """The assistant message with long argument values shrunk, or the message itself."""
     calls = message.get("tool_calls")
-    if not calls or sum(len((c.get("function") or {}).get("arguments") or "") for c in calls) <= min_chars:
+    if not calls:
         return message
-    new_calls, changed = [], False
+    new_calls = []
     for call in calls:
         function = call.get("function") or {}
-        shrunk = shrink_long_arguments(function.get("arguments"), min_chars)
-        if shrunk is None:
-            new_calls.append(call)
-        else:
-            new_calls.append({**call, "function": {**function, "arguments": shrunk}})
-            changed = True
-    return {**message, "tool_calls": new_calls} if changed else message
+        shrunk = shrink_arguments(function.get("arguments"), max_chars)
+        new_calls.append(call if shrunk is None else {**call, "function": {**function, "arguments": shrunk}})
+    return {**message, "tool_calls": new_calls} if any(a is not b for a, b in zip(new_calls, calls)) else message
 
 
-def placeholder_old_tool_outputs(
-    messages: list[dict], keep_recent: int, min_chars: int = PLACEHOLDER_MIN_CHARS,
-    facts: Mapping[str, ResultFacts] | None = None,
-) -> tuple[list[dict], list[str]]:
-    """Replace tool results (and long tool-call arguments) outside the last `keep_recent`
-    messages that are over `min_chars` with placeholders. Never touches messages[0] or the
-    tail. Returns (new list, ids of the results replaced); untouched dicts are reused."""
-    tail_start = max(1, len(messages) - keep_recent)
-    calls = tool_calls_by_id(messages[:tail_start])
+def clear_old_outputs(messages: list[dict], end: int, min_chars: int,
+                      facts: Mapping[str, ResultFacts] | None = None) -> tuple[list[dict], list[str]]:
+    """Replace tool results over `min_chars` in messages[1:end] with placeholders and shrink
+    long tool-call arguments there. Returns (new list, ids of the results replaced); the rest
+    of the list, and every untouched dict, is reused."""
+    calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
-    for message in messages[1:tail_start]:
+    for message in messages[1:end]:
         role, content = message.get("role"), message.get("content")
-        if role == "tool" and isinstance(content, str) and len(content) > min_chars:
+        if role == "tool" and isinstance(content, str) and len(content) > min_chars and not content.startswith(PLACEHOLDER_PREFIX):
             call_id = str(message.get("tool_call_id"))
             text = placeholder_text(calls.get(call_id), call_id, content, (facts or {}).get(call_id, NO_FACTS))
             out.append({**message, "content": text})
             replaced.append(call_id)
         elif role == "assistant":
-            out.append(_shrink_tool_calls(message, min_chars))
+            out.append(shrink_tool_calls(message, min_chars))
         else:
             out.append(message)
-    out.extend(messages[tail_start:])
+    out.extend(messages[end:])
     return out, replaced

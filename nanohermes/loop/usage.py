@@ -10,9 +10,10 @@ from nanohermes import events as ev
 class UsageCounter:
     def __init__(self) -> None:
         self.prompt = self.completion = self.requests = 0
+        self.cached: int | None = None  # None until a provider reports cached tokens
+        self.sent_chars = self.uncached_chars = 0
         self.reported = True
-        self.cached: int | None = None
-        self.last: int | None = None
+        self.last: int | None = None  # prompt + reply of the latest request
         self.estimated = False
         self._pending: list[dict] | None = None
 
@@ -20,9 +21,11 @@ class UsageCounter:
         """A request with these messages is on its way; if it is interrupted, `interrupted` estimates it."""
         self._pending = sent
 
-    def add(self, usage: dict | None) -> None:
+    def add(self, usage: dict | None, sent_chars: int = 0, uncached_chars: int = 0) -> None:
         self._pending = None
         self.requests += 1
+        self.sent_chars += sent_chars
+        self.uncached_chars += uncached_chars
         if not usage:
             self.reported = False
             return
@@ -30,9 +33,8 @@ class UsageCounter:
         self.prompt += prompt
         self.completion += completion
         self.last = prompt + completion
-        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-        if isinstance(cached, int):
-            self.cached = (self.cached or 0) + cached
+        if usage.get("cached_tokens") is not None:
+            self.cached = (self.cached or 0) + usage["cached_tokens"]
 
     def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply_tokens: int) -> None:
         """Ctrl-C during a request: the server did the work but never said how much, so count an
@@ -48,5 +50,5 @@ class UsageCounter:
         self.estimated = True
 
     def event(self) -> ev.Usage:
-        return ev.Usage(self.prompt, self.completion, self.requests, self.reported,
-                        cached_tokens=self.cached, last_request_tokens=self.last, estimated=self.estimated)
+        return ev.Usage(self.prompt, self.completion, self.requests, self.reported, self.cached,
+                        self.sent_chars, self.uncached_chars, last_request_tokens=self.last, estimated=self.estimated)

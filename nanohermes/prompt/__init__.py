@@ -1,8 +1,9 @@
-"""The system message: one pure assembly function, a gatherer that does the file I/O, and the
-per-turn memory-block swap.
+"""The system message: one pure assembly function and a gatherer that does the file I/O.
 
-Everything above the memory block is rebuilt only on a new session, a resume and /reset, and
-holds nothing that changes per turn (the date, not the time), so providers' prefix caches hit.
+It is built only on a new session, a resume and /reset, and holds nothing that changes per
+turn (the date, not the time; no memories), so it is byte-identical across a session's
+requests and providers' prefix caches hit. A mode or model switch is the one documented
+place it may change.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-from nanohermes.storage.memory import BLOCK_END, BLOCK_START
 from nanohermes.prompt.skills import Skills, discover_skills
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
@@ -50,14 +50,14 @@ class PromptInputs:
     project_guidance: str = ""
     nanohermes_md: str = ""
     skills_listing: str = ""
-    memory_block: str = ""
 
 
 # ---- pure ------------------------------------------------------------------------------------
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:
-    """Built-in rules, mode line, persona, AGENTS.md guidance, NANOHERMES.md, skills; memory last."""
+    """Built-in rules, mode line, persona, AGENTS.md guidance, NANOHERMES.md, skills. Nothing
+    here changes per turn (memories travel with the user message they were retrieved for)."""
     values = {"workspace": inputs.workspace, "date": inputs.date, "platform": inputs.platform}
     # One pass, so a workspace path containing "{date}" is not itself substituted.
     rules = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], inputs.template)
@@ -69,24 +69,7 @@ def build_system_prompt(inputs: PromptInputs) -> str:
         format_nanohermes_md(inputs.nanohermes_md),
         inputs.skills_listing,
     ]
-    prefix = SECTION_SEPARATOR.join(s.strip() for s in sections if s and s.strip())
-    return set_memory_block(prefix, inputs.memory_block)
-
-
-def set_memory_block(system: str, block: str) -> str:
-    """Replace (never append to) the memory block at the end of `system`; an empty block removes it.
-
-    The bytes before the block are returned unchanged, whatever block was there before."""
-    return _strip_memory_block(system) + (SECTION_SEPARATOR + block if block else "")
-
-
-def _strip_memory_block(system: str) -> str:
-    if not system.endswith(BLOCK_END):
-        return system
-    start = system.rfind(SECTION_SEPARATOR + BLOCK_START + "\n")
-    if start >= 0:
-        return system[:start]
-    return "" if system.startswith(BLOCK_START + "\n") else system
+    return SECTION_SEPARATOR.join(s.strip() for s in sections if s and s.strip())
 
 
 def join_project_guidance(parts: Iterable[tuple[str, str]], limit: int = MAX_PROJECT_DOCS) -> str:
@@ -159,7 +142,7 @@ def read_project_guidance(paths: Iterable[Path], limit: int = MAX_PROJECT_DOCS) 
 
 
 def gather_prompt_inputs(
-    config, *, skills: Skills | None = None, memory_block: str = "", today: datetime.date | None = None
+    config, *, skills: Skills | None = None, today: datetime.date | None = None
 ) -> tuple[PromptInputs, list[str]]:
     """Read the template, the AGENTS.md chain, NANOHERMES.md and (unless given) the skills for
     `config` (a Config). Returns the inputs and warnings about skipped files (never raised or printed)."""
@@ -179,6 +162,5 @@ def gather_prompt_inputs(
         project_guidance=guidance,
         nanohermes_md=nanohermes_md,
         skills_listing=skills.listing(),
-        memory_block=memory_block,
     )
     return inputs, warnings

@@ -11,7 +11,7 @@ from typing import Callable
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify
-from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream
+from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
 
 __all__ = ["AssistantTurn", "Provider", "RETRY_POLICY", "StreamCut", "assemble_stream", "classify"]
 
@@ -60,23 +60,26 @@ class Provider:
     def _error(self, kind: str, info: dict) -> ProviderError:
         text = RETRY_POLICY[kind].advice.format(url=self.config.effective_base_url, model=self.config.model, **info)
         if kind == "overflow":
-            return ContextOverflowError(f"{text} ({info['detail']})", n_ctx=info["n_ctx"], kind=kind, info=info)
+            return ContextOverflowError(f"{text} ({info['detail']})", n_ctx=info["n_ctx"], n_prompt=info["n_prompt"], kind=kind, info=info)
         return ProviderError(text, kind=kind, info=info)
 
     def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None], *, max_tokens: int,
                     on_restart: Callable[[], None] | None = None, temperature: float | None = None,
-                    retries: int | None = None) -> AssistantTurn:
+                    retries: int | None = None, model: str | None = None, tool_choice: str | None = None) -> AssistantTurn:
         """Send one streaming request; assemble text and tool calls; return the whole turn.
         `on_restart` is called before a retry streams the reply again from the start.
-        `temperature` None means the configured one."""
+        `temperature` and `model` None mean the configured ones; `tool_choice` "none" offers
+        the tools (the prompt stays the conversation's) but asks for text."""
 
         def request():
             kwargs = dict(
-                model=self.config.model, messages=messages, stream=True,
+                model=model or self.config.model, messages=self._marked(messages), stream=True,
                 stream_options={"include_usage": True}, max_tokens=max_tokens,
             )
             if tools:
                 kwargs["tools"] = tools
+                if tool_choice:
+                    kwargs["tool_choice"] = tool_choice
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
@@ -84,18 +87,21 @@ class Provider:
 
         return self._with_retries(request, retries, on_restart=on_restart)
 
-    def complete(self, messages: list[dict], model: str | None = None, max_tokens: int = 1024, retries: int | None = None) -> AssistantTurn:
-        """One non-streaming, tool-less request (used by the summariser)."""
-
-        def request():
-            kwargs = dict(model=model or self.config.model, messages=messages, max_tokens=max_tokens, temperature=0)
-            response = self.client.chat.completions.create(**kwargs)
-            choice = response.choices[0] if response.choices else None
-            usage = response.usage.model_dump() if getattr(response, "usage", None) else None
-            content = (choice.message.content or "") if choice else ""
-            return AssistantTurn(content=content, finish_reason=choice.finish_reason if choice else None, usage=usage)
-
-        return self._with_retries(request, retries)
+    def _marked(self, messages: list[dict]) -> list[dict]:
+        """With `cache_breakpoints` (Anthropic models through OpenRouter or LiteLLM, which cache
+        only at marked content parts): the system message and the latest message become
+        content parts marked `cache_control`, so the stable prefix and everything up to the
+        newest message are cached. The working set itself is never changed."""
+        if not self.config.cache_breakpoints or not messages:
+            return messages
+        marked = list(messages)
+        for i in dict.fromkeys((0, len(messages) - 1)):
+            message = messages[i]
+            text = text_of(message.get("content"))
+            if text:
+                part = {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
+                marked[i] = {**message, "content": [part]}
+        return marked
 
     def list_models(self) -> list[dict]:
         """GET /models, once, without retries: the entries as the server sent them (extra

@@ -201,8 +201,9 @@ def _window_check(config: Config, checks: list[Check]) -> Check:
         return Check("context window", WARN, "unknown: the default budget applies until an overflow error reports the size",
                      "set context_window = <tokens> in config.toml if the model's window is small", essential=False)
     settings = settings_for_window(window, config.max_tokens)
-    return Check("context window", OK, f"{window:,} tokens ({source}): budget {settings.budget_chars:,} chars, "
-                 f"tool results ≤ {settings.tool_result_bytes:,} bytes, max_tokens {settings.max_tokens:,}", essential=False)
+    return Check("context window", OK, f"{window:,} tokens ({source}): compacts past {settings.high_water_tokens:,} tokens "
+                 f"down to {settings.low_water_tokens:,}, tool results ≤ {settings.tool_result_bytes:,} bytes, "
+                 f"max_tokens {settings.max_tokens:,}", essential=False)
 
 
 def _token_counting_check() -> Check:

@@ -47,7 +47,8 @@ def classify(exc: Exception) -> tuple[str, dict]:
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = _error_text(exc, body)
-    info = {"status": status, "detail": detail[:300], "n_ctx": _n_ctx(body, detail), "retry_after": _retry_after(exc)}
+    info = {"status": status, "detail": detail[:300], "n_ctx": _n_ctx(body, detail), "n_prompt": _n_prompt(body, detail),
+            "retry_after": _retry_after(exc)}
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", info
     if isinstance(exc, (openai.APIConnectionError, StreamCut)):
@@ -76,6 +77,19 @@ def _error_text(exc: Exception, body) -> str:
             return " ".join(str(err.get(k, "")) for k in ("message", "type", "code")).strip()
         return str(err)
     return str(getattr(exc, "message", None) or exc)
+
+
+_N_PROMPT = re.compile(r"request \((\d+) tokens\)|resulted in (\d+) tokens|you requested (\d+) tokens", re.IGNORECASE)
+
+
+def _n_prompt(body, detail: str) -> int | None:
+    """How long the provider says the rejected prompt was (llama.cpp's n_prompt_tokens, or the text)."""
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("n_prompt_tokens"), int):
+            return err["n_prompt_tokens"]
+    match = _N_PROMPT.search(detail)
+    return int(next(g for g in match.groups() if g)) if match else None
 
 
 def _n_ctx(body, detail: str) -> int | None:

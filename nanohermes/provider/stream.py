@@ -6,6 +6,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
+from nanohermes.text import strip_thinking
+
 
 @dataclass
 class AssistantTurn:
@@ -15,7 +17,9 @@ class AssistantTurn:
     usage: dict | None = None
 
     def as_message(self) -> dict:
-        message: dict = {"role": "assistant", "content": self.content}
+        """The turn as it joins the history: without the model's <think> reasoning, which the
+        next steps (and a summariser) do not need and which would be paid on every request."""
+        message: dict = {"role": "assistant", "content": strip_thinking(self.content)}
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
         return message
@@ -23,6 +27,32 @@ class AssistantTurn:
 
 class StreamCut(Exception):
     """The connection closed before a finish_reason arrived: the reply is incomplete."""
+
+
+def text_of(content) -> str:
+    """Message content as text: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
+    return ""
+
+
+def normalise_usage(usage: dict, timings: dict | None) -> dict:
+    """prompt_tokens, completion_tokens and cached_tokens (None when the server does not say):
+    from usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp), or llama.cpp's
+    timings.cache_n (prompt tokens it did not evaluate)."""
+    usage = dict(usage or {})
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if cached is None and timings and isinstance(timings.get("cache_n"), int):
+        cached = timings["cache_n"]
+        if not usage.get("prompt_tokens") and isinstance(timings.get("prompt_n"), int):
+            usage["prompt_tokens"] = timings["prompt_n"] + cached
+    if cached is None:
+        cached = usage.get("cached_tokens")
+    usage["cached_tokens"] = cached if isinstance(cached, int) and not isinstance(cached, bool) else None
+    return usage
 
 
 def _call_index(tc, calls: dict[int, dict]) -> int:
@@ -42,12 +72,16 @@ def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
     try:
         for chunk in stream:
             if getattr(chunk, "usage", None):
-                turn.usage = chunk.usage.model_dump()
+                turn.usage = normalise_usage(chunk.usage.model_dump(), None)
+            timings = (getattr(chunk, "model_extra", None) or {}).get("timings")
+            if isinstance(timings, dict):  # llama.cpp: in the final chunk, beside or before usage
+                turn.usage = normalise_usage(turn.usage or {}, timings)
             for choice in chunk.choices or []:
                 delta = choice.delta
-                if delta is not None and delta.content:
-                    text_parts.append(delta.content)
-                    on_text(delta.content)
+                text = text_of(delta.content) if delta is not None else ""
+                if text:
+                    text_parts.append(text)
+                    on_text(text)
                 for tc in (delta.tool_calls or []) if delta is not None else []:
                     slot = calls.setdefault(_call_index(tc, calls), {"id": "", "name": "", "arguments": ""})
                     if tc.id:

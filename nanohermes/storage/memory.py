@@ -195,6 +195,12 @@ def render_block(entries: Sequence[Entry], budget: int = INJECT_CHAR_BUDGET) -> 
     return head + "".join(lines) + tail if lines else ""
 
 
+def attach_block(user_text: str, block: str) -> str:
+    """A user message's content: the user's words, then the memories retrieved for them. The
+    block stays with its turn, so earlier turns (and the system message) never change."""
+    return f"{user_text}\n\n{block}" if block else user_text
+
+
 def new_entry_id(text: str, created: str, taken: set[str]) -> str:
     """Six hex chars, longer only on a clash; assigned once and never changed (merges keep it)."""
     digest = hashlib.sha1(f"{created}\0{text}".encode()).hexdigest()

@@ -2,15 +2,21 @@
 
 Events (one JSON object per line):
   {"type": "meta", "version": 1, "created": ..., "model": ...}
-  {"type": "message", "message": {...}, "facts": {...}}
+  {"type": "message", "message": {...}, "facts": {...}, "memory": "..."}
                                                   every non-system message, in full; a tool
-                                                  result's facts (exit code, path, …) beside it
+                                                  result's facts (exit code, path, …) and the
+                                                  memory block sent with a user message beside it
   {"type": "tool_output", "id": ..., "full": ...}   a tool's whole output when the model saw less
-  {"type": "context", "messages": [...], "compaction": {...}}
-                                                  the working set after compaction (system excluded)
-                                                  and what the compaction did
+  {"type": "compaction", "messages": [3, 4, {...}, 9, ...], "compaction": {...}}
+                                                  the working set after a compaction (system
+                                                  excluded): an int is the message at that index
+                                                  of the working set before, a dict a new message
+                                                  (summary, placeholder, trim); and what it did
+  {"type": "usage", ...}                          one request's tokens, cached tokens and chars
   {"type": "reset"}                               /reset: the conversation starts over
-Storage is not the request: the file keeps everything, `context` events say what is sent.
+Storage is not the request: the file keeps everything, compactions say what is sent, and a
+compaction adds only what is new. (Sessions written before 0.2 hold `context` events: the
+whole working set after a compaction. They still load.)
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import SessionError
+from nanohermes.storage.memory import attach_block
 from nanohermes.storage.locking import FileLock, LockTimeout
 
 FORMAT_VERSION = 1
@@ -100,6 +107,18 @@ def replay(data: bytes, path: Path) -> tuple[SessionState, int | None]:
     return state, None
 
 
+def _checked_message(message) -> dict:
+    if not isinstance(message, dict) or "role" not in message:
+        raise TypeError("not a chat message")
+    return message
+
+
+def encode_working_set(before: list[dict], after: list[dict]) -> list:
+    """`after` as indices into `before` (messages kept as they were) and new dicts."""
+    index = {id(m): i for i, m in enumerate(before)}
+    return [index.get(id(m), m) for m in after]
+
+
 def _apply(state: SessionState, event: dict) -> None:
     """Raises KeyError/TypeError/AttributeError on an event of the wrong shape."""
     kind = event["type"]
@@ -107,6 +126,8 @@ def _apply(state: SessionState, event: dict) -> None:
         message = event["message"]
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "tool", "system"):
             raise TypeError("not a chat message")
+        if event.get("memory"):
+            message = {**message, "content": attach_block(str(message.get("content") or ""), str(event["memory"]))}
         state.messages.append(message)
         state.total_messages += 1
         if message.get("role") == "tool":  # what recall returns unless a fuller output follows
@@ -116,6 +137,9 @@ def _apply(state: SessionState, event: dict) -> None:
                 state.facts[call_id] = ResultFacts.from_dict(event["facts"])
     elif kind == "tool_output":
         state.outputs[str(event["id"])] = str(event["full"])
+    elif kind == "compaction":
+        before = state.messages
+        state.messages = [before[item] if isinstance(item, int) else _checked_message(item) for item in event["messages"]]
         state.cut_or_cleared = True
     elif kind == "context":
         if not all(isinstance(m, dict) and "role" in m for m in event["messages"]):
@@ -190,21 +214,26 @@ class Session:
         except OSError as exc:
             raise SessionError(f"Cannot write session file {self.path}: {exc.strerror}.") from None
 
-    def record_message(self, message: dict, facts: dict | None = None) -> None:
+    def record_message(self, message: dict, facts: dict | None = None, memory: str = "") -> None:
+        """`memory`: the memory block sent with this user message (`message` holds the user's own words)."""
         event = {"type": "message", "message": message}
         if facts:
             event["facts"] = facts
+        if memory:
+            event["memory"] = memory
         self.append(event)
+
+    def record_usage(self, usage: dict) -> None:
+        self.append({"type": "usage", **usage})
 
     def record_tool_output(self, call_id: str, full: str) -> None:
         self.append({"type": "tool_output", "id": call_id, "full": full})
 
-    def record_context(self, messages: list[dict], compaction: dict | None = None) -> None:
-        """The new working set; `compaction` says what produced it (layers, sizes, summary)."""
-        event = {"type": "context", "messages": messages}
-        if compaction:
-            event["compaction"] = compaction
-        self.append(event)
+    def record_compaction(self, before: list[dict], after: list[dict], compaction: dict) -> None:
+        """The working set after a compaction, as a change to the one before (system excluded):
+        what it kept is named by index, only what is new is written. `compaction` says what
+        was done (layers, sizes)."""
+        self.append({"type": "compaction", "messages": encode_working_set(before, after), "compaction": compaction})
 
     def record_reset(self) -> None:
         self.append({"type": "reset"})

@@ -87,13 +87,13 @@ def _context(repl, arg: str) -> bool:
     runtime = repl.runtime
     inputs = runtime.prompt.inputs
     sections = {"project guidance": len(inputs.project_guidance) + len(inputs.nanohermes_md),
-                "skills listing": len(inputs.skills_listing), "memory block": len(runtime.prompt.memory_block)}
+                "skills listing": len(inputs.skills_listing)}
     agent = runtime.agent
     parts = context_parts(sections, agent.messages, agent.tool_schemas())
     sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
     ratio = count_tokens(sample) / max(1, len(sample))
     tokens = {name: round(chars * ratio) for name, chars in parts.items()}
-    budget = agent.settings.budget_chars
+    budget = agent.settings.high_water_chars  # compaction starts here
     if agent.window:
         limit, label = agent.window, f"the {agent.window:,}-token window"
     else:

@@ -34,9 +34,15 @@ def stop_message(result: ev.TurnResult) -> str:
 
 
 def usage_line(usage: ev.Usage) -> str:
+    """`tokens this turn: 12,400 in (91 % cached), 310 out (3 requests)`; the cached share only
+    when the provider reports it."""
     if not usage.reported:
         return f"{usage.requests} request(s); the server reported no token usage"
-    return f"tokens this turn: {usage.prompt_tokens:,} in, {usage.completion_tokens:,} out ({usage.requests} request(s))"
+    cached = ""
+    if usage.cached_tokens is not None and usage.prompt_tokens:
+        cached = f" ({100 * usage.cached_tokens / usage.prompt_tokens:.0f} % cached)"
+    return (f"tokens this turn: {usage.prompt_tokens:,} in{cached}, {usage.completion_tokens:,} out "
+            f"({usage.requests} request(s))")
 
 
 class PlainRenderer:

@@ -160,7 +160,7 @@ class Repl:
 
         agent = self.runtime.agent
         self.totals.add(usage)
-        share = None if agent.window else agent.engine.size(agent.messages) / agent.settings.budget_chars
+        share = None if agent.window else agent.keeper.engine.size(agent.messages) / agent.settings.high_water_chars
         self.say(turn_line(usage, window=agent.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
 
 

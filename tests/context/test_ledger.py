@@ -19,8 +19,8 @@ def _history(paths, start=0):
 
 
 def test_paths_survive_two_compactions_with_a_summariser_that_forgets_them():
-    engine = ContextEngine(budget_chars=8_000)
-    forgetful = lambda system, text: "We did some work."  # noqa: E731
+    engine = ContextEngine(high_water_chars=8_000)
+    forgetful = lambda request: "We did some work."  # noqa: E731
     messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "go"},
                 *_history([("read_file", "src/a.py"), ("write_file", "src/b.py"), ("read_file", "docs/c.md")])]
     messages += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]

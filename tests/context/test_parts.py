@@ -1,22 +1,16 @@
-"""The pure pieces on their own: pair sanitising, placeholders, descriptions, digest, report."""
+"""The pure pieces on their own: pair sanitising, placeholders, digest, ledger, report."""
 
 import json
 
 from tests.support.histories import assistant, filler, stub_summarizer, system, tool, tool_history, user
 
-from nanohermes.context import (
-    MISSING_RESULT_STUB,
-    ContextEngine,
-    build_digest,
-    pairing_problems,
-    placeholder_old_tool_outputs,
-    sanitize_tool_pairs,
-    size_by_kind,
-    summary_message,
-    total_size,
-)
-from nanohermes.calls import ResultFacts, describe_result, files_touched, parse_tool_call
-from nanohermes.context.digest import DIGEST_MAX_CHARS
+from nanohermes.calls import ResultFacts
+from nanohermes.context import ContextEngine, pairing_problems, sanitize_tool_pairs, size_by_kind
+from nanohermes.context.budget import total_size
+from nanohermes.context.digest import DIGEST_MAX_CHARS, LEDGER_LINE_CHARS, build_digest, file_ledger
+from nanohermes.context.placeholders import clear_old_outputs
+from nanohermes.context.sanitize import MISSING_RESULT_STUB
+from nanohermes.context.summary import summary_message, summary_text
 
 
 def test_sanitize_drops_orphan_results_and_stubs_missing_ones():
@@ -49,31 +43,16 @@ def test_old_write_file_bodies_shrink_but_stay_valid_json():
     body = filler(5_000)
     messages = [system(), user("go"), assistant(None, [("w", "write_file", {"path": "a.py", "content": body})]), tool("w", "wrote a.py")]
     messages += [user(f"u{i}") for i in range(10)]
-    out, replaced = placeholder_old_tool_outputs(messages, keep_recent=10)
+    out, replaced = clear_old_outputs(messages, len(messages) - 10, min_chars=1_000)
     arguments = json.loads(out[2]["tool_calls"][0]["function"]["arguments"])
     assert arguments["path"] == "a.py" and "more chars cleared to save context" in arguments["content"]
     assert replaced == [] and out[3] is messages[3]
 
 
-def test_describe_result_names_command_size_exit_code_and_last_line():
-    call = parse_tool_call({"id": "c", "function": {"name": "run_command", "arguments": '{"command": "pytest -q"}'}})
-    text = "$ pytest -q\nexit code 1\n" + filler(5_000) + "\nFAILED tests/test_x.py::test_y - AssertionError\n"
-    line = describe_result(call, text, ResultFacts(exit_code=1))
-    assert line.startswith("[run_command command=pytest -q → ") and "exit code 1" in line
-    assert "last line: FAILED tests/test_x.py::test_y" in line and "\n" not in line
-
-
-def test_malformed_arguments_are_described_not_crashed_on():
-    call = parse_tool_call({"id": "c", "function": {"name": "grep", "arguments": "{not json"}})
-    assert call.arguments == {} and "{not json" in describe_result(call, "x" * 2_000)
-
-
-def test_files_touched_lists_written_and_edited_paths_once_in_order():
-    messages = [
-        assistant(None, [("1", "edit_file", {"path": "b.py"}), ("2", "read_file", {"path": "c.py"})]),
-        assistant(None, [("3", "write_file", {"path": "a.py"}), ("4", "edit_file", {"path": "b.py"})]),
-    ]
-    assert files_touched(messages) == ["b.py", "a.py"]
+def test_a_cleared_run_command_output_keeps_its_exit_code_from_the_facts():
+    messages = [system(), user("test"), assistant(None, [("r", "run_command", {"command": "pytest -q"})]), tool("r", filler(5_000))]
+    out, _ = clear_old_outputs(messages + [user("next")], 4, 1_000, {"r": ResultFacts(exit_code=1)})
+    assert "run_command command=pytest -q — 5,000 chars, exit code 1" in out[3]["content"]
 
 
 def test_digest_is_bounded_even_for_a_huge_history():
@@ -85,12 +64,21 @@ def test_digest_is_bounded_even_for_a_huge_history():
 
 
 def test_digest_keeps_the_previous_summary_so_a_failure_loses_nothing_older():
-    digest = build_digest([summary_message("Goal: gzip. Edited src/a.py."), user("more")])
+    previous = summary_text(summary_message("Goal: gzip. Edited src/a.py.\n\nFiles changed: src/a.py"))
+    digest = build_digest([user("more")], previous_summary=previous)
     assert "Goal: gzip. Edited src/a.py." in digest and "- more" in digest
+    assert digest.startswith("Files changed: src/a.py")  # the ledger carried over, once
+    assert digest.count("Files changed") == 1
+
+
+def test_a_ledger_line_keeps_the_latest_paths_within_its_cap():
+    history = [assistant(None, [(f"c{i}", "read_file", {"path": f"src/package/module_{i:03d}.py"})]) for i in range(200)]
+    ledger = file_ledger(history)
+    assert len(ledger) <= LEDGER_LINE_CHARS and ledger.endswith("src/package/module_199.py")
 
 
 def test_report_one_line_says_what_happened():
-    out, report = ContextEngine(budget_chars=30_000).fit(tool_history(20, 3_000), stub_summarizer())
+    out, report = ContextEngine(high_water_chars=30_000).fit(tool_history(20, 3_000), stub_summarizer())
     line = report.one_line()
     assert line.startswith("context auto compaction (placeholders")
     assert f"{report.before_chars:,} → {report.after_chars:,} chars" in line
@@ -107,5 +95,5 @@ def test_size_by_kind_accounts_for_every_char():
 
 def test_trim_note_survives_braces_in_a_tool_call_id():
     messages = [system(), user("go"), assistant(None, [("id{0}", "run_command", {"command": "make"})]), tool("id{0}", filler(30_000))]
-    out, _ = ContextEngine(budget_chars=5_000).fit(messages, stub_summarizer())
+    out, _ = ContextEngine(high_water_chars=5_000).fit(messages, stub_summarizer())
     assert 'recall(id="id{0}")' in out[3]["content"] and total_size(out) <= 5_000

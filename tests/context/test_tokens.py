@@ -6,21 +6,9 @@ import socket
 import pytest
 from tests.support.histories import assistant, filler, tool, user
 
-from nanohermes.context import (
-    PromptTokenTracker,
-    count_tokens,
-    estimate_tokens_by_ratio,
-    prompt_token_limit,
-    reply_reserve,
-    settings_for_window,
-)
-from nanohermes.context import tokens
-
-
-def budget_for_window(window, max_tokens):
-    """(char budget, tool result cap) of the settings for a window."""
-    settings = settings_for_window(window, max_tokens)
-    return settings.budget_chars, settings.tool_result_bytes
+from nanohermes.context import PromptTokenTracker, count_tokens, settings_for_window, tokens
+from nanohermes.context.budget import prompt_token_limit, reply_reserve
+from nanohermes.context.tokens import estimate_tokens_by_ratio
 
 
 @pytest.fixture
@@ -94,16 +82,17 @@ def test_tracker_sees_a_changed_system_prompt():
     assert tracker.estimate([system]) > 500
 
 
-def test_token_trigger_is_75_percent_of_the_window_minus_the_reply_reserve():
+def test_the_high_water_mark_is_90_percent_of_the_window_minus_the_reply_reserve():
     assert reply_reserve(128_000, 4_096) == 4_096
     assert reply_reserve(8_192, 4_096) == 2_048  # a quarter of a small window at most
-    assert prompt_token_limit(128_000, 4_096) == int(0.75 * (128_000 - 4_096))
-    assert prompt_token_limit(8_192, 4_096) == 4_608
+    assert prompt_token_limit(128_000, 4_096) == int(0.9 * (128_000 - 4_096))
+    assert prompt_token_limit(8_192, 4_096) == 5_529
 
 
-def test_budget_for_window_follows_small_windows_and_caps_at_the_defaults():
-    assert budget_for_window(None, 4_096) == (120_000, 20_000)
-    assert budget_for_window(128_000, 4_096) == (120_000, 20_000)
-    assert budget_for_window(8_192, 4_096) == (13_824, 3_686)
-    chars, tool_bytes = budget_for_window(2_048, 1_024)
-    assert 1_000 <= tool_bytes < chars < 4_000
+def test_the_tool_cap_follows_small_windows_and_stops_at_20000_bytes():
+    assert settings_for_window(None, 4_096).tool_result_bytes == 20_000
+    assert settings_for_window(128_000, 4_096).tool_result_bytes == 20_000
+    assert settings_for_window(8_192, 4_096).tool_result_bytes == 3_686
+    small = settings_for_window(2_048, 1_024)
+    assert 1_000 <= small.tool_result_bytes < small.high_water_tokens * 3 < 4_500
+    assert settings_for_window(None, 4_096).high_water_chars == settings_for_window(128_000, 4_096).high_water_chars == 120_000

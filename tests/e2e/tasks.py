@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
-USAGE_LINE = re.compile(r"tokens this turn: ([\d,]+) in, ([\d,]+) out \((\d+) request")
+USAGE_LINE = re.compile(r"tokens this turn: ([\d,]+) in(?: \([^)]*\))?, ([\d,]+) out \((\d+) request")
 CONTEXT_ERRORS = ("exceeds the available context size", "context is too long", "larger than the model's context window")
 
 

@@ -4,9 +4,11 @@ import json
 
 import pytest
 from tests.support.agents import make_agent
-from tests.support.scripted_server import Error, call, text
+from tests.support.scripted_server import Error, call, is_summary_request, text
 
-from nanohermes.context import SUMMARY_HEADER, pairing_problems, total_size
+from nanohermes.context import pairing_problems
+from nanohermes.context.budget import total_size
+from nanohermes.context.summary import SUMMARY_HEADER
 from nanohermes.errors import ContextOverflowError
 
 BUDGET = 120_000
@@ -17,8 +19,7 @@ def _trajectory(steps: int, summary="Goal: inspect files. Done: read many big ou
     state = {"calls": 0}
 
     def handler(body):
-        if not body.get("stream"):  # the summariser: non-streaming, no tools
-            assert "tools" not in body
+        if is_summary_request(body):
             return summary if isinstance(summary, Error) else text(summary)
         if state["calls"] < steps:
             state["calls"] += 1
@@ -33,15 +34,15 @@ def test_thirty_steps_of_18kb_results_keep_every_request_under_budget(server, wo
     agent = make_agent(server, workspace, session_name="long")
     result = agent.run_turn("read everything")
     assert result.final_text == "all done"
-    chats = [r for r in server.chat_requests() if r.get("stream")]
-    summaries = [r for r in server.chat_requests() if not r.get("stream")]
+    chats = [r for r in server.chat_requests() if not is_summary_request(r)]
+    summaries = [r for r in server.chat_requests() if is_summary_request(r)]
     assert len(chats) == 31
     assert all(total_size(r["messages"]) <= BUDGET for r in chats)
-    assert all(total_size(r["messages"]) <= BUDGET for r in summaries)
     assert all(not pairing_problems(r["messages"]) for r in chats)
-    assert summaries, "30 × 18 KB cannot fit 120,000 chars without summarising"
     last = chats[-1]["messages"]
-    assert [m for m in last[1:] if m["role"] == "system"][0]["content"].startswith(SUMMARY_HEADER)
+    assert any(m["role"] == "tool" and m["content"].startswith("[old tool output cleared") for m in last)
+    assert not summaries, "placeholders alone bring 30 × 18 KB under the low-water mark: no model call"
+    assert sum(m["role"] == "system" for m in last) == 1
     assert {"role": "user", "content": "read everything"} in last  # the latest user message, verbatim
 
 
@@ -50,18 +51,19 @@ def test_a_failing_summariser_still_finishes_the_task_with_a_digest(server, work
     events = []
     agent = make_agent(server, workspace, events=events)
     assert agent.run_turn("read everything").final_text == "all done"
-    chats = [r for r in server.chat_requests() if r.get("stream")]
+    chats = [r for r in server.chat_requests() if not is_summary_request(r)]
     assert all(total_size(r["messages"]) <= BUDGET for r in chats)
 
 
 def test_chat_without_tool_calls_is_compacted_before_the_request(server, workspace):
-    server.handler = lambda body: text("Summary: the user pasted long texts.") if not body.get("stream") else text("noted " * 2000)
+    server.handler = lambda body: text("Summary: the user pasted long texts.") if is_summary_request(body) else text("noted " * 2000)
     agent = make_agent(server, workspace)
     for i in range(12):
         agent.run_turn(f"message {i}: " + "lorem ipsum " * 1000)
     last = server.chat_requests()[-1]
     assert total_size(last["messages"]) <= BUDGET
     assert last["messages"][-1]["content"].startswith("message 11:")
+    assert not is_summary_request(last)
 
 
 def test_provider_overflow_forces_compaction_and_retries(server, workspace):
@@ -70,7 +72,7 @@ def test_provider_overflow_forces_compaction_and_retries(server, workspace):
     server.handler = lambda body: text("summary")
     agent = make_agent(server, workspace)
     assert agent.run_turn("go").final_text == "recovered"
-    chats = [r for r in server.chat_requests() if r.get("stream")]
+    chats = [r for r in server.chat_requests() if not is_summary_request(r)]
     assert total_size(chats[-1]["messages"]) < total_size(chats[-2]["messages"])
     assert agent.window == 8192  # learned from the error message
 
@@ -82,7 +84,7 @@ def test_repeated_overflow_gives_up_with_a_clear_error_after_two_retries(server,
     agent = make_agent(server, workspace)
     with pytest.raises(ContextOverflowError):
         agent.run_turn("hi")
-    assert len([r for r in server.chat_requests() if r.get("stream")]) == 3
+    assert len([r for r in server.chat_requests() if not is_summary_request(r)]) == 3
 
 
 def test_compaction_is_recorded_and_resume_restores_the_working_set(server, workspace):
@@ -92,8 +94,10 @@ def test_compaction_is_recorded_and_resume_restores_the_working_set(server, work
     sent_last = agent.messages
     agent.session.close()
     events = [json.loads(line) for line in agent.session.path.read_text().splitlines()]
-    assert any(e["type"] == "context" for e in events)
-    assert sum(e["type"] == "message" for e in events) > len(sent_last)  # storage keeps everything
+    assert any(e["type"] == "compaction" for e in events)
+    stored = [e["message"] for e in events if e["type"] == "message" and e["message"]["role"] == "tool"]
+    assert len(stored) == 30 and all(len(m["content"]) > 18_000 for m in stored)  # storage keeps everything
+    assert any(m["role"] == "tool" and len(m["content"]) < 1_000 for m in sent_last)  # what is sent does not
     resumed = make_agent(server, workspace, session_name="resume")
     assert resumed.messages[1:] == sent_last[1:]
 
@@ -106,7 +110,7 @@ def test_recall_returns_an_output_replaced_by_a_placeholder(server, workspace):
     server.handler = _trajectory(26, size=5_000)  # placeholders alone bring this under budget
     agent = make_agent(server, workspace, tools=[*TEST_TOOLS, recall])
     agent.run_turn("go")
-    assert not [r for r in server.chat_requests() if not r.get("stream")], "no summary was needed"
+    assert not [r for r in server.chat_requests() if is_summary_request(r)], "no summary was needed"
     placeholders = [m for m in agent.messages if m["role"] == "tool" and "recall" in m["content"]]
     assert placeholders, "old 5 KB results should have become placeholders"
     call_id = placeholders[0]["tool_call_id"]
@@ -138,12 +142,12 @@ def test_recall_of_cjk_output_fits_the_tool_cap_and_continues_exactly(workspace,
 
 def test_an_over_budget_check_that_changes_nothing_writes_no_snapshot_and_says_it_once(server, workspace):
     steps = iter([*[call("echo", {"text": str(i)}) for i in range(8)], text("done")])
-    server.handler = lambda body: next(steps) if body.get("stream") else text("summary")
+    server.handler = lambda body: text("summary") if is_summary_request(body) else next(steps)
     events = []
     agent = make_agent(server, workspace, events=events)
     agent.run_turn("please read this: " + "pasted text " * 13_000)  # one 156 KB message
     lines = agent.session.path.read_text().splitlines()
-    snapshots = [line for line in lines if line.startswith('{"type":"context"')]
+    snapshots = [line for line in lines if line.startswith('{"type":"compaction"')]
     assert len(snapshots) <= 2
     notices = [e.text for e in events if type(e).__name__ == "Notice"]
     assert len(notices) == len(set(notices))

@@ -6,7 +6,7 @@ import json
 from tests.support.agents import TEST_TOOLS, make_agent
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from tests.support.scripted_server import Error, Reply, ScriptedServer, text
+from tests.support.scripted_server import Error, Reply, ScriptedServer, is_summary_request, text
 
 from nanohermes.context import pairing_problems
 from nanohermes.errors import ProviderError
@@ -43,7 +43,7 @@ def test_any_model_behaviour_leaves_a_valid_history_that_the_session_replays_exa
     monkeypatch.setenv("NANOHERMES_HOME", str(tmp_path_factory.mktemp("home")))
     server = ScriptedServer()
     try:
-        server.handler = lambda body: text("summary") if not body.get("stream") else text("done")
+        server.handler = lambda body: text("summary") if is_summary_request(body) else text("done")
         agent = make_agent(server, workspace, tools=[*TEST_TOOLS, interrupt], session_name="prop", max_steps=8, max_retries=1)
         for steps in turns:
             server.script.extend(steps)
@@ -53,7 +53,7 @@ def test_any_model_behaviour_leaves_a_valid_history_that_the_session_replays_exa
                 pass  # the REPL prints it and goes on; the history must still be valid
             server.script.clear()
             sent = agent.messages  # what the next request sends (valid: nothing to mend)
-            assert all(pairing_problems(body["messages"]) == [] for body in server.chat_requests() if body.get("stream"))
+            assert all(pairing_problems(body["messages"]) == [] for body in server.chat_requests())
             assert pairing_problems(agent.messages) == []
             assert sent[0]["role"] == "system" and all(m["role"] != "system" or i <= 1 for i, m in enumerate(sent))
             assert json.dumps(sent, ensure_ascii=False)  # always serialisable

@@ -12,24 +12,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
-from tests.support.scripted_server import Error, RawSSE, Reply, ScriptedServer, call, text
+from tests.support.scripted_server import Error, RawSSE, Reply, ScriptedServer, call, is_summary_request, text
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
 
 from nanohermes.config import Config
-from nanohermes.context import MAX_TOOL_RESULT_BYTES as MAX_OUTPUT_BYTES
-from nanohermes.context import reply_reserve, settings_for_window
-from nanohermes.context.budget import CONTEXT_CHAR_BUDGET, message_size
+from nanohermes.context import settings_for_window
+from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES as MAX_OUTPUT_BYTES
+from nanohermes.context.budget import reply_reserve
 from nanohermes.provider import Provider
+from tests.support.scripted_server import prompt_tokens
 
 DEFAULT_MAX_TOKENS = 4096
-
-
-def budget_for_window(window, max_tokens):
-    """(char budget, tool result cap) of the settings for a window."""
-    settings = settings_for_window(window, max_tokens)
-    return settings.budget_chars, settings.tool_result_bytes
 
 
 def llama_overflow(n_prompt: int = 12029, n_ctx: int = 4096) -> Error:
@@ -73,7 +68,7 @@ def test_the_advertised_window_scales_max_tokens_and_the_tool_result_cap(llama8k
     assert r.returncode == 0, r.stderr
     first, second = llama8k.chat_requests()
     assert first["max_tokens"] == second["max_tokens"] == 2048
-    _, cap = budget_for_window(8192, DEFAULT_MAX_TOKENS)
+    cap = settings_for_window(8192, DEFAULT_MAX_TOKENS).tool_result_bytes
     result = second["messages"][-1]
     assert cap == 3686 and result["role"] == "tool"
     assert len(result["content"].encode()) <= cap and "1868 more lines (total 2000)" in result["content"]
@@ -109,28 +104,29 @@ def test_overflow_retries_are_bounded_then_a_clear_message(server, workspace):
     assert r.stdout == ""
 
 
-def test_the_char_budget_follows_an_8k_window(llama8k, workspace):
-    """Six 3 KB files overflow the 13,824-char budget of an 8,192-token window (far below the
-    default 120,000): placeholders and a summary keep every request under it."""
+def test_an_8k_window_fills_to_its_high_water_mark_and_never_overflows(llama8k, workspace):
+    """Six 3 KB files overflow what an 8,192-token window leaves for the prompt: a compaction
+    keeps every request inside it, and the context grows to most of it first (the server
+    reports real prompt sizes, as llama.cpp does)."""
     for i in range(6):
         (workspace / f"part{i}.py").write_text("".join(f"value_{i}_{n} = {n}  # a line of module {i}\n" for n in range(80)))
     steps = [call("read_file", {"path": f"part{i}.py"}) for i in range(6)] + [text("all read")]
 
     def reply(body):
-        if not body.get("stream"):
-            return text("The user asked to read part0..part5.py; part0-part3 were read.")
-        return steps.pop(0)
+        answer = text("The user asked to read part0..part5.py; part0-part3 were read.") if is_summary_request(body) else steps.pop(0)
+        answer.usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 20}
+        return answer
 
     llama8k.handler = reply
     r = run(llama8k, workspace)
     assert r.returncode == 0, r.stderr
-    budget, _ = budget_for_window(8192, DEFAULT_MAX_TOKENS)
-    assert budget == 13_824 < CONTEXT_CHAR_BUDGET
+    settings = settings_for_window(8192, DEFAULT_MAX_TOKENS)
     assert "compaction" in r.stderr
-    streamed = [q for q in llama8k.chat_requests() if q.get("stream")]
-    assert len(streamed) == 7
-    assert all(sum(message_size(m) for m in q["messages"]) <= budget for q in streamed)
-    assert any(not q.get("stream") for q in llama8k.chat_requests()), "the summariser was asked"
+    main = [q for q in llama8k.chat_requests() if not is_summary_request(q)]
+    assert len(main) == 7
+    sizes = [prompt_tokens(q) for q in main]
+    assert all(size + q["max_tokens"] <= 8192 for size, q in zip(sizes, main))
+    assert max(sizes) > 0.6 * settings.high_water_tokens  # the window is used, not left half empty
 
 
 def test_a_tool_call_cut_by_max_tokens_is_not_run(llama8k, workspace):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes.config import Config
-from nanohermes.storage.memory import BLOCK_END, BLOCK_START, INJECT_CHAR_BUDGET, Entry, render_block
+from nanohermes.storage.memory import BLOCK_START, INJECT_CHAR_BUDGET, Entry, attach_block, render_block
 from nanohermes.prompt import (
     MAX_NANOHERMES_MD,
     MAX_PROJECT_DOCS,
@@ -20,7 +20,6 @@ from nanohermes.prompt import (
     join_project_guidance,
     load_template,
     read_project_guidance,
-    set_memory_block,
 )
 
 TODAY = datetime.date(2025, 1, 2)
@@ -170,21 +169,20 @@ def inputs(**overrides) -> PromptInputs:
     return PromptInputs(**values)
 
 
-def test_sections_come_in_order_with_memory_last():
+def test_sections_come_in_order_and_hold_no_memory():
     system = build_system_prompt(
         inputs(
             persona="PERSONA-TEXT",
             project_guidance="=== /w/AGENTS.md ===\nGUIDANCE-TEXT",
             nanohermes_md="ARCHITECTURE-TEXT",
             skills_listing="Skills (call the skill tool...):\n- deploy: DEPLOY-SKILL",
-            memory_block=block("MEMORY-TEXT"),
         )
     )
     order = ["You are NanoHermes", "Mode: ask", "PERSONA-TEXT", "GUIDANCE-TEXT", NANOHERMES_MD_HEADER,
-             "ARCHITECTURE-TEXT", "DEPLOY-SKILL", BLOCK_START, "MEMORY-TEXT"]
+             "ARCHITECTURE-TEXT", "DEPLOY-SKILL"]
     positions = [system.index(marker) for marker in order]
     assert positions == sorted(positions)
-    assert system.endswith(BLOCK_END)
+    assert BLOCK_START not in system
 
 
 def test_template_placeholders_are_filled():
@@ -265,51 +263,18 @@ def test_rebuild_with_the_same_files_is_byte_identical(workspace, isolated_home)
     assert first.encode() == second.encode()
 
 
-# ---- the memory block ------------------------------------------------------------------------
+# ---- the memory block, with the user message it was retrieved for ---------------------------
 
 
-def test_prefix_bytes_identical_across_memory_block_swaps():
-    prefix = build_system_prompt(inputs(project_guidance="=== /w/AGENTS.md ===\nrules"))
-    system = prefix
-    for turn, new_block in enumerate([block("a"), block("b", "c"), "", block("d"), block("e" * 300), ""]):
-        system = set_memory_block(system, new_block)
-        assert system.encode()[: len(prefix.encode())] == prefix.encode(), turn
-        assert system == (prefix + "\n\n" + new_block if new_block else prefix)
-
-
-def test_memory_block_never_grows_across_100_turns():
-    system = build_system_prompt(inputs(memory_block=block("first")))
-    prefix = set_memory_block(system, "")
-    for turn in range(100):
-        new_block = block(f"turn {turn} " + "m" * (turn % 7))
-        system = set_memory_block(system, new_block)
-        assert len(system) == len(prefix) + 2 + len(new_block)
-        assert system.count(BLOCK_START) == 1
-    assert len(system) <= len(prefix) + 2 + INJECT_CHAR_BUDGET
-
-
-def test_empty_block_removes_the_old_one():
-    system = build_system_prompt(inputs(memory_block=block("gone")))
-    cleared = set_memory_block(system, "")
-    assert BLOCK_START not in cleared and "gone" not in cleared
-    assert cleared == build_system_prompt(inputs())
-
-
-def test_marker_text_inside_guidance_is_not_mistaken_for_the_block():
-    guidance = f"=== /w/AGENTS.md ===\nWe wrap memory in {BLOCK_START} ... {BLOCK_END}"
-    system = build_system_prompt(inputs(project_guidance=guidance, skills_listing="- a: b"))
-    assert set_memory_block(system, "") == system
-    with_block = set_memory_block(system, block("x"))
-    assert set_memory_block(with_block, "") == system
+def test_the_block_follows_the_users_own_words_which_stay_verbatim():
+    text = "How do we deploy?"
+    assert attach_block(text, block("uses ansible")) == text + "\n\n" + block("uses ansible")
+    assert attach_block(text, "") == text
 
 
 @settings(max_examples=60, deadline=None)
-@given(persona=st.text(max_size=200), turns=st.lists(st.lists(st.text(max_size=700), max_size=6), max_size=8))
-def test_any_sequence_of_swaps_keeps_the_prefix_and_the_budget(persona, turns):
-    prefix = build_system_prompt(inputs(persona=persona))
-    system = prefix
-    for texts in turns:
-        system = set_memory_block(system, block(*texts))
-        assert system.startswith(prefix)
-        assert len(system) <= len(prefix) + 2 + INJECT_CHAR_BUDGET
-    assert set_memory_block(system, "") == prefix
+@given(text=st.text(max_size=300), texts=st.lists(st.text(max_size=700), max_size=6))
+def test_any_block_keeps_the_message_within_the_memory_budget(text, texts):
+    message = attach_block(text, block(*texts))
+    assert message.startswith(text)
+    assert len(message) <= len(text) + 2 + INJECT_CHAR_BUDGET

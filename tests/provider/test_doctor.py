@@ -46,7 +46,7 @@ def test_a_good_server_passes_every_check_one_line_each(llama8k):
     assert lines[-1] == "all essential checks passed"
     names = ["API key", "reachable", "key accepted", "model", "streaming", "tool calls", "usage", "context window", "token counting"]
     assert [line.split(":")[0] for line in lines[1:-1]] == [f"{OK} {name}" for name in names]
-    assert "8,192 tokens (advertised by the server): budget 13,824 chars, tool results ≤ 3,686 bytes, max_tokens 2,048" in r.stdout
+    assert "8,192 tokens (advertised by the server): compacts past 5,529 tokens down to 1,658, tool results ≤ 3,686 bytes, max_tokens 2,048" in r.stdout
     probe, tool_probe = llama8k.chat_requests()
     assert probe["stream"] and probe["max_tokens"] > 0 and probe["stream_options"] == {"include_usage": True}
     assert [t["function"]["name"] for t in tool_probe["tools"]] == ["get_weather"]

@@ -17,6 +17,7 @@ from nanohermes.storage.memory import (
     Entry,
     MemoryStore,
     MemoryStoreError,
+    attach_block,
     bm25_rank,
     build_index,
     entry_line,
@@ -25,7 +26,8 @@ from nanohermes.storage.memory import (
     tokenize,
 )
 from nanohermes.ui.memory_commands import memory_command
-from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
+from nanohermes.prompt.skills import Skills
+from nanohermes.runtime import SystemPrompt
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS
 
@@ -303,24 +305,24 @@ def test_store_sees_writes_from_another_store(isolated_home):
 # ---- the remember tool, end to end -----------------------------------------------------------
 
 
-def test_remember_then_a_new_session_prompt_carries_it_only_when_relevant(workspace, isolated_home):
+def test_remember_then_a_new_sessions_user_message_carries_it_only_when_relevant(workspace, isolated_home):
     ctx = ToolContext(workspace=workspace, home=isolated_home, memory=MemoryStore.in_home(isolated_home))
     result = dispatch(ctx, TOOLS, "remember", json.dumps({"text": "The team deploys with Ansible playbooks.",
                                                         "kind": "decision"}))
     assert result.ok and "remembered" in result.content and "[decision]" in result.content
 
     config = Config(workspace=workspace, home=isolated_home)
-    fresh = MemoryStore.in_home(isolated_home)
+    prompt = SystemPrompt(config, MemoryStore.in_home(isolated_home), Skills([]), warn=print)  # a new session's
 
-    def system_for(query: str) -> str:
-        memory_block = render_block(fresh.select_for_prompt(query))
-        return build_system_prompt(gather_prompt_inputs(config, memory_block=memory_block)[0])
+    def user_message(query: str) -> str:
+        return attach_block(query, prompt.memory_for(query))
 
-    relevant = system_for("How do we deploy? Which playbooks?")
+    relevant = user_message("How do we deploy? Which playbooks?")
     assert "- [decision] The team deploys with Ansible playbooks." in relevant
-    assert relevant.endswith(BLOCK_END)
-    irrelevant = system_for("Rename the helper in utils.py")
+    assert relevant.startswith("How do we deploy? Which playbooks?\n\n") and relevant.endswith(BLOCK_END)
+    irrelevant = user_message("Rename the helper in utils.py")
     assert "Ansible" not in irrelevant and BLOCK_START not in irrelevant
+    assert "Ansible" not in prompt.system()
 
 
 def test_remember_defaults_to_fact_and_reports_a_merge(workspace, isolated_home):

@@ -58,6 +58,6 @@ def make_agent(server, workspace: Path, *, tools=TEST_TOOLS, session_name=None, 
     outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
     ctx = ToolContext(workspace=workspace, home=config.home, outputs=outputs)
     agent = Agent(config=config, provider=provider, session=session, tools=tools, ctx=ctx,
-                  system_for=lambda q: "SYSTEM", emit=sink.append, approvals=Approvals(config.mode, approve, CANNOT_ASK_HINT))
+                  system_prompt=lambda: "SYSTEM", emit=sink.append, approvals=Approvals(config.mode, approve, CANNOT_ASK_HINT))
     agent.resume()
     return agent

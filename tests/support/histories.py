@@ -58,10 +58,11 @@ def chat_history(turns: int, chars: int) -> list[dict]:
 
 
 def stub_summarizer(text: str = "Goal: gzip support. Edited src/parser.py."):
-    calls: list[tuple[str, str]] = []
+    """A summariser that returns `text`; `.calls` holds every SummaryRequest it got."""
+    calls = []
 
-    def summarize(system_prompt: str, user_text: str) -> str:
-        calls.append((system_prompt, user_text))
+    def summarize(request) -> str:
+        calls.append(request)
         return text
 
     summarize.calls = calls
@@ -69,14 +70,19 @@ def stub_summarizer(text: str = "Goal: gzip support. Edited src/parser.py."):
 
 
 def failing_summarizer(exc: Exception | None = None):
-    calls: list[str] = []
+    calls = []
 
-    def summarize(system_prompt: str, user_text: str) -> str:
-        calls.append(user_text)
+    def summarize(request) -> str:
+        calls.append(request)
         raise exc or TimeoutError("summary request timed out")
 
     summarize.calls = calls
     return summarize
+
+
+def request_text(request) -> str:
+    """All the text a summary request carries."""
+    return all_text(request.messages)
 
 
 def all_text(messages: list[dict]) -> str:

@@ -9,12 +9,16 @@ logged in `requests` for assertions.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+_CALL_NUMBERS = itertools.count(1)
 
 
 @dataclass
@@ -43,6 +47,24 @@ class RawSSE:
     chunks: list[dict]
 
 
+def prompt_tokens(body: dict) -> int:
+    """The prompt size a server would report for this request: o200k tokens of every message
+    (contents and call arguments, 4 per message for the chat template) and of the tool schemas."""
+    from nanohermes.context import count_tokens
+
+    total = count_tokens(json.dumps(body.get("tools") or []))
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        total += 4 + count_tokens(content if isinstance(content, str) else json.dumps(content or ""))
+        total += sum(3 + count_tokens(c["function"]["arguments"] or "") for c in message.get("tool_calls") or ())
+    return total
+
+
+def is_summary_request(body: dict) -> bool:
+    """A compaction's summary request: the conversation with tool calls off, or no tools at all."""
+    return body.get("tool_choice") == "none" or not body.get("tools")
+
+
 def text(content: str, **kw) -> Reply:
     return Reply(content=content, **kw)
 
@@ -61,7 +83,7 @@ def _pieces(s: str, n: int) -> list[str]:
 
 
 def _total(usage: dict) -> int:
-    return sum(v for v in usage.values() if isinstance(v, int))  # not prompt_tokens_details
+    return (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
 
 
 def stream_chunks(reply: Reply, model: str) -> list[dict]:
@@ -74,7 +96,7 @@ def stream_chunks(reply: Reply, model: str) -> list[dict]:
     if reply.content:
         out += [chunk({"content": p}) for p in _pieces(reply.content, reply.chunk_size)]
     for i, (name, args) in enumerate(reply.tool_calls):
-        call_id = f"call_{i}_{abs(hash((name, args))) % 10**8}"
+        call_id = f"call_{i}_{next(_CALL_NUMBERS)}"  # unique, like a real server's ids
         head = {"index": i, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
         out.append(chunk({"tool_calls": [head]}))
         for p in _pieces(args, reply.chunk_size):
@@ -91,7 +113,7 @@ def completion(reply: Reply, model: str) -> dict:
     message: dict = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            {"id": f"call_{i}_{next(_CALL_NUMBERS)}", "type": "function", "function": {"name": n, "arguments": a}}
             for i, (n, a) in enumerate(reply.tool_calls)
         ]
     body = {

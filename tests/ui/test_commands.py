@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from tests.support.scripted_server import call, text
+from tests.support.scripted_server import call, is_summary_request, text
 
 from nanohermes.ui.commands import COMMANDS, run_slash_command
 from nanohermes.config import load_config
@@ -49,7 +49,7 @@ def test_compact_with_focus_passes_the_focus_and_prints_sizes(repl, server):
     server.handler = lambda body: text("Summary about the parser.")
     repl.runtime.agent.run_turn("look around")
     run_slash_command(repl, "/compact the parser")
-    summary_request = [r for r in server.chat_requests() if not r.get("stream")][-1]
+    summary_request = [r for r in server.chat_requests() if is_summary_request(r)][-1]
     assert "the parser" in summary_request["messages"][-1]["content"]
     notice = [e.text for e in repl.events if type(e).__name__ == "Notice"][-1]
     assert "forced compaction" in notice and "→" in notice
@@ -66,12 +66,14 @@ def test_context_draws_every_part_against_the_budget(repl, server):
     assert out.splitlines()[-1].startswith("[") and out.splitlines()[-1].endswith("]")
 
 
-def test_memory_add_then_it_reaches_the_next_turns_system_prompt(repl, server):
+def test_memory_add_then_it_travels_with_the_next_relevant_user_message(repl, server):
     run_slash_command(repl, "/memory add preference: the user wants pytest with -x")
     server.add(text("ok"))
     repl.runtime.agent.run_turn("how should I run pytest here?")
-    system = server.chat_requests()[-1]["messages"][0]["content"]
-    assert "the user wants pytest with -x" in system
+    sent = server.chat_requests()[-1]["messages"]
+    assert sent[-1]["role"] == "user" and sent[-1]["content"].startswith("how should I run pytest here?\n\n")
+    assert "the user wants pytest with -x" in sent[-1]["content"]
+    assert "the user wants pytest with -x" not in sent[0]["content"]
 
 
 def test_reset_rereads_project_guidance(repl, server):
@@ -92,7 +94,7 @@ def test_unknown_command_and_help(repl):
     assert run_slash_command(repl, "/exit") is False
 
 
-def test_system_prefix_is_byte_identical_across_turns_and_memory_block_is_replaced(repl, server):
+def test_system_message_and_tools_are_byte_identical_while_each_turn_keeps_its_own_memories(repl, server):
     from nanohermes.storage.memory import BLOCK_START
 
     run_slash_command(repl, "/memory add fact: the parser lives in src/parse.py")
@@ -100,8 +102,9 @@ def test_system_prefix_is_byte_identical_across_turns_and_memory_block_is_replac
     server.add(text("a"), text("b"), text("c"))
     for question in ("where is the parser?", "how do I format code?", "unrelated question about weather"):
         repl.runtime.agent.run_turn(question)
-    systems = [r["messages"][0]["content"] for r in server.chat_requests()]
-    prefixes = {s.split(BLOCK_START)[0].rstrip() for s in systems}
-    assert len(prefixes) == 1
-    assert "src/parse.py" in systems[0] and "black" in systems[1] and BLOCK_START not in systems[2]
-    assert all(s.count(BLOCK_START) <= 1 for s in systems)
+    requests = server.chat_requests()
+    assert len({json.dumps([r["messages"][0], r["tools"]]) for r in requests}) == 1
+    users = [m["content"] for m in requests[-1]["messages"] if m["role"] == "user"]
+    assert "src/parse.py" in users[0] and "black" in users[1] and BLOCK_START not in users[2]
+    for earlier, later in zip(requests, requests[1:]):  # every request extends the one before
+        assert later["messages"][: len(earlier["messages"])] == earlier["messages"]
