@@ -47,7 +47,7 @@ class Agent:
         """No I/O: a resumed session's unanswered calls are mended by resume()."""
         self.config, self.provider, self.session = config, provider, session
         self.system_for, self.emit, self.approvals = system_for, emit, approvals
-        self.tools = {t.name: t for t in approvals.offered(tools)}
+        self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
         self.settings = settings_for_window(None, config.max_tokens)
         self.engine = ContextEngine(self.settings)
         self.tokens = PromptTokenTracker()
@@ -73,7 +73,14 @@ class Agent:
     # -- the turn ---------------------------------------------------------------------------
 
     def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history."""
+        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history.
+        The result names the calls refused because nothing could ask (cannot_ask)."""
+        self.approvals.unasked.clear()
+        result = self._run_turn(user_text)
+        result.cannot_ask = list(self.approvals.unasked)
+        return result
+
+    def _run_turn(self, user_text: str) -> ev.TurnResult:
         usage, steps, cut_calls = UsageCounter(), 0, 0
         try:
             self._start_turn(user_text)
@@ -155,9 +162,11 @@ class Agent:
     # -- tools ------------------------------------------------------------------------------
 
     def tool_schemas(self) -> list[dict]:
-        """What the model is offered. `recall` only once something was cut or cleared: before
-        that it has nothing to return, and small models call whatever is on offer."""
-        return [t.schema() for t in self.tools.values() if t.name != "recall" or self.recall_useful]
+        """What the model is offered: the mode's tools (plan mode: read-only ones). `recall` only
+        once something was cut or cleared: before that it has nothing to return, and small
+        models call whatever is on offer."""
+        offered = self.approvals.offered(list(self.tools.values()))
+        return [t.schema() for t in offered if t.name != "recall" or self.recall_useful]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
         """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""
@@ -245,6 +254,13 @@ class Agent:
             self.learn_window(exc.n_ctx)
         self.emit(ev.Notice("the provider says the context is too long; compacting and retrying", "warning"))
         self.fit_context(force=True, shrink=OVERFLOW_SHRINK)
+
+    def switch(self, config: Config) -> None:
+        """/model or /mode: the next request uses the new model and mode. Besides /reset, this
+        is the one place the prompt prefix may change within a session: the caller rebuilds the
+        system message's mode line, and plan mode offers fewer tools (tool_schemas)."""
+        self.config = self.provider.config = config
+        self.approvals.mode = config.mode
 
     def reset(self) -> None:
         self.session.record_reset()
