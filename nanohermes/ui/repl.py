@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 from pathlib import Path
 
 from nanohermes.config import MODES, Config
 from nanohermes.errors import NanoHermesError
 from nanohermes.ui.commands import COMMANDS, run_slash_command
-from nanohermes.ui.endpoint import BANNER_WAIT_S
 from nanohermes.ui.escape import escape
 from nanohermes.ui.plain import stop_message
 from nanohermes.ui.switch_commands import next_mode, session_names
@@ -37,10 +37,11 @@ class Repl:
         from rich.console import Console
 
         from nanohermes.runtime import build_runtime
-        from nanohermes.ui.endpoint import EndpointCheck
         from nanohermes.ui.live import RichRenderer
 
-        self.endpoint = EndpointCheck(config)  # in the background, while the rest starts
+        self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
+        self._prompting = False
+        self._drawn = threading.Event()  # the first prompt is on the screen
         self.console = Console(highlight=False)
         self.renderer = RichRenderer(self.console)
         self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve)
@@ -62,10 +63,19 @@ class Repl:
                                                   "/resume": lambda: session_names(self.runtime.config.home)})
             self._prompt = PromptSession(history=FileHistory(str(history)), completer=completer,
                                          key_bindings=_key_bindings(self.cycle_mode), multiline=False, complete_while_typing=False)
+            self._prompt.app.after_render += lambda app: self._drawn.set()
         return self._prompt
 
     def read(self, message=None) -> str:
-        return self._prompt_session().prompt(message or self.prompt_text)
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        session = self._prompt_session()
+        with patch_stdout(raw=True):  # what another thread prints appears above the prompt
+            self._prompting = True
+            try:
+                return session.prompt(message or self.prompt_text)
+            finally:
+                self._prompting = False
 
     def prompt_text(self) -> str:
         """`› ` in the default mode; `plan › ` / `auto › ` say the other modes at every prompt."""
@@ -82,7 +92,12 @@ class Repl:
             return ""
 
     def models(self) -> list[str]:
-        """The model names the server lists (empty until the endpoint check answers)."""
+        """The model names the server lists; a Tab pressed right after the start waits for them."""
+        from nanohermes.ui.endpoint import MODELS_WAIT_S
+
+        if self.endpoint is None:
+            return []
+        self.endpoint.wait(MODELS_WAIT_S)
         return self.endpoint.models
 
     def cycle_mode(self) -> None:
@@ -125,16 +140,22 @@ class Repl:
         for line in [*recap_lines(s.state.messages), *([note] if note else [])]:
             self.say(line)
 
-    def report_endpoint(self, wait: float = 0.0) -> None:
-        """Say once, as soon as it is known (waiting up to `wait` s), that the endpoint is unusable."""
-        problem = self.endpoint.take_problem(wait)
+    def report_endpoint(self) -> None:
+        """Say once, as soon as it is known, that the endpoint is unusable: above the prompt
+        when it arrives during one (the check's thread), else before the next prompt."""
+        from nanohermes.ui.endpoint import EndpointCheck
+
+        if self.endpoint is None:
+            self.endpoint = EndpointCheck(self.runtime.config, on_done=lambda: self._prompting and self.report_endpoint(),
+                                          start_after=self._drawn)
+            return
+        problem = self.endpoint.take_problem()
         if problem:
             self.console.print(f"[yellow]· endpoint check: {escape(problem)}[/]", highlight=False)
 
     def loop(self) -> int:
         self.say(f"NanoHermes · {self.runtime.config.model} · {self.runtime.config.workspace} · mode {self.runtime.config.mode}")
         self.say_session()
-        self.report_endpoint(wait=BANNER_WAIT_S)
         while True:
             self.report_endpoint()
             try:
