@@ -158,7 +158,7 @@ def _start_lines(runtime) -> tuple[dict, list[str]]:
         hint = f"· session {session.name} (resume with --session {session.name})"
         return line, [hint] if session.generated else []
     note = workspace_note(session.state.workspace, config.workspace)
-    lines = [f"· resumed session {session.name} ({session.state.total_messages} messages)", *recap_lines(session.state.messages)]
+    lines = [f"· resumed session {session.name} ({len(session.state.messages)} messages)", *recap_lines(session.state.messages)]
     return line, lines + ([note] if note else [])
 
 
@@ -200,7 +200,8 @@ def sessions_command(
         print("no saved sessions")
         return
     if shown:
-        print("\n".join(session_rows(shown, shutil.get_terminal_size().columns)))
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets whole titles
+        print("\n".join(session_rows(shown, width)))
     if not all_:
         print(others_note(len(shown), len(infos), here))
 

@@ -7,7 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
-from nanohermes.context.summary_message import find_summary, summary_text
+from nanohermes.context.summary_message import is_summary_message, summary_text
 from nanohermes.ui.session_list import cut, short_path
 
 RECAP_CHARS = 100  # one terminal line per item
@@ -17,10 +17,10 @@ _SYNTHETIC = "[Your last reply was cut off"  # the loop's own request to shorten
 
 def summary_goal(messages: list[dict]) -> str:
     """The 'Goal:' section of the summary that stands in for compacted history, if any."""
-    index = find_summary(messages)
-    if index is None:
+    summary = next((m for m in messages[:2] if is_summary_message(m)), None)  # first without the system message
+    if summary is None:
         return ""
-    match = _GOAL.search(summary_text(messages[index]))
+    match = _GOAL.search(summary_text(summary))
     return " ".join(match.group(1).replace("- ", " ").split()) if match else ""
 
 

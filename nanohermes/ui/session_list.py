@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nanohermes.storage.catalog import SessionInfo
+from nanohermes.storage.session import TITLE_MAX_CHARS
 
 MIN_TITLE_CHARS = 20  # below this a title says nothing; the row wraps instead
 WORKSPACE_CHARS = 24  # long paths keep their tail (the project's own folder name)
@@ -35,12 +36,13 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
-def session_rows(infos: list[SessionInfo], width: int = 100, numbered: bool = False) -> list[str]:
-    """A header and one line per session: name, messages, size, last used, workspace, title."""
+def session_rows(infos: list[SessionInfo], width: int | None = None, numbered: bool = False) -> list[str]:
+    """A header and one line per session: name, messages, size, last used, workspace, title.
+    The title is cut to fit `width` (a terminal's); None keeps it whole (a pipe)."""
     number = (lambda n: f"{n:>3}. ") if numbered else (lambda n: "")
     pad = " " * len(number(1))
     fixed = f"{pad}{'NAME':<{NAME_CHARS}}  {'MSGS':>5}  {'SIZE':>8}  {'LAST USED':<16}  {'WORKSPACE':<{WORKSPACE_CHARS}}  "
-    title_chars = max(MIN_TITLE_CHARS, width - len(fixed))
+    title_chars = max(MIN_TITLE_CHARS, width - len(fixed)) if width else TITLE_MAX_CHARS
     rows = [fixed + "TITLE"]
     for n, info in enumerate(infos, 1):
         count = "?" if info.messages is None else str(info.messages)
@@ -55,5 +57,6 @@ def session_rows(infos: list[SessionInfo], width: int = 100, numbered: bool = Fa
 def others_note(shown: int, total: int, workspace: Path) -> str:
     """The line under a workspace's listing that says what --all would add."""
     others = total - shown
-    here = f"{shown} session(s) in {short_path(str(workspace), 60)}" if shown else f"no saved sessions in {short_path(str(workspace), 60)}"
+    where = short_path(str(workspace), len(str(workspace)) + 1)
+    here = f"{shown} session(s) in {where}" if shown else f"no saved sessions in {where}"
     return here + (f" · {others} more elsewhere: nanohermes sessions --all" if others else "")
