@@ -121,3 +121,14 @@ def test_a_missing_key_in_json_format_is_an_error_object(workspace):
 def test_output_format_needs_p(workspace):
     r = subprocess.run([BIN, "--output-format", "json"], cwd=workspace, capture_output=True, text=True, timeout=30)
     assert r.returncode == EXIT_USAGE and "applies to -p" in r.stderr
+
+
+def test_a_reader_that_leaves_early_ends_the_run_without_a_traceback(server, workspace):
+    server.add(Reply(content="line\n" * 2000, delay=0.002, chunk_size=50))
+    proc = subprocess.Popen([BIN, "-p", "talk", "--base-url", server.url], cwd=workspace,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.read(proc.stdout.fileno(), 16)
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == EXIT_FAILURE  # click ends a run whose stdout closed (EPIPE) with 1
+    assert "Traceback" not in err and "retry" not in err  # a closed stdout is not the provider's failure

@@ -20,6 +20,21 @@ __all__ = ["AssistantTurn", "NotTheAPI", "Provider", "RETRY_POLICY", "StreamCut"
 CONNECT_TIMEOUT_S = 10.0
 
 
+class CallerFailed(Exception):
+    """Raised from the caller's own callback (on_text: a renderer, a closed stdout): not the
+    provider's failure, so never classified or retried; the original goes up unchanged."""
+
+
+def _guarded(on_text: Callable[[str], None]) -> Callable[[str], None]:
+    def call(text: str) -> None:
+        try:
+            on_text(text)
+        except Exception as exc:
+            raise CallerFailed() from exc
+
+    return call
+
+
 class Provider:
     """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user."""
 
@@ -53,6 +68,8 @@ class Provider:
             try:
                 return request()
             except Exception as exc:
+                if isinstance(exc, CallerFailed):
+                    raise exc.__cause__ from None
                 if isinstance(exc, (NanoHermesError, TypeError, AttributeError)):  # ours, or a bug
                     raise
                 kind, info = classify(exc)
@@ -91,7 +108,7 @@ class Provider:
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
-            return assemble_stream(self.client.chat.completions.create(**kwargs), on_text)
+            return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text))
 
         return self._with_retries(request, retries, on_restart=on_restart)
 
