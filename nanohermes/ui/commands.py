@@ -29,7 +29,7 @@ def command(name: str, usage: str, help: str):
 @command("/help", "/help", "show the commands and keys")
 def _help(repl, arg: str) -> bool:
     lines = [f"  {c.usage:<22} {c.help}" for c in COMMANDS.values()]
-    lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · Ctrl-D exits")
+    lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · Shift-Tab cycles the mode · Ctrl-D exits")
     repl.say("\n".join(lines))
     return True
 
@@ -39,6 +39,7 @@ def _exit(repl, arg: str) -> bool:
     return False
 
 
+@command("/clear", "/clear", "same as /reset")
 @command("/reset", "/reset", "start a new conversation with the same rules")
 def _reset(repl, arg: str) -> bool:
     repl.runtime.reset()
@@ -95,3 +96,6 @@ def _memory(repl, arg: str) -> bool:
 
     repl.say(memory_command(repl.runtime.memory, arg))
     return True
+
+
+from nanohermes.ui import switch_commands  # noqa: E402,F401  registers /model, /mode, /resume (needs `command` above)
