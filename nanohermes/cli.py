@@ -15,13 +15,22 @@ import typer
 from nanohermes import __version__
 from nanohermes.config import MODES
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# Exit codes (README, "Exit codes"): a script can tell a finished task from one that stopped.
+EXIT_OK = 0  # the model answered
+EXIT_FAILURE = 1  # provider, configuration or session error
+EXIT_USAGE = 2  # bad command line
+EXIT_UNFINISHED = 3  # stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask
+EXIT_INTERRUPTED = 130  # Ctrl-C
 # What a one-shot run tells the model when an action needed a yes it could not ask for.
 CANNOT_ASK_HINT = "The user can allow it by re-running with --yes (or --mode auto)."
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
+OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
                   help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.")
+sessions_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                           help="List saved sessions (this workspace's; --all for every one), remove or prune them.")
+app.add_typer(sessions_app, name="sessions")
 
 
 def _version(value: bool):
@@ -34,7 +43,9 @@ def _version(value: bool):
 def run(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(None, "-p", "--prompt", help="Run TASK to completion and print the answer ('-' reads stdin)."),
+    continue_: bool = typer.Option(False, "--continue", "-c", help="Resume the most recent session of this workspace."),
     session: Optional[str] = typer.Option(None, "--session", help="Create or resume the named session."),
+    output_format: OutputFormat = typer.Option("text", "--output-format", help="With -p: text (the answer) | json (one object) | stream-json (one event per line)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
     workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Work in DIR instead of the current directory."),
@@ -48,20 +59,27 @@ def run(
     from nanohermes.errors import NanoHermesError
 
     mode = mode.value if mode is not None else None
+    output_format = output_format.value
     if yes and mode not in (None, "auto"):
         _fail(f"--yes approves everything, which contradicts --mode {mode}; use one or the other.", EXIT_USAGE)
     if workspace is not None and not workspace.is_dir():
         _fail(f"--workspace {workspace} is not a directory.", EXIT_USAGE)
+    if continue_ and session:
+        _fail("--continue and --session both choose a session; use one or the other.", EXIT_USAGE)
+    if output_format != "text" and prompt is None:
+        _fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
     try:
         config = _config(model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps)
+        if continue_:
+            session = _latest_session(config)
         if prompt is not None:
-            code = _one_shot(config, prompt, session)
+            code = _one_shot(config, prompt, session, output_format)
         else:
             from nanohermes.ui.repl import run_repl
 
             code = run_repl(config, session)
     except NanoHermesError as exc:
-        _fail(str(exc))
+        code = _report_failure(str(exc), output_format if prompt is not None else "text")
     raise typer.Exit(code)
 
 
@@ -76,50 +94,169 @@ def _fail(message: str, code: int = EXIT_FAILURE):
     raise typer.Exit(code)
 
 
-def _one_shot(config, prompt: str, session_name: str | None) -> int:
+def _report_failure(message: str, output_format: str) -> int:
+    """A failure before a run started, as one paragraph on stderr (and as JSON on stdout for scripts)."""
+    if output_format != "text":
+        import json
+
+        from nanohermes.ui.script_output import error_dict
+
+        print(json.dumps(error_dict(message, EXIT_FAILURE, None), ensure_ascii=False), flush=True)
+    print(f"nanohermes: {message}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def _latest_session(config) -> str:
+    from nanohermes.errors import SessionError
+    from nanohermes.storage.catalog import latest_session
+
+    latest = latest_session(config.home, config.workspace)
+    if latest is None:
+        raise SessionError(f"No saved session of {config.workspace} to continue. Start one with `nanohermes`, "
+                           "or see every workspace's with `nanohermes sessions --all` and pick one with --session NAME.")
+    return latest.name
+
+
+def _one_shot(config, prompt: str, session_name: str | None, output_format: str) -> int:
+    from nanohermes.errors import NanoHermesError
     from nanohermes.runtime import build_runtime
-    from nanohermes.ui.plain import PlainRenderer, stop_message, usage_line
+    from nanohermes.ui.script_output import error_dict, make_output, result_dict
 
     task = sys.stdin.read() if prompt == "-" else prompt
     if not task.strip():
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
-    renderer = PlainRenderer()
-    runtime = build_runtime(config, session_name, renderer, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
+    output = make_output(output_format)
+    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
+    name = runtime.session.name
     try:
-        if runtime.session.generated:
-            print(f"· session {runtime.session.name} (resume with --session {runtime.session.name})", file=sys.stderr)
+        output.started(*_start_lines(runtime))
         result = runtime.agent.run_turn(task)
+    except NanoHermesError as exc:
+        output.failed(error_dict(str(exc), EXIT_FAILURE, name))
+        print(f"nanohermes: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     finally:
         runtime.close()
     if result.usage:
-        print(usage_line(result.usage), file=sys.stderr)
-    if result.stopped_reason == "interrupted":
-        print("nanohermes: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    if result.stopped_reason:
-        print(f"nanohermes: {stop_message(result)}", file=sys.stderr)
-        return EXIT_FAILURE
-    print(result.final_text)
-    return EXIT_OK
+        output(result.usage)
+    code, reason, message = _outcome(result)
+    if message:
+        print(f"nanohermes: {message}", file=sys.stderr)
+    output.finished(result_dict(result, name, output.log.calls, reason, message, code))
+    return code
 
 
-@app.command("sessions")
-def sessions_command():
-    """List saved sessions: name, messages, size, last used."""
-    from datetime import datetime
+def _start_lines(runtime) -> tuple[dict, list[str]]:
+    """The session line stream-json starts with, and the lines text and json print on stderr."""
+    from nanohermes.ui.recap import recap_lines, workspace_note
+
+    session, config = runtime.session, runtime.config
+    resumed = session.state.total_messages > 0
+    line = {"type": "session", "name": session.name, "resumed": resumed, "model": config.model,
+            "mode": config.mode, "workspace": str(config.workspace)}
+    if not resumed:
+        hint = f"· session {session.name} (resume with --session {session.name})"
+        return line, [hint] if session.generated else []
+    note = workspace_note(session.state.workspace, config.workspace)
+    lines = [f"· resumed session {session.name} ({len(session.state.messages)} messages)", *recap_lines(session.state.messages)]
+    return line, lines + ([note] if note else [])
+
+
+def _outcome(result) -> tuple[int, str | None, str | None]:
+    """(exit code, stop reason, what to say) for a one-shot run's result."""
+    from nanohermes import events as ev
+    from nanohermes.ui.plain import stop_message
+
+    if result.stop_code == ev.STOP_INTERRUPTED:
+        return EXIT_INTERRUPTED, result.stop_code, "interrupted"
+    if result.stop_code:
+        return EXIT_UNFINISHED, result.stop_code, stop_message(result)
+    if result.cannot_ask:
+        tools = ", ".join(dict.fromkeys(result.cannot_ask))
+        return EXIT_UNFINISHED, ev.STOP_NEEDS_APPROVAL, (
+            f"unfinished: {tools} needed the user's approval, which a -p run cannot ask for, so it was not run. {CANNOT_ASK_HINT}")
+    return EXIT_OK, None, None
+
+
+@sessions_app.callback(invoke_without_command=True)
+def sessions_command(
+    ctx: typer.Context,
+    all_: bool = typer.Option(False, "--all", help="List the sessions of every workspace."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="List DIR's sessions instead of the current directory's."),
+):
+    """List saved sessions: name, messages, size, last used, workspace, title (the first request)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import shutil
 
     from nanohermes.config import home_dir
-    from nanohermes.storage.session import list_sessions
+    from nanohermes.storage.catalog import in_workspace, list_sessions
+    from nanohermes.ui.session_list import others_note, session_rows
 
+    here = (workspace or Path.cwd()).resolve()
     infos = list_sessions(home_dir())
+    shown = infos if all_ else in_workspace(infos, here)
     if not infos:
         print("no saved sessions")
         return
-    print(f"{'NAME':<32} {'MESSAGES':>8} {'SIZE':>10}  LAST USED")
-    for info in infos:
-        count = "corrupt" if info.messages < 0 else str(info.messages)
-        when = datetime.fromtimestamp(info.last_used).strftime("%Y-%m-%d %H:%M")
-        print(f"{info.name:<32} {count:>8} {_human(info.size):>10}  {when}")
+    if shown:
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets whole titles
+        print("\n".join(session_rows(shown, width)))
+    if not all_:
+        print(others_note(len(shown), len(infos), here))
+
+
+@sessions_app.command("rm")
+def sessions_rm(names: list[str] = typer.Argument(..., help="Names of the sessions to remove.")):
+    """Remove saved sessions by name."""
+    from nanohermes.config import home_dir
+    from nanohermes.errors import SessionError
+    from nanohermes.storage.catalog import remove_session
+
+    code = EXIT_OK
+    for name in names:
+        try:
+            remove_session(home_dir(), name)
+            print(f"removed {name}")
+        except SessionError as exc:
+            print(f"nanohermes: {exc}", file=sys.stderr)
+            code = EXIT_FAILURE
+    raise typer.Exit(code)
+
+
+@sessions_app.command("prune")
+def sessions_prune(
+    older_than: str = typer.Option(..., "--older-than", help="Age of the last use, e.g. 30d, 12h, 2w."),
+    all_: bool = typer.Option(False, "--all", help="Prune every workspace's sessions, not only this one's."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
+    workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Prune DIR's sessions instead of the current directory's."),
+):
+    """Remove the sessions last used longer ago than --older-than (this workspace's, or --all)."""
+    from nanohermes.config import home_dir
+    from nanohermes.errors import SessionError
+    from nanohermes.storage.catalog import in_workspace, list_sessions, parse_age, prune_candidates, remove_session
+    from nanohermes.ui.session_list import human_size
+
+    try:
+        age = parse_age(older_than)
+    except ValueError as exc:
+        _fail(f"--older-than: {exc}.", EXIT_USAGE)
+    infos = list_sessions(home_dir())
+    candidates = prune_candidates(infos if all_ else in_workspace(infos, (workspace or Path.cwd()).resolve()), age)
+    removed = []
+    for info in candidates:
+        if dry_run:
+            removed.append(info)
+            continue
+        try:
+            remove_session(home_dir(), info.name)
+            removed.append(info)
+        except SessionError as exc:  # in use right now: keep it
+            print(f"nanohermes: {exc}", file=sys.stderr)
+    verb = "would remove" if dry_run else "removed"
+    for info in removed:
+        print(f"{verb} {info.name}")
+    print(f"{verb} {len(removed)} session(s), {human_size(sum(i.size for i in removed))}, last used over {older_than} ago")
 
 
 @app.command("doctor")
@@ -141,14 +278,6 @@ def doctor_command(
         print(check.line())
     print(summary_line(checks))
     raise typer.Exit(exit_code(checks))
-
-
-def _human(size: int) -> str:
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"
 
 
 def main():

@@ -58,6 +58,11 @@ class SummaryFinished:
     ok: bool = True
 
 
+# What only a live terminal shows (spinners, a running command's last line): a script's output
+# (`-p --output-format stream-json`) leaves these out.
+LIVE_PROGRESS = (RequestStarted, ToolProgress, SummaryStarted, SummaryFinished)
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens used by this turn only (the increment, not a running total)."""
@@ -94,6 +99,9 @@ STOP_MAX_STEPS = "max_steps"  # stop_detail: {"steps": n, "max_steps": n}
 STOP_REPEATING = "repeating"  # the model kept making the same call
 STOP_CUT_CALLS = "cut_tool_calls"  # replies kept hitting max_tokens inside a tool call
 STOP_INTERRUPTED = "interrupted"  # Ctrl-C
+# Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because
+# nothing could ask for approval (-p without --yes); -p reports the run as unfinished.
+STOP_NEEDS_APPROVAL = "needs_approval"
 
 
 @dataclass
@@ -104,3 +112,4 @@ class TurnResult:
     stopped_reason: str | None = None  # None = the model answered; "limit" or "interrupted"
     stop_code: str | None = None  # one of the STOP_* codes
     stop_detail: dict = field(default_factory=dict)
+    cannot_ask: list[str] = field(default_factory=list)  # tools refused: they needed a yes nothing could give

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from nanohermes.config import Config
@@ -50,6 +50,12 @@ class SystemPrompt:
     def system(self) -> str:
         return self.text
 
+    def set_mode(self, mode: str) -> None:
+        """A mode switch changes the mode line only; the rest of the prefix stays as built."""
+        self.config = replace(self.config, mode=mode)
+        self.inputs = replace(self.inputs, mode=mode)
+        self.text = build_system_prompt(self.inputs)
+
     def memory_for(self, query: str) -> str:
         """The memory block for a user message ("" when nothing relevant is remembered)."""
         entries = []
@@ -75,6 +81,20 @@ class Runtime:
         self.prompt.rebuild()
         self.agent.reset()
 
+    def switch(self, *, model: str | None = None, mode: str | None = None) -> None:
+        """/model and /mode (and the mode-cycling key), from the next request on.
+
+        Prompt caching: the system message and the tool list are otherwise byte-identical for
+        a whole session. A switch is the one documented exception (README, "Switching model
+        and mode"): a mode switch rewrites the mode line of the system message and changes the
+        tools offered in plan mode; a model switch sends the same prefix to a model whose
+        cache is cold anyway."""
+        changes = {k: v for k, v in (("model", model), ("mode", mode)) if v is not None}
+        self.config = replace(self.config, **changes)
+        if mode is not None:
+            self.prompt.set_mode(mode)
+        self.agent.switch(self.config)
+
     def close(self) -> None:
         self.session.close()
 
@@ -92,7 +112,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     for warning in skill_warnings:
         warn(warning)
     prompt = SystemPrompt(config, memory, skills, warn)
-    session = Session(config.home, session_name)
+    session = Session(config.home, session_name, workspace=config.workspace)
     try:
         provider = Provider(config, on_retry=warn)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)

@@ -80,10 +80,10 @@ def test_environment_and_flags_override_config_file(server, workspace, isolated_
     assert [r["model"] for r in server.chat_requests()] == ["from-file", "from-env", "from-flag"]
 
 
-def test_agent_failure_exits_1(server, workspace):
+def test_a_run_stopped_by_the_step_limit_exits_3_unfinished(server, workspace):
     server.add(*[call("read_file", {"path": "x"}) for _ in range(3)])
     r = run(["-p", "loop", "--base-url", server.url, "--max-steps", "2"], workspace)
-    assert r.returncode == 1 and "--max-steps 2" in r.stderr and r.stdout == ""
+    assert r.returncode == 3 and "--max-steps 2" in r.stderr and r.stdout == ""
 
 
 def test_named_session_resumes_and_is_listed(server, workspace):

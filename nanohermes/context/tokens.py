@@ -121,6 +121,9 @@ def message_tokens(message: dict) -> int:
     return n
 
 
+IMPLAUSIBLE_SHARE = 0.5  # a reported prompt under half our own count of it is not believed
+
+
 class PromptTokenTracker:
     """The real prompt size: the provider's last `usage.prompt_tokens` plus an estimate of
     what was appended since.
@@ -156,6 +159,10 @@ class PromptTokenTracker:
         return all(m is a and m.get("content") is c for m, (a, c) in zip(messages, self._anchor))
 
     def estimate(self, messages: list[dict]) -> int:
+        own = sum(self.tokens(m) for m in messages)
         if self._anchor_holds(messages):
-            return self._anchor_tokens + sum(self.tokens(m) for m in messages[len(self._anchor) :])
-        return self._unexplained + sum(self.tokens(m) for m in messages)
+            anchored = self._anchor_tokens + sum(self.tokens(m) for m in messages[len(self._anchor) :])
+            # Tokenizers differ by a fifth, not by half: a server reporting far less than the
+            # messages hold is miscounting (a proxy's constant, a cached-only figure), not right.
+            return anchored if anchored >= own * IMPLAUSIBLE_SHARE else own
+        return self._unexplained + own

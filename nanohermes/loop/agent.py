@@ -51,7 +51,7 @@ class Agent:
         `memory_for(user_text)` gives the memory block that travels with that user message."""
         self.config, self.session, self.emit, self.approvals = config, session, emit, approvals
         self.system_prompt, self.memory_for = system_prompt, memory_for
-        self.tools = {t.name: t for t in approvals.offered(tools)}
+        self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
         self.guard = RepeatGuard()
         self.messages: list[dict] = [{"role": "system", "content": system_prompt()}, *session.state.messages]
         self.keeper = ContextKeeper(self, provider, ctx, recall_offered=session.state.cut_or_cleared)
@@ -73,7 +73,14 @@ class Agent:
     # -- the turn ---------------------------------------------------------------------------
 
     def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history."""
+        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history.
+        The result names the calls refused because nothing could ask (cannot_ask)."""
+        self.approvals.unasked.clear()
+        result = self._run_turn(user_text)
+        result.cannot_ask = list(self.approvals.unasked)
+        return result
+
+    def _run_turn(self, user_text: str) -> ev.TurnResult:
         usage = self.keeper.start_turn()
         steps = cut_calls = 0
         try:
@@ -151,10 +158,12 @@ class Agent:
     # -- tools ------------------------------------------------------------------------------
 
     def tool_schemas(self) -> list[dict]:
-        """What the model is offered: fixed for a session but for `recall`, which joins once, at
-        the first compaction (before that it has nothing to return, and small models call
-        whatever is on offer); a compaction rewrites the prompt anyway."""
-        return [t.schema() for t in self.tools.values() if t.name != "recall" or self.keeper.recall_offered]
+        """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
+        session but for a mode switch and `recall`, which joins once, at the first compaction
+        (before that it has nothing to return, and small models call whatever is on offer); a
+        compaction rewrites the prompt anyway."""
+        offered = self.approvals.offered(list(self.tools.values()))
+        return [t.schema() for t in offered if t.name != "recall" or self.keeper.recall_offered]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
         """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""
@@ -206,6 +215,15 @@ class Agent:
     def fit_context(self, force: bool = False, focus: str | None = None):
         """Compact now if needed (or always, with force: /compact). Returns the report or None."""
         return self.keeper.fit(force=force, focus=focus)
+
+    def switch(self, config: Config) -> None:
+        """/model or /mode: the next request uses the new model and mode. Besides /reset, this
+        is the one place the prompt prefix changes within a session: the system message gets
+        the new mode line (the caller has rebuilt it) and plan mode offers fewer tools."""
+        self.config = config
+        self.keeper.switch(config)
+        self.approvals.mode = config.mode
+        self.messages[0] = {"role": "system", "content": self.system_prompt()}
 
     def reset(self) -> None:
         self.session.record_reset()

@@ -1,9 +1,10 @@
 """Approvals: the one place that decides whether a tool call may run.
 
-The mode says what needs asking (plan: only read-only tools exist; ask: writes, edits and
-commands ask; auto: nothing asks), the approver asks the user, and grants remember the
-"always" answers of this conversation, each scoped (loop/grants.py): a command prefix, a
-path, or a whole tool. A "no" may carry the user's reason, which the model reads.
+The mode says what needs asking (plan: only read-only tools are offered, and a call to
+another is blocked with a result that says so; ask: writes, edits and commands ask; auto:
+nothing asks), the approver asks the user, and grants remember the "always" answers of this
+conversation, each scoped (loop/grants.py): a command prefix, a path, or a whole tool. A "no"
+may carry the user's reason, which the model reads.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from nanohermes.loop.grants import Grant, covers, grant_for
 from nanohermes.tools import Tool, ToolContext, parse_arguments
 
 PREVIEW_FALLBACK_CHARS = 500
+# Plan mode offers only read-only tools, but a model may still call one it saw earlier in the
+# session (before a /mode switch) or one it imagines: it must learn why, not "unknown tool".
+PLAN_MODE_BLOCKED = ("blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
+                     "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead.")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class Approvals:
         self.approver = approver
         self.cannot_ask_hint = cannot_ask_hint
         self.grants: list[Grant] = []
+        self.unasked: list[str] = []  # tools refused because nothing could ask (read by the loop per turn)
 
     def offered(self, tools: list[Tool]) -> list[Tool]:
         """The tools the model may see in this mode: plan mode offers only read-only ones."""
@@ -45,6 +51,8 @@ class Approvals:
 
     def refusal(self, tool: Tool, arguments: str, ctx: ToolContext) -> str | None:
         """None when the call may run; else the text the model gets instead of a result."""
+        if self.mode == "plan" and tool.needs_approval:
+            return PLAN_MODE_BLOCKED.format(name=tool.name)
         if not tool.needs_approval or self.mode == "auto":
             return None
         try:
@@ -55,6 +63,7 @@ class Approvals:
         if any(covers(g, tool.name, args, path) for g in self.grants):
             return None
         if self.approver is None:
+            self.unasked.append(tool.name)
             hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
             return f"refused: {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not run.{hint}"
         answer = self.approver(tool, args, _preview(tool, ctx, args))

@@ -131,6 +131,14 @@ class ContextKeeper:
         self.engine.settings = self.settings
         self.ctx = replace(self.ctx, max_output=self.settings.tool_result_bytes)
 
+    def switch(self, config) -> None:
+        """A /model or /mode switch: the next request goes to the new model (its window, once
+        learned, is kept: a model of the same server shares it)."""
+        self.config = self.provider.config = config
+        self.same_summary_model = config.effective_summary_model == config.model
+        self.settings = replace(self.settings, summary_reuses_prefix=self.same_summary_model)
+        self.engine.settings = self.settings
+
     def reset(self) -> None:
         self.engine.reset()
 

@@ -10,10 +10,29 @@ from typing import Callable
 
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
-from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify
-from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
+from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
+from nanohermes.provider.stream import AssistantTurn, NotTheAPI, StreamCut, assemble_stream, describe_body, text_of
 
-__all__ = ["AssistantTurn", "Provider", "RETRY_POLICY", "StreamCut", "assemble_stream", "classify"]
+__all__ = ["AssistantTurn", "NotTheAPI", "Provider", "RETRY_POLICY", "StreamCut", "assemble_stream", "classify"]
+
+# Opening a connection takes milliseconds when the server is up; a host that swallows packets
+# would otherwise hold the first request for the whole request_timeout (600 s).
+CONNECT_TIMEOUT_S = 10.0
+
+
+class CallerFailed(Exception):
+    """Raised from the caller's own callback (on_text: a renderer, a closed stdout): not the
+    provider's failure, so never classified or retried; the original goes up unchanged."""
+
+
+def _guarded(on_text: Callable[[str], None]) -> Callable[[str], None]:
+    def call(text: str) -> None:
+        try:
+            on_text(text)
+        except Exception as exc:
+            raise CallerFailed() from exc
+
+    return call
 
 
 class Provider:
@@ -33,34 +52,43 @@ class Provider:
             self._client = openai.OpenAI(
                 api_key=self.config.resolved_api_key(),
                 base_url=self.config.effective_base_url,
-                timeout=self.config.request_timeout,
+                timeout=openai.Timeout(self.config.request_timeout, connect=min(CONNECT_TIMEOUT_S, self.config.request_timeout)),
                 max_retries=0,  # our RETRY_POLICY decides
             )
         return self._client
 
     def _with_retries(self, request: Callable[[], object], retries: int | None = None, on_restart=None):
-        max_retries = self.config.max_retries if retries is None else min(retries, self.config.max_retries)
-        for attempt in range(max_retries + 1):
+        """Run `request`, retrying as RETRY_POLICY says for the kind of failure (at most
+        `retries`, or the configured max_retries)."""
+        configured = self.config.max_retries if retries is None else min(retries, self.config.max_retries)
+        attempt = 0
+        while True:
             if attempt and on_restart is not None:
                 on_restart()
             try:
                 return request()
             except Exception as exc:
+                if isinstance(exc, CallerFailed):
+                    raise exc.__cause__ from None
                 if isinstance(exc, (NanoHermesError, TypeError, AttributeError)):  # ours, or a bug
                     raise
                 kind, info = classify(exc)
                 rule = RETRY_POLICY[kind]
-                if not rule.retry or attempt == max_retries:
+                limit = retry_limit(rule, configured)
+                if attempt >= limit:
                     raise self._error(kind, info) from None
-                delay = backoff_delay(attempt, info["retry_after"])
-                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{max_retries} in {delay:.1f}s")
+                delay = backoff_delay(attempt, info["retry_after"], rule)
+                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{limit} in {delay:.1f}s")
                 self._sleep(delay)
-        raise AssertionError("unreachable")
+                attempt += 1
 
     def _error(self, kind: str, info: dict) -> ProviderError:
-        text = RETRY_POLICY[kind].advice.format(url=self.config.effective_base_url, model=self.config.model, **info)
+        advice = RETRY_POLICY[kind].advice
+        text = advice.format(url=self.config.effective_base_url, model=self.config.model, **info)
+        if "{detail}" not in advice and info["detail"] and kind != "timeout":
+            text += f" The server said: {info['detail']}"  # its own words, whatever the kind
         if kind == "overflow":
-            return ContextOverflowError(f"{text} ({info['detail']})", n_ctx=info["n_ctx"], n_prompt=info["n_prompt"], kind=kind, info=info)
+            return ContextOverflowError(text, n_ctx=info["n_ctx"], n_prompt=info["n_prompt"], kind=kind, info=info)
         return ProviderError(text, kind=kind, info=info)
 
     def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None], *, max_tokens: int,
@@ -83,7 +111,7 @@ class Provider:
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
-            return assemble_stream(self.client.chat.completions.create(**kwargs), on_text)
+            return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text))
 
         return self._with_retries(request, retries, on_restart=on_restart)
 
@@ -107,7 +135,11 @@ class Provider:
         """GET /models, once, without retries: the entries as the server sent them (extra
         fields such as llama.cpp's `meta` kept). ProviderError with the failure's kind."""
         def request():
-            body = self.client.models.with_raw_response.list().http_response.json()
+            response = self.client.models.with_raw_response.list().http_response
+            try:
+                body = response.json()
+            except ValueError:  # a web page or plain text where the API should be
+                raise NotTheAPI(describe_body(response.headers.get("content-type", ""), response.content[:2048])) from None
             data = body.get("data") if isinstance(body, dict) else None
             return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
 

@@ -115,9 +115,12 @@ def _reachability(config: Config, listing) -> list[Check]:
     if isinstance(listing, list):
         return [Check("reachable", OK, f"{url} answers"), Check("key accepted", OK, "GET /models succeeded")]
     kind, info = listing.kind, listing.info
-    if kind in ("connection", "timeout"):
+    if kind in ("connection", "timeout", "refused"):
         fix = "start the server, or point NanoHermes at it with --base-url / OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1)"
-        return [Check("reachable", FAIL, f"cannot reach {url} ({kind})", fix)]
+        return [Check("reachable", FAIL, f"cannot reach {url} ({info['detail'] or kind})", fix)]
+    if kind == "not_api":
+        fix = "point --base-url at the API itself: OpenAI-compatible servers usually end in /v1"
+        return [Check("reachable", FAIL, f"{url} answers, but GET /models returned {info['detail']}", fix)]
     reachable = Check("reachable", OK, f"{url} answers (HTTP {info['status']})")
     if kind == "auth":
         fix = "set a valid key with OPENAI_API_KEY=<key> or api_key = \"...\" in config.toml"

@@ -1,13 +1,17 @@
-"""The retry policy as data: which failure, whether to retry, what to tell the user."""
+"""The retry policy as data: which failure, whether to retry, how often, what to tell the user."""
 
 from __future__ import annotations
 
+import errno
 import math
 import random
 import re
+import socket
 from dataclasses import dataclass
 
-from nanohermes.provider.stream import StreamCut
+from nanohermes.provider.stream import NotTheAPI, StreamCut
+
+BASE_URL_HINT = "Check --base-url / OPENAI_BASE_URL: OpenAI-compatible servers usually end in /v1 (e.g. http://127.0.0.1:8080/v1)."
 
 
 @dataclass(frozen=True)
@@ -15,22 +19,40 @@ class RetryRule:
     kind: str
     retry: bool
     advice: str  # what to tell the user when retries run out or retrying makes no sense
+    max_retries: int | None = None  # a cap below the configured max_retries; None: the configured number
+    delay_s: float | None = None  # a fixed pause before the retry; None: exponential backoff
 
+
+# Nothing listens, or the name does not resolve: a server being started may be up a moment
+# later, so one retry after half a second; more would only delay the answer (was 16 s).
+QUICK_RETRY_S = 0.5
 
 # The retry policy as data: which failure, whether to retry, what the user should do.
+# Every final message keeps the server's own words: {detail} where the advice names it,
+# else Provider appends them.
 RETRY_POLICY = {
     "rate_limit": RetryRule("rate_limit", True, "The provider is rate-limiting requests (HTTP 429). Wait a little, or check your plan's limits."),
     "server": RetryRule("server", True, "The provider returned a server error (HTTP {status}). Try again later."),
     "timeout": RetryRule("timeout", True, "The request to {url} timed out."),
-    "connection": RetryRule("connection", True, "Cannot reach {url}. Check that the server is running and --base-url / OPENAI_BASE_URL is right."),
+    "connection": RetryRule("connection", True, "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right."),
+    "refused": RetryRule("refused", True, "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right.",
+                         max_retries=1, delay_s=QUICK_RETRY_S),
+    # A reply that ended without a finish_reason: a dropped connection (retry once) or a
+    # server that never sends one (retrying cannot help).
+    "incomplete_stream": RetryRule("incomplete_stream", True, "The server at {url} answered, but {detail}, so the reply is incomplete. "
+                                   "If this keeps happening it is not a complete OpenAI-compatible endpoint. " + BASE_URL_HINT,
+                                   max_retries=1, delay_s=QUICK_RETRY_S),
+    "not_api": RetryRule("not_api", False, "The server at {url} answered HTTP 200 with {detail}, not an OpenAI-compatible reply. " + BASE_URL_HINT),
     "stream_error": RetryRule("stream_error", True, "The provider reported an error in the middle of the reply: {detail}"),
     "auth": RetryRule("auth", False, "The server at {url} rejected the API key (HTTP {status}). Set a valid key with OPENAI_API_KEY or api_key in config.toml."),
-    "not_found": RetryRule("not_found", False, "The server at {url} does not know model {model!r} (HTTP 404). Pick an available one with --model or NANOHERMES_MODEL."),
+    "not_found": RetryRule("not_found", False, "The server at {url} does not know model {model!r} (HTTP 404), or the address is wrong. "
+                           "Pick an available model with --model or NANOHERMES_MODEL. " + BASE_URL_HINT),
     "overflow": RetryRule("overflow", False, "The request is larger than the model's context window."),
     "bad_request": RetryRule("bad_request", False, "The provider rejected the request (HTTP {status}): {detail}"),
 }
 BACKOFF_BASE_S = 1.0
 BACKOFF_CAP_S = 30.0
+DETAIL_CHARS = 300  # the server's message, as much as fits in one paragraph
 
 _OVERFLOW_PATTERNS = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|exceed_context_size|exceeds the available context size"
@@ -38,6 +60,8 @@ _OVERFLOW_PATTERNS = re.compile(
     re.IGNORECASE,
 )
 _N_CTX = re.compile(r"context size \((\d+) tokens\)|maximum context length is (\d+)", re.IGNORECASE)
+# No connection could be opened at all (as opposed to one that broke mid-request).
+_CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
 
 
 def classify(exc: Exception) -> tuple[str, dict]:
@@ -47,13 +71,20 @@ def classify(exc: Exception) -> tuple[str, dict]:
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = _error_text(exc, body)
-    info = {"status": status, "detail": detail[:300], "n_ctx": _n_ctx(body, detail), "n_prompt": _n_prompt(body, detail),
+    info = {"status": status, "detail": detail[:DETAIL_CHARS], "n_ctx": _n_ctx(body, detail), "n_prompt": _n_prompt(body, detail),
             "retry_after": _retry_after(exc)}
+    if isinstance(exc, NotTheAPI):
+        return "not_api", info
+    if isinstance(exc, StreamCut):
+        return "incomplete_stream", info
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", info
-    if isinstance(exc, (openai.APIConnectionError, StreamCut)):
-        return "connection", info
-    if status == 413 or (status in (400, None) and _OVERFLOW_PATTERNS.search(detail)):
+    if isinstance(exc, openai.APIConnectionError):
+        refused = _connect_failure(exc)
+        if refused is not None:
+            return "refused", {**info, "detail": refused}
+        return "connection", {**info, "detail": _root_cause(exc)[:DETAIL_CHARS]}
+    if status == 413 or (status in (400, None) and _OVERFLOW_PATTERNS.search(detail + " " + _error_code(body))):
         return "overflow", info
     if status == 429:
         return "rate_limit", info
@@ -70,12 +101,35 @@ def classify(exc: Exception) -> tuple[str, dict]:
     return "bad_request", info
 
 
+def _connect_failure(exc: BaseException) -> str | None:
+    """The OS's words when no connection could be opened (refused, unknown host, no route)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, socket.gaierror) or (isinstance(exc, OSError) and exc.errno in _CONNECT_ERRNOS):
+            return exc.strerror or str(exc)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost error's words ("peer closed connection …"), not the SDK's "Connection error."."""
+    seen = set()
+    while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return str(exc) or type(exc).__name__
+
+
 def _error_text(exc: Exception, body) -> str:
+    """The server's own message: the error's message field, else its whole body as text."""
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
-            return " ".join(str(err.get(k, "")) for k in ("message", "type", "code")).strip()
+            return str(err.get("message") or " ".join(str(err.get(k, "")) for k in ("type", "code")).strip())
         return str(err)
+    if isinstance(body, str) and body.strip():
+        return " ".join(body.split())
     return str(getattr(exc, "message", None) or exc)
 
 
@@ -90,6 +144,11 @@ def _n_prompt(body, detail: str) -> int | None:
             return err["n_prompt_tokens"]
     match = _N_PROMPT.search(detail)
     return int(next(g for g in match.groups() if g)) if match else None
+
+
+def _error_code(body) -> str:
+    err = body.get("error", body) if isinstance(body, dict) else None
+    return " ".join(str(err.get(k) or "") for k in ("type", "code")) if isinstance(err, dict) else ""
 
 
 def _n_ctx(body, detail: str) -> int | None:
@@ -113,7 +172,16 @@ def _retry_after(exc: Exception) -> float | None:
     return min(max(seconds, 0.0), BACKOFF_CAP_S * 4)
 
 
-def backoff_delay(attempt: int, retry_after: float | None) -> float:
+def retry_limit(rule: RetryRule, configured: int) -> int:
+    """How many retries this kind of failure gets: the rule's cap within the configured number."""
+    if not rule.retry:
+        return 0
+    return configured if rule.max_retries is None else min(rule.max_retries, configured)
+
+
+def backoff_delay(attempt: int, retry_after: float | None, rule: RetryRule | None = None) -> float:
     if retry_after is not None:
         return retry_after
+    if rule is not None and rule.delay_s is not None:
+        return rule.delay_s
     return min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt) * (0.75 + random.random() / 2)

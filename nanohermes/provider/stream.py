@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -55,6 +56,50 @@ def normalise_usage(usage: dict, timings: dict | None) -> dict:
     return usage
 
 
+class NotTheAPI(Exception):
+    """A 200 whose body is not what the API sends (an HTML page, plain text, JSON to a stream
+    request): the base URL points somewhere else. The message says what came back."""
+
+
+SNIPPET_BYTES = 2048  # enough to find an HTML <title>; the rest of a wrong page is not read
+SNIPPET_CHARS = 120
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_BODY_KINDS = {"text/html": "an HTML page", "application/xhtml+xml": "an HTML page", "text/plain": "plain text",
+               "application/json": "JSON instead of an event stream"}
+
+
+def describe_body(content_type: str, head: bytes) -> str:
+    """`an HTML page (text/html): 'Welcome to nginx!'`: what a wrong endpoint sent, in a few words."""
+    mime = content_type.split(";")[0].strip().lower()
+    text = head.decode("utf-8", "replace")
+    title = _TITLE.search(text) if "html" in mime else None
+    snippet = " ".join((title.group(1) if title else text).split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1] + "…"
+    kind = _BODY_KINDS.get(mime, f"a {mime or 'typeless'} body")
+    return f"{kind} ({mime}): {snippet!r}" if snippet else f"{kind} ({mime}, empty)"
+
+
+def reject_non_stream(stream) -> None:
+    """Raise NotTheAPI when a streamed request's response is not an event stream. Every
+    OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, LM Studio, OpenRouter) labels its
+    stream text/event-stream; without this check the SDK finds no events in a web page and it
+    looks like a dropped connection."""
+    response = getattr(stream, "response", None)  # recorded chunk lists have none
+    content_type = response.headers.get("content-type", "") if response is not None else ""
+    if not content_type or "event-stream" in content_type.lower():
+        return
+    head = b""
+    try:
+        for piece in response.iter_bytes():
+            head += piece
+            if len(head) >= SNIPPET_BYTES:
+                break
+    finally:
+        response.close()
+    raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]))
+
+
 def _call_index(tc, calls: dict[int, dict]) -> int:
     """Servers that omit `index`: a delta with a new id starts a call, others continue the last."""
     if tc.index is not None:
@@ -66,11 +111,14 @@ def _call_index(tc, calls: dict[int, dict]) -> int:
 
 def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
     """Fold chat.completion.chunk deltas into one AssistantTurn; tool calls are keyed by index."""
+    reject_non_stream(stream)
     turn = AssistantTurn()
     text_parts: list[str] = []
     calls: dict[int, dict] = {}
+    chunks = 0
     try:
         for chunk in stream:
+            chunks += 1
             if getattr(chunk, "usage", None):
                 turn.usage = normalise_usage(chunk.usage.model_dump(), None)
             timings = (getattr(chunk, "model_extra", None) or {}).get("timings")
@@ -98,7 +146,8 @@ def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
         if close:
             close()
     if turn.finish_reason is None:
-        raise StreamCut("the stream ended before the reply was finished")
+        raise StreamCut(f"the stream ended without a finish_reason after {chunks} chunk(s)" if chunks
+                        else "the event stream held no chunks")
     turn.content = "".join(text_parts)
     for n, (_, slot) in enumerate(sorted(calls.items())):
         call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids

@@ -1,7 +1,10 @@
 """Sessions: `$NANOHERMES_HOME/sessions/NAME.jsonl`, append-only events, one writer at a time.
 
 Events (one JSON object per line):
-  {"type": "meta", "version": 1, "created": ..., "model": ...}
+  {"type": "meta", "version": 1, "created": ..., "workspace": ...}
+                                                  first line (older files lack the workspace)
+  {"type": "title", "title": ...}                 the first request (whitespace collapsed, cut), written
+                                                  just before it, so listing reads it from the head
   {"type": "message", "message": {...}, "facts": {...}, "memory": "..."}
                                                   every non-system message, in full; a tool
                                                   result's facts (exit code, path, …) and the
@@ -14,6 +17,9 @@ Events (one JSON object per line):
                                                   (summary, placeholder, trim); and what it did
   {"type": "usage", ...}                          one request's tokens, cached tokens and chars
   {"type": "reset"}                               /reset: the conversation starts over
+  {"type": "stats", "messages": n, "title": ..., "workspace": ...}
+                                                  written on close: listing reads it from the tail
+                                                  instead of counting a file that may be hundreds of MB
 Storage is not the request: the file keeps everything, compactions say what is sent, and a
 compaction adds only what is new. (Sessions written before 0.2 hold `context` events: the
 whole working set after a compaction. They still load.)
@@ -36,6 +42,7 @@ from nanohermes.storage.memory import attach_block
 from nanohermes.storage.locking import FileLock, LockTimeout
 
 FORMAT_VERSION = 1
+TITLE_MAX_CHARS = 200  # stored; listings cut it to their column
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -63,6 +70,11 @@ def _unused_name(folder: Path) -> str:
             continue
 
 
+def title_of(text: str) -> str:
+    """A session's title: its first request on one line, cut."""
+    return " ".join(str(text).split())[:TITLE_MAX_CHARS]
+
+
 def check_name(name: str) -> str:
     if not _NAME.match(name):
         raise SessionError(f"Session name {name!r} is not allowed: use letters, digits, '.', '_' and '-' (up to 100).")
@@ -78,6 +90,8 @@ class SessionState:
     facts: dict[str, ResultFacts] = field(default_factory=dict)  # tool call id -> what its result said
     total_messages: int = 0
     cut_or_cleared: bool = False  # some output was clamped or compacted away: recall has a use
+    workspace: str | None = None  # where the session was started (None in files before issue 12)
+    title: str | None = None  # the first request
 
 
 def replay(data: bytes, path: Path) -> tuple[SessionState, int | None]:
@@ -126,6 +140,8 @@ def _apply(state: SessionState, event: dict) -> None:
         message = event["message"]
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "tool", "system"):
             raise TypeError("not a chat message")
+        if state.title is None and message.get("role") == "user":  # files without a title event
+            state.title = title_of(message.get("content") or "")
         if event.get("memory"):
             message = {**message, "content": attach_block(str(message.get("content") or ""), str(event["memory"]))}
         state.messages.append(message)
@@ -148,19 +164,27 @@ def _apply(state: SessionState, event: dict) -> None:
         state.cut_or_cleared = True
     elif kind == "reset":
         state.messages = []
+    elif kind == "meta":
+        state.workspace = event.get("workspace")
+    elif kind == "title":
+        state.title = str(event["title"])
 
 
 class Session:
     """An open, locked session file. Use as a context manager or call close()."""
 
-    def __init__(self, home: Path, name: str | None = None):
+    def __init__(self, home: Path, name: str | None = None, workspace: Path | str | None = None):
+        """`workspace` goes into a new file's meta event, so listings can show and filter by it."""
         folder = sessions_dir(home)
         self.generated = name is None
         self.name = check_name(name) if name else _unused_name(folder)
         self.path = folder / f"{self.name}.jsonl"
+        self.workspace = str(workspace) if workspace is not None else None
+        self._wrote = False  # anything recorded since opening: close() then writes stats
         self._lock = self._acquire_lock()
         try:
             self.state = self._load()
+            self.created = not self.state.total_messages and (not self.path.exists() or self.path.stat().st_size == 0)
             self._file = self._open_for_append()
         except BaseException:
             self._lock.release()
@@ -200,7 +224,10 @@ class Session:
         os.chmod(self.path, 0o600)
         f = os.fdopen(fd, "a", encoding="utf-8")
         if new:
-            self._write(f, {"type": "meta", "version": FORMAT_VERSION, "created": time.time()})
+            meta = {"type": "meta", "version": FORMAT_VERSION, "created": time.time()}
+            if self.workspace:
+                meta["workspace"] = self.workspace
+            self._write(f, meta)
         return f
 
     @staticmethod
@@ -209,6 +236,7 @@ class Session:
         f.flush()
 
     def append(self, event: dict) -> None:
+        self._wrote = True
         try:
             self._write(self._file, event)
         except OSError as exc:
@@ -216,6 +244,10 @@ class Session:
 
     def record_message(self, message: dict, facts: dict | None = None, memory: str = "") -> None:
         """`memory`: the memory block sent with this user message (`message` holds the user's own words)."""
+        if self.state.title is None and message.get("role") == "user":
+            self.state.title = title_of(message.get("content") or "")
+            self.append({"type": "title", "title": self.state.title})
+        self.state.total_messages += 1
         event = {"type": "message", "message": message}
         if facts:
             event["facts"] = facts
@@ -241,37 +273,29 @@ class Session:
     def size_bytes(self) -> int:
         return self.path.stat().st_size if self.path.exists() else 0
 
+    @property
+    def saved(self) -> bool:
+        """Whether the file exists: close() removes a session it created that stayed empty."""
+        return self.path.exists()
+
     def close(self) -> None:
         if not self._file.closed:
-            self._file.close()
+            self._close_file()
         self._lock.release()
+
+    def _close_file(self) -> None:
+        if self._wrote:
+            try:
+                self.append({"type": "stats", "messages": self.state.total_messages, "title": self.state.title,
+                             "workspace": self.state.workspace or self.workspace})
+            except SessionError:
+                pass  # a full disk must not turn leaving into an error; listing then counts the file
+        self._file.close()
+        if self.created and not self._wrote:  # opened and left without a word: nothing to resume
+            self.path.unlink(missing_ok=True)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    name: str
-    messages: int
-    size: int
-    last_used: float
-
-
-def list_sessions(home: Path) -> list[SessionInfo]:
-    """Saved sessions, most recently used first. Unreadable files are listed with -1 messages."""
-    folder = home / "sessions"
-    if not folder.is_dir():
-        return []
-    infos = []
-    for path in folder.glob("*.jsonl"):
-        try:
-            count = sum(1 for line in path.open(encoding="utf-8") if '"type":"message"' in line)
-        except (OSError, UnicodeDecodeError):
-            count = -1
-        stat = path.stat()
-        infos.append(SessionInfo(path.stem, count, stat.st_size, stat.st_mtime))
-    return sorted(infos, key=lambda i: i.last_used, reverse=True)

@@ -32,7 +32,8 @@ def _help(repl, arg: str) -> bool:
     width = max(len(c.usage) for c in COMMANDS.values())
     lines = [f"  {c.usage:<{width}}  {c.help}" for c in COMMANDS.values()]
     lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · "
-                 "Esc stops the turn · keys typed while it runs wait for the next prompt · Ctrl-D exits")
+                 "Esc stops the turn · keys typed while it runs wait for the next prompt · Shift-Tab cycles the mode · "
+                 "Ctrl-D exits")
     repl.say("\n".join(lines))
     return True
 
@@ -42,6 +43,7 @@ def _exit(repl, arg: str) -> bool:
     return False
 
 
+@command("/clear", "/clear", "same as /reset")
 @command("/reset", "/reset", "start a new conversation with the same rules")
 def _reset(repl, arg: str) -> bool:
     repl.runtime.reset()
@@ -139,3 +141,6 @@ def _permissions(repl, arg: str) -> bool:
 
     repl.show(permissions_lines(repl.runtime.agent.approvals, arg))
     return True
+
+
+from nanohermes.ui import switch_commands  # noqa: E402,F401  registers /model, /mode, /resume (needs `command` above)

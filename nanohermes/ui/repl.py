@@ -4,17 +4,21 @@ keyboard while a turn runs (Esc stops it, typed keys wait for the next prompt)."
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
+from pathlib import Path
+
 from nanohermes.calls import WRITING_TOOLS
-from nanohermes.config import Config
+from nanohermes.config import MODES, Config
 from nanohermes.errors import NanoHermesError
 from nanohermes.ui.commands import COMMANDS, run_slash_command
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.plain import stop_message
+from nanohermes.ui.switch_commands import next_mode, session_names
 
 
-def _key_bindings():
+def _key_bindings(cycle_mode):
     from prompt_toolkit.key_binding import KeyBindings
 
     kb = KeyBindings()
@@ -23,6 +27,10 @@ def _key_bindings():
     @kb.add("c-j")
     def _newline(event):
         event.current_buffer.insert_text("\n")
+
+    @kb.add("s-tab")  # as in Claude Code: the mode changes from the next request
+    def _cycle_mode(event):
+        cycle_mode()
 
     return kb
 
@@ -36,6 +44,9 @@ class Repl:
         from nanohermes.ui.live import RichRenderer
         from nanohermes.ui.usage_view import SessionTotals
 
+        self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
+        self._prompting = False
+        self._drawn = threading.Event()  # the first prompt is on the screen
         self.console = Console(highlight=False)
         self.renderer = RichRenderer(self.console)
         self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve)
@@ -56,19 +67,69 @@ class Repl:
     def _prompt_session(self):
         if self._prompt is None:
             from prompt_toolkit import PromptSession
-            from prompt_toolkit.completion import WordCompleter
             from prompt_toolkit.history import FileHistory
+
+            from nanohermes.ui.completion import make_completer
 
             history = self.runtime.config.home / "history"
             history.touch(mode=0o600, exist_ok=True)
-            completer = WordCompleter(list(COMMANDS), sentence=True, pattern=None)
+            completer = make_completer(COMMANDS, {"/model": self.models, "/mode": lambda: MODES,
+                                                  "/resume": lambda: session_names(self.runtime.config.home)})
             self._prompt = PromptSession(history=FileHistory(str(history)), completer=completer,
-                                         key_bindings=_key_bindings(), multiline=False, complete_while_typing=False)
+                                         key_bindings=_key_bindings(self.cycle_mode), multiline=False, complete_while_typing=False)
+            self._prompt.app.after_render += lambda app: self._drawn.set()
         return self._prompt
 
-    def read(self, message: str = "› ") -> str:
+    def read(self, message=None) -> str:
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        session = self._prompt_session()
         typed, self._typed = self._typed, ""
-        return self._prompt_session().prompt(message, default=typed)
+        with patch_stdout(raw=True):  # what another thread prints appears above the prompt
+            self._prompting = True
+            try:
+                return session.prompt(message or self.prompt_text, default=typed)
+            finally:
+                self._prompting = False
+
+    def prompt_text(self) -> str:
+        """`› ` in the default mode; `plan › ` / `auto › ` say the other modes at every prompt."""
+        mode = self.runtime.config.mode
+        return "› " if mode == "ask" else f"{mode} › "
+
+    def ask(self, question: str) -> str:
+        """One answer from the user (no history: answers are not commands); "" on Ctrl-C/Ctrl-D."""
+        from prompt_toolkit import prompt
+
+        try:
+            return prompt(question)
+        except (EOFError, KeyboardInterrupt):
+            return ""
+
+    def models(self) -> list[str]:
+        """The model names the server lists; a Tab pressed right after the start waits for them."""
+        from nanohermes.ui.endpoint import MODELS_WAIT_S
+
+        if self.endpoint is None:
+            return []
+        self.endpoint.wait(MODELS_WAIT_S)
+        return self.endpoint.models
+
+    def cycle_mode(self) -> None:
+        self.runtime.switch(mode=next_mode(self.runtime.config.mode))
+
+    def open_session(self, name: str) -> None:
+        """/resume: continue session `name`; the current one stays saved."""
+        from nanohermes.runtime import build_runtime
+
+        if name == self.runtime.session.name:
+            self.say(f"already in session {name}")
+            return
+        runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve)
+        old, self.runtime = self.runtime, runtime
+        self.renderer.checkpoints = runtime.checkpoints
+        old.close()
+        self.say_session()
 
     def approve(self, tool, args: dict, preview: str):
         from nanohermes.ui.approval import ask
@@ -98,12 +159,35 @@ class Repl:
             self.keys.stop()
             self._typed += self.keys.take_typed()
 
+    def say_session(self) -> None:
+        """Which session this is; for a resumed one, what it was about."""
+        from nanohermes.ui.recap import recap_lines, workspace_note
+
+        s, config = self.runtime.session, self.runtime.config
+        resumed = f"resumed, {len(self.runtime.agent.messages) - 1} messages" if s.state.total_messages else "new"
+        self.say(f"session {s.name} ({resumed}) · /help for commands")
+        note = workspace_note(s.state.workspace, config.workspace) if s.state.total_messages else ""
+        for line in [*recap_lines(s.state.messages), *([note] if note else [])]:
+            self.say(line)
+
+    def report_endpoint(self) -> None:
+        """Say once, as soon as it is known, that the endpoint is unusable: above the prompt
+        when it arrives during one (the check's thread), else before the next prompt."""
+        from nanohermes.ui.endpoint import EndpointCheck
+
+        if self.endpoint is None:
+            self.endpoint = EndpointCheck(self.runtime.config, on_done=lambda: self._prompting and self.report_endpoint(),
+                                          start_after=self._drawn)
+            return
+        problem = self.endpoint.take_problem()
+        if problem:
+            self.say(f"· endpoint check: {problem}", "yellow")
+
     def loop(self) -> int:
-        s = self.runtime.session
-        resumed = f"resumed, {len(self.runtime.agent.messages) - 1} messages" if s.state.messages else "new"
         self.say(f"NanoHermes · {self.runtime.config.model} · {self.runtime.config.workspace} · mode {self.runtime.config.mode}")
-        self.say(f"session {s.name} ({resumed}); resume with --session {s.name} · /help for commands")
+        self.say_session()
         while True:
+            self.report_endpoint()
             try:
                 line = self.read()
             except KeyboardInterrupt:
@@ -175,4 +259,14 @@ def run_repl(config: Config, session_name: str | None) -> int:
         return repl.loop()
     finally:
         repl.runtime.close()
-        print(f"session saved: {repl.runtime.session.name}", file=sys.stderr)
+        print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
+
+
+def leaving_line(session, workspace: Path) -> str:
+    """What the REPL says on the way out: the command that resumes the session."""
+    from nanohermes.ui.recap import resume_command
+
+    if not session.saved:
+        return f"session {session.name} was empty; nothing saved"
+    here = " (or nanohermes -c)" if Path.cwd().resolve() == Path(workspace) else ""
+    return f"session {session.name} saved · resume with: {resume_command(session.name, workspace, Path.cwd())}{here}"

@@ -1,0 +1,176 @@
+"""What `-p` writes for scripts: `text` (the answer streamed to stdout, progress on stderr),
+`json` (one object at the end) or `stream-json` (every run event as one JSON line).
+
+The three are renderers of the same events as the REPL's; the CLI decides the exit code and
+hands each the final result. The schemas are documented in the README ("Scripting with -p").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import asdict, is_dataclass
+from typing import TextIO
+
+from nanohermes import events as ev
+from nanohermes.ui.plain import PlainRenderer
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+# A reply's text is held back until it is this long or ends without a tool call: the short
+# "Let me look." a model writes before a tool call goes to stderr, so stdout stays the bare
+# answer, while a long answer still streams. (A longer preamble lands on stdout too.)
+ANSWER_HOLD_CHARS = 400
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def event_dict(event) -> dict:
+    """`TextDelta("hi")` -> {"type": "text_delta", "text": "hi"}: every event, whatever its fields."""
+    fields = asdict(event) if is_dataclass(event) else {}
+    return {"type": _CAMEL.sub("_", type(event).__name__).lower(), **fields}
+
+
+class ToolCallLog:
+    """The tool calls of a run, from its ToolStarted/ToolFinished events, for the final result."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+        self._open: dict[str, dict] = {}
+
+    def see(self, event) -> None:
+        if isinstance(event, ev.ToolStarted):
+            entry = {"id": event.call_id, "name": event.name, "arguments": event.arguments, "ok": None, "summary": ""}
+            self.calls.append(entry)
+            self._open[event.call_id] = entry
+        elif isinstance(event, ev.ToolFinished) and event.call_id in self._open:
+            self._open.pop(event.call_id).update(ok=event.ok, summary=event.summary)
+
+
+class TextOutput(PlainRenderer):
+    """`text`: progress on stderr as before; the answer on stdout as it streams."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None):
+        super().__init__(err)
+        self.out = out or sys.stdout
+        self.log = ToolCallLog()
+        self._message: list[str] = []  # the reply being streamed
+        self._shown = ""  # the part of it already on stdout
+
+    def __call__(self, event) -> None:
+        self.log.see(event)
+        if isinstance(event, ev.TextDelta):
+            self._message.append(event.text)
+            self._show(final=False)
+        elif isinstance(event, ev.StreamRestarted):
+            self._message = []  # _shown stays: a retry that repeats it prints only what is new
+        elif isinstance(event, ev.AssistantMessageDone) and not event.has_tool_calls:
+            self._show(final=True)
+        elif isinstance(event, ev.AssistantMessageDone):
+            if self._shown:  # already on stdout; end its line rather than repeat it on stderr
+                self._write("\n")
+            else:
+                super().__call__(event)
+            self._message, self._shown = [], ""
+        else:
+            super().__call__(event)
+
+    def _show(self, final: bool) -> None:
+        text = "".join(self._message)
+        if not final and not self._shown and len(text) < ANSWER_HOLD_CHARS:
+            return
+        if text.startswith(self._shown):
+            self._write(text[len(self._shown):])
+        elif not self._shown.startswith(text):  # a retried reply that says something else
+            self._say("[warning] the reply restarted after a dropped connection; stdout repeats part of it")
+            self._write("\n" + text)
+        else:
+            return  # the retried reply has not caught up with what was shown yet
+        self._shown = text
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+
+    def started(self, session: dict, lines: list[str]) -> None:
+        for line in lines:
+            self._say(line)
+
+    def finished(self, result: dict) -> None:
+        if result["stop_reason"] in (None, ev.STOP_NEEDS_APPROVAL) or self._shown:
+            self._write("\n")  # the answer's line ends, as print() ended it before streaming
+
+    def failed(self, error: dict) -> None:
+        if self._shown:
+            self._write("\n")  # the CLI says what failed on stderr
+
+
+class JsonOutput:
+    """`json`: progress on stderr as in text mode; one result object on stdout at the end."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None):
+        self.out = out or sys.stdout
+        self.progress = PlainRenderer(err)
+        self.log = ToolCallLog()
+
+    def __call__(self, event) -> None:
+        self.log.see(event)
+        self.progress(event)
+
+    def started(self, session: dict, lines: list[str]) -> None:
+        for line in lines:
+            print(line, file=self.progress.err, flush=True)
+
+    def finished(self, result: dict) -> None:
+        self.out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    failed = finished
+
+
+class StreamJsonOutput:
+    """`stream-json`: a session line, every event as it happens, then the result, one JSON
+    object per line on stdout. Nothing on stderr but the CLI's final error or stop line."""
+
+    def __init__(self, out: TextIO | None = None):
+        self.out = out or sys.stdout
+        self.log = ToolCallLog()
+
+    def __call__(self, event) -> None:
+        self.log.see(event)
+        if not isinstance(event, ev.LIVE_PROGRESS):
+            self._line(event_dict(event))
+
+    def started(self, session: dict, lines: list[str]) -> None:
+        self._line(session)
+
+    def finished(self, result: dict) -> None:
+        self._line(result)
+
+    failed = finished
+
+    def _line(self, obj: dict) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+def make_output(output_format: str):
+    return {"text": TextOutput, "json": JsonOutput, "stream-json": StreamJsonOutput}[output_format]()
+
+
+def result_dict(result: ev.TurnResult, session: str, tool_calls: list[dict], stop_reason: str | None,
+                message: str | None, exit_code: int) -> dict:
+    """The `result` object (json's only output, stream-json's last line)."""
+    usage = None
+    if result.usage is not None:
+        usage = {"cached_tokens": None, **asdict(result.usage)}  # cached_tokens: null unless the server says
+    return {
+        "type": "result", "answer": "" if result.stop_code == ev.STOP_INTERRUPTED else result.final_text,
+        "finished": stop_reason is None, "stop_reason": stop_reason, "message": message, "exit_code": exit_code,
+        "session": session, "steps": result.steps, "usage": usage, "tool_calls": tool_calls,
+        "refused": list(result.cannot_ask),
+    }
+
+
+def error_dict(message: str, exit_code: int, session: str | None) -> dict:
+    return {"type": "error", "message": message, "exit_code": exit_code, "session": session}

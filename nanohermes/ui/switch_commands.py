@@ -1,0 +1,80 @@
+"""Slash commands that switch something mid-session: /model, /mode and /resume.
+
+A model or mode switch takes effect on the next request; it is the one documented place the
+prompt prefix changes within a session (Runtime.switch says how)."""
+
+from __future__ import annotations
+
+import shutil
+
+from nanohermes.config import MODES
+from nanohermes.ui.commands import command
+
+MODE_CYCLE = ("ask", "plan", "auto")  # Shift-Tab's order: one press from ask is the safe read-only mode
+RESUME_CHOICES = 10  # the most recent sessions /resume offers; older ones by name
+MODE_HELP = "plan: read-only tools · ask: writes, edits and commands ask first · auto: nothing asks"
+
+
+def next_mode(mode: str) -> str:
+    return MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if mode in MODE_CYCLE else MODE_CYCLE[0]
+
+
+@command("/model", "/model [NAME]", "switch the model from the next request (Tab completes the server's list)")
+def _model(repl, arg: str) -> bool:
+    runtime = repl.runtime
+    known = repl.models()
+    if not arg:
+        listing = f"; the server lists: {', '.join(known)}" if known else ""
+        repl.say(f"model {runtime.config.model}{listing}")
+        return True
+    runtime.switch(model=arg)
+    note = " (not in the server's list; it will be tried anyway)" if known and arg not in known else ""
+    repl.say(f"model {arg} from the next request{note}")
+    return True
+
+
+@command("/mode", "/mode [plan|ask|auto]", "switch the permission mode from the next request (Shift-Tab cycles)")
+def _mode(repl, arg: str) -> bool:
+    mode = repl.runtime.config.mode
+    if not arg:
+        repl.say(f"mode {mode} ({MODE_HELP}); Shift-Tab cycles {' → '.join(MODE_CYCLE)}")
+        return True
+    if arg not in MODES:
+        repl.say(f"unknown mode {arg!r}: use /mode {'|'.join(MODES)} ({MODE_HELP})")
+        return True
+    repl.runtime.switch(mode=arg)
+    repl.say(f"mode {arg} from the next request")
+    return True
+
+
+@command("/resume", "/resume [NAME]", "continue another saved session (a list of this workspace's when no name)")
+def _resume(repl, arg: str) -> bool:
+    from nanohermes.storage.catalog import in_workspace, list_sessions
+    from nanohermes.ui.session_list import session_rows
+
+    runtime = repl.runtime
+    infos = list_sessions(runtime.config.home)
+    if arg:
+        if not any(i.name == arg for i in infos):
+            repl.say(f"no saved session {arg!r} (nanohermes sessions --all lists them)")
+            return True
+        repl.open_session(arg)
+        return True
+    choices = [i for i in in_workspace(infos, runtime.config.workspace) if i.name != runtime.session.name][:RESUME_CHOICES]
+    if not choices:
+        repl.say("no other saved session in this workspace (`nanohermes sessions --all` lists every workspace's; /resume NAME opens one)")
+        return True
+    repl.say("\n".join(session_rows(choices, shutil.get_terminal_size().columns, numbered=True)))
+    answer = repl.ask(f"resume which? 1-{len(choices)} or a name, Enter to stay: ").strip()
+    if answer.isdigit() and 1 <= int(answer) <= len(choices):
+        repl.open_session(choices[int(answer) - 1].name)
+    elif answer:
+        return _resume(repl, answer)
+    return True
+
+
+def session_names(home) -> list[str]:
+    """For /resume's Tab completion."""
+    from nanohermes.storage.catalog import list_sessions
+
+    return [i.name for i in list_sessions(home)]

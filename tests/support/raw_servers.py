@@ -1,0 +1,116 @@
+"""Small raw HTTP servers on 127.0.0.1 that misbehave the way wrong or broken endpoints do:
+a web page or plain text where the API should be, JSON to a stream request, a stream that
+never finishes, a server error with its own message, a port nothing listens on.
+
+Each server answers every request with the same bytes (written by hand, no framework) and
+records the request lines, so a test can count what the client sent.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+HTML_PAGE = "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>It works</h1></body></html>"
+
+
+def http_response(status: str, content_type: str, body: str | bytes, headers: dict | None = None) -> bytes:
+    data = body.encode() if isinstance(body, str) else body
+    lines = [f"HTTP/1.1 {status}", f"Content-Type: {content_type}", f"Content-Length: {len(data)}", "Connection: close"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+def html_page() -> bytes:
+    return http_response("200 OK", "text/html; charset=utf-8", HTML_PAGE)
+
+
+def plain_text(text: str = "Hello, World!") -> bytes:
+    return http_response("200 OK", "text/plain", text)
+
+
+def json_not_stream() -> bytes:
+    """A whole chat.completion where a stream was asked for (the server ignored stream: true)."""
+    body = {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+    return http_response("200 OK", "application/json", json.dumps(body))
+
+
+def stream_without_finish() -> bytes:
+    """A well-formed event stream that ends with [DONE] but never sends a finish_reason."""
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": {"content": "half an answer"}, "finish_reason": None}]}
+    return http_response("200 OK", "text/event-stream", f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n")
+
+
+def server_error(message: str, as_json: bool = True) -> bytes:
+    if as_json:
+        return http_response("500 Internal Server Error", "application/json",
+                             json.dumps({"error": {"message": message, "type": "server_error"}}))
+    return http_response("500 Internal Server Error", "text/plain", message)
+
+
+def closed_port_url() -> str:
+    """The URL of a port on 127.0.0.1 that nothing listens on (connections are refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+class RawServer:
+    """Answers every request with `response` and records each request line ("POST /v1/…")."""
+
+    def __init__(self, response: bytes):
+        self.response = response
+        self.requests: list[str] = []
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self._closed = False
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._sock.getsockname()[1]}/v1"
+
+    def posts(self) -> list[str]:
+        return [r for r in self.requests if r.startswith("POST")]
+
+    def close(self) -> None:
+        self._closed = True
+        self._sock.close()
+
+    def _serve(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    self.requests.append(_read_request(conn))
+                    conn.sendall(self.response)
+                except OSError:
+                    pass
+
+
+def _read_request(conn: socket.socket) -> str:
+    """Read one request (headers and a Content-Length body); return its request line."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            break
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = next((int(l.split(":", 1)[1]) for l in lines[1:] if l.lower().startswith("content-length:")), 0)
+    while len(body) < length:
+        piece = conn.recv(65536)
+        if not piece:
+            break
+        body += piece
+    return lines[0]
