@@ -22,7 +22,7 @@ def test_esc_stops_a_running_turn_as_ctrl_c_does(server, workspace):
 
 
 def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
-    server.add(Reply(content="steady " * 30, delay=0.03, chunk_size=5))
+    server.add(Reply(content="steady " * 20, delay=0.03, chunk_size=5))
     term = Terminal(server, workspace)
     term.send("go\r")
     term.expect("steady")
@@ -34,8 +34,8 @@ def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
 
 
 def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_approval(server, workspace):
-    content = "hello world\n" * 4  # its arguments stream for about two seconds: time to type
-    server.add(call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.1, chunk_size=4),
+    content = "hello world\n" * 4  # its arguments stream for over a second: time to type
+    server.add(call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.1, chunk_size=6),
                text("written"))
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("write a.txt\r")
