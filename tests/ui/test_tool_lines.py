@@ -1,7 +1,10 @@
 """One line per tool call, in a real pty: failures said as failures, what was found said."""
 
+import os
+import subprocess
+
 from tests.support.scripted_server import call, calls, text
-from tests.support.terminal import Terminal
+from tests.support.terminal import BIN, Terminal
 
 FAKE_PYTEST = """import sys
 for i in range(30):
@@ -92,3 +95,10 @@ def test_a_command_stopped_by_ctrl_c_says_interrupted_and_after_how_long(server,
     line = next(line for line in term.display() if "run_command command=echo begun" in line)
     assert line.startswith("✗ ") and "· interrupted ·" in line
     term.exit()
+
+
+def test_one_shot_progress_marks_a_failing_command_with_a_cross_and_its_status(server, workspace):
+    server.add(call("run_command", {"command": "echo broken; exit 2"}), text("It fails."))
+    proc = subprocess.run([BIN, "--base-url", server.url, "--yes", "-p", "run it"], cwd=workspace,
+                          env={**os.environ, "OPENAI_API_KEY": "sk-test"}, capture_output=True, text=True, timeout=30)
+    assert "  ✗ $ echo broken; exit 2 · exit 2" in proc.stderr.splitlines()
