@@ -35,6 +35,7 @@ class ContextKeeper:
         self.ctx = ctx
         self.recall_offered = recall_offered  # recall joins the tool list at the first compaction
         self.usage = UsageCounter()
+        self.last_usage: dict = {}  # the latest request's tokens, cached tokens and chars (for /context)
         self._window_probed = False
         self._last_notice = ""
         if self.config.context_window:
@@ -54,10 +55,11 @@ class ContextKeeper:
         turn = self.provider.stream_chat(messages, tools, on_text, **options)
         self.usage.add(turn.usage, sent_chars, uncached_chars)
         usage = turn.usage or {}
-        self.agent.session.record_usage({
+        self.last_usage = {
             "summary": summary, "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
             "cached_tokens": usage.get("cached_tokens"), "sent_chars": sent_chars, "uncached_chars": uncached_chars,
-        })
+        }
+        self.agent.session.record_usage(self.last_usage)
         if not summary and self.settings.window and usage.get("prompt_tokens"):
             # Only a known window has a token trigger; counting loads a ~0.3 s encoding.
             self.tokens.record_usage(usage["prompt_tokens"], messages)

@@ -86,8 +86,21 @@ def _context(repl, arg: str) -> bool:
     sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
     ratio = count_tokens(sample) / max(1, len(sample))
     tokens = {name: round(chars * ratio) for name, chars in parts.items()}
-    repl.say(render_context(parts, tokens, agent.settings.high_water_chars))
+    repl.say(render_context(parts, tokens, agent.settings.high_water_chars) + last_request_line(agent.keeper.last_usage))
     return True
+
+
+def last_request_line(usage: dict) -> str:
+    """`last request: 12,400 tokens in (91 % cached); 3,100 of 48,000 chars new since the one before`."""
+    if not usage:
+        return ""
+    line = "\nlast request:"
+    if usage.get("prompt_tokens"):
+        line += f" {usage['prompt_tokens']:,} tokens in"
+        if usage.get("cached_tokens") is not None:
+            line += f" ({100 * usage['cached_tokens'] / usage['prompt_tokens']:.0f} % cached)"
+        line += ";"
+    return line + f" {usage['uncached_chars']:,} of {usage['sent_chars']:,} chars new since the one before"
 
 
 @command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")
