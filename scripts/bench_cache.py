@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from policies import stand_in_summary  # noqa: E402
 from cache_sim import CacheServer, Model, message_text  # noqa: E402
-from context_trajectory import CONSTRAINT, GOAL, LATE_REQUEST, build_trajectory, code_file, test_log  # noqa: E402
+from context_trajectory import CONSTRAINT, build_trajectory, code_file  # noqa: E402
 
 from tests.support.scripted_server import Reply  # noqa: E402
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 
 from nanohermes import events as ev
 from nanohermes.context import ContextEngine, PrefixMeter, PromptTokenTracker, SummaryRequest, settings_for_window
+from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
 from nanohermes.errors import ContextOverflowError
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
@@ -21,7 +22,6 @@ from nanohermes.tools import ToolContext
 if TYPE_CHECKING:
     from nanohermes.loop.agent import Agent
 
-SUMMARY_MAX_TOKENS = 800  # 300 words is ~400 tokens; room for a model that overshoots a little
 
 
 class ContextKeeper:
@@ -67,7 +67,7 @@ class ContextKeeper:
 
     def summarize(self, request: SummaryRequest) -> str:
         """One summary request, as the engine planned it; raises when no summary came back."""
-        max_tokens = min(SUMMARY_MAX_TOKENS, self.settings.max_tokens)
+        max_tokens = min(SUMMARY_REPLY_TOKENS, self.settings.max_tokens)
         if request.reuses_prefix:  # the conversation's own prefix: the same tools, tool calls off
             turn = self.send(request.messages, self.agent.tool_schemas(), _ignore, summary=True, max_tokens=max_tokens,
                              retries=0, temperature=0, tool_choice="none")

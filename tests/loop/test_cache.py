@@ -5,7 +5,7 @@ compaction records that add only what is new."""
 import json
 
 from tests.support.agents import TEST_TOOLS, make_agent
-from tests.support.scripted_server import Error, RawSSE, Reply, call, is_summary_request, prompt_tokens, stream_chunks, text
+from tests.support.scripted_server import Error, RawSSE, call, is_summary_request, prompt_tokens, stream_chunks, text
 
 from nanohermes.context.summary import SUMMARY_HEADER
 from nanohermes.ui.plain import usage_line
