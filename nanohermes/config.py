@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -78,6 +77,8 @@ def _read_file_config(home: Path) -> dict:
         return {}
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
+    import tomllib  # here: `nanohermes --version` needs only MODES from this module
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

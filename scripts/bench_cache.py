@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from policies import stand_in_summary  # noqa: E402
 from cache_sim import CacheServer, Model, message_text  # noqa: E402
-from context_trajectory import CONSTRAINT, GOAL, LATE_REQUEST, build_trajectory, code_file, test_log  # noqa: E402
+from context_trajectory import CONSTRAINT, build_trajectory, code_file  # noqa: E402
 
 from tests.support.scripted_server import Reply  # noqa: E402
 
@@ -58,20 +57,20 @@ READ_GOAL_PHRASE = "define a class named Registry"
 
 
 class ReadFiles(Model):
-    def __init__(self) -> None:
-        self.done = 0
+    def __init__(self, files: int = READ_FILES) -> None:
+        self.files, self.done = files, 0
 
     def main_reply(self, body: dict) -> Reply:
-        if self.done < READ_FILES:
+        if self.done < self.files:
             self.done += 1
-            return Reply(tool_calls=[("read_file", json.dumps({"path": f"src/f{self.done:02d}.py"}))])
+            return Reply(tool_calls=[("read_file", json.dumps({"path": f"src/f{(self.done - 1) % READ_FILES + 1:02d}.py"}))])
         return Reply(content="Registry is defined in src/f07.py and src/f19.py.")
 
     def summary_reply(self, body: dict) -> Reply:
         return Reply(content=stand_in_summary("", "\n".join(message_text(m) for m in body["messages"])))
 
     def probes(self, text: str, users: list[str]) -> dict[str, bool]:
-        files = [f"f{i:02d}.py" for i in range(1, self.done)]  # the newest read may be in flight
+        files = [f"f{i:02d}.py" for i in range(1, min(self.done, READ_FILES + 1))]  # the newest read may be in flight
         return {"goal": READ_GOAL_PHRASE in text, "latest user": users[-1] in text, "files": all(f in text for f in files)}
 
 
@@ -283,7 +282,9 @@ def run_one(trajectory: str, window: int, policy: str, sources: dict[str, Path],
 # ---------------------------------------------------------------- report
 
 
-def row(run: Run) -> str:
+def row(run: Run, floor: int) -> str:
+    """One table row; `floor` is the trajectory's floor at this window, the same for every policy
+    (the largest any policy saw: one that trims a fresh result before sending it sees less)."""
     m = run.meter
     ok = [e for e in m.exchanges if not e.rejected]
     main = [e for e in ok if not e.summary]
@@ -295,7 +296,7 @@ def row(run: Run) -> str:
     probes = " ".join(f"{k} {p}/{n}" for k, (p, n) in sorted(run.probes.items())) or "-"
     retention = all(p == n for p, n in run.probes.values())
     return (f"| {run.trajectory} | {run.window // 1024}K | {run.policy} | {len(main)} | {len(summaries)} "
-            f"| {sum(e.compacted for e in main)} | {sent:,} | {uncached:,} | {m.floor_chars:,} | {uncached / max(1, m.floor_chars):.2f} "
+            f"| {sum(e.compacted for e in main)} | {sent:,} | {uncached:,} | {floor:,} | {uncached / max(1, floor):.2f} "
             f"| {uncached_tokens:,} | {100 * m.peak_prompt_tokens / m.window:.0f} % | {errors} "
             f"| {'100 %' if retention else 'MISSED'} ({probes}) | {'yes' if run.completed else 'NO'} |")
 
@@ -316,21 +317,16 @@ def main() -> None:
     sources = {"new": ROOT, "current": args.current}
     policies = [p for p in args.policies.split(",") if p != "current" or args.current]
     print(HEADER, flush=True)
-    runs = []
     for trajectory in args.trajectories.split(","):
-        for window in map(int, args.windows.split(",")):
+        groups = [(w, True) for w in map(int, args.windows.split(","))] + ([(131072, False)] if args.unadvertised else [])
+        for window, advertise in groups:
             if trajectory == "read25-36k" and window < 65536:
                 continue  # a 36 KB file is clamped to the same 3.7-14.7 KB as an 18 KB one there
-            for policy in policies:
-                run = run_one(trajectory, window, policy, sources)
-                runs.append(run)
-                print(row(run), flush=True)
-        if args.unadvertised:
-            for policy in policies:
-                run = run_one(trajectory, 131072, policy, sources, advertise=False)
-                run.policy += " (unadvertised)"
-                runs.append(run)
-                print(row(run), flush=True)
+            runs = [run_one(trajectory, window, policy, sources, advertise=advertise) for policy in policies]
+            floor = max(r.meter.floor_chars for r in runs if r.completed) if any(r.completed for r in runs) else 1
+            for run in runs:
+                run.policy += "" if advertise else " (unadvertised)"
+                print(row(run, floor), flush=True)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from scripted_server import ScriptedServer, text  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from tests.support.scripted_server import ScriptedServer, text  # noqa: E402
 
 BIN = str(Path(sys.executable).parent / "nanohermes")
 BARE = """

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.support.scripted_server import Error, Reply, ScriptedServer, is_summary_request  # noqa: E402
 
+from nanohermes.context.cache import common_prefix  # noqa: E402
 from nanohermes.context.tokens import count_tokens  # noqa: E402
 
 SUMMARY_MARKS = ("[Earlier conversation",)  # how a summary message starts, whatever its role
@@ -85,7 +86,7 @@ class Meter:
                 shared_tokens += n
                 continue
             if i < len(self._previous):  # a partial match inside the first differing part
-                common = _common_prefix(self._previous[i], part)
+                common = common_prefix(self._previous[i], part)
                 shared_chars += common
                 shared_tokens += n * common // max(1, len(part))
             break
@@ -123,17 +124,6 @@ class Meter:
             if identity not in self._seen:
                 self._seen.add(identity)
                 self.floor_chars += len(part)
-
-
-def _common_prefix(a: str, b: str) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # binary search on equal prefixes: O(log n) slice compares
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 class Model:

@@ -45,6 +45,11 @@ SUMMARY_TYPICAL_CHARS = 2_500
 # generation of its own. Measured (bench_cache.py, 8K window, coding trajectory): summary
 # requests 14 → 5 in 48 steps, uncached/floor 1.23 → 1.21.
 PLACEHOLDER_SLACK_CHARS = 5_000
+# A summary reply's max_tokens: 300 words is ~400 tokens; room for a model that overshoots.
+SUMMARY_REPLY_TOKENS = 800
+# An excerpt for a separate summariser is at most half the high-water mark, never less than
+# this: shorter says too little to summarise from.
+EXCERPT_MIN_CHARS = 2_000
 # Room kept for the summary message when choosing the kept tail: the summary's cap, its two
 # file-ledger lines (700 chars each at most) and the framing, JSON escapes included.
 SUMMARY_RESERVE_CHARS = 6_000

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field, replace
 
 from nanohermes.calls import ResultFacts
 from nanohermes.context.budget import (
+    EXCERPT_MIN_CHARS,
     MIN_USEFUL_SAVING,
-    SUMMARY_RESERVE_CHARS,
     PLACEHOLDER_SLACK_CHARS,
+    SUMMARY_REPLY_TOKENS,
+    SUMMARY_RESERVE_CHARS,
     SUMMARY_TYPICAL_CHARS,
     THRASH_RECOVERY_MESSAGES,
     ContextSettings,
@@ -34,8 +36,6 @@ from nanohermes.context.summary import (
     summary_text,
 )
 
-SUMMARY_REPLY_TOKENS = 800  # 300 words is ~400 tokens; room for a model that overshoots a little
-EXCERPT_MIN_CHARS = 2_000  # an excerpt shorter than this says too little to summarise from
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 
 from nanohermes import events as ev
 from nanohermes.context import ContextEngine, PrefixMeter, PromptTokenTracker, SummaryRequest, settings_for_window
+from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
 from nanohermes.errors import ContextOverflowError
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
@@ -21,7 +22,6 @@ from nanohermes.tools import ToolContext
 if TYPE_CHECKING:
     from nanohermes.loop.agent import Agent
 
-SUMMARY_MAX_TOKENS = 800  # 300 words is ~400 tokens; room for a model that overshoots a little
 
 
 class ContextKeeper:
@@ -35,6 +35,7 @@ class ContextKeeper:
         self.ctx = ctx
         self.recall_offered = recall_offered  # recall joins the tool list at the first compaction
         self.usage = UsageCounter()
+        self.last_usage: dict = {}  # the latest request's tokens, cached tokens and chars (for /context)
         self._window_probed = False
         self._last_notice = ""
         if self.config.context_window:
@@ -54,10 +55,11 @@ class ContextKeeper:
         turn = self.provider.stream_chat(messages, tools, on_text, **options)
         self.usage.add(turn.usage, sent_chars, uncached_chars)
         usage = turn.usage or {}
-        self.agent.session.record_usage({
+        self.last_usage = {
             "summary": summary, "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
             "cached_tokens": usage.get("cached_tokens"), "sent_chars": sent_chars, "uncached_chars": uncached_chars,
-        })
+        }
+        self.agent.session.record_usage(self.last_usage)
         if not summary and self.settings.window and usage.get("prompt_tokens"):
             # Only a known window has a token trigger; counting loads a ~0.3 s encoding.
             self.tokens.record_usage(usage["prompt_tokens"], messages)
@@ -65,7 +67,7 @@ class ContextKeeper:
 
     def summarize(self, request: SummaryRequest) -> str:
         """One summary request, as the engine planned it; raises when no summary came back."""
-        max_tokens = min(SUMMARY_MAX_TOKENS, self.settings.max_tokens)
+        max_tokens = min(SUMMARY_REPLY_TOKENS, self.settings.max_tokens)
         self.agent.emit(ev.SummaryStarted())  # the front ends say "compacting context…" while it runs
         try:
             if request.reuses_prefix:  # the conversation's own prefix: the same tools, tool calls off

@@ -104,8 +104,22 @@ def _context(repl, arg: str) -> bool:
     console = getattr(repl, "console", None)
     width = console.width if console is not None else 80
     colour = console is not None and console.color_system is not None and not console.no_color
-    repl.show(render_context(parts, tokens, limit, label, width=width, colour=colour))
+    last = last_request_line(agent.keeper.last_usage).strip()
+    repl.show(render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else []))
     return True
+
+
+def last_request_line(usage: dict) -> str:
+    """`last request: 12,400 tokens in (91 % cached); 3,100 of 48,000 chars new since the one before`."""
+    if not usage:
+        return ""
+    line = "\nlast request:"
+    if usage.get("prompt_tokens"):
+        line += f" {usage['prompt_tokens']:,} tokens in"
+        if usage.get("cached_tokens") is not None:
+            line += f" ({100 * usage['cached_tokens'] / usage['prompt_tokens']:.0f} % cached)"
+        line += ";"
+    return line + f" {usage['uncached_chars']:,} of {usage['sent_chars']:,} chars new since the one before"
 
 
 @command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")

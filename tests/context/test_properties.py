@@ -65,7 +65,7 @@ def summarizer(kind: str):
 
 
 def floor_size(message: dict) -> int:
-    """The least layer (d) is sure to shrink a message to: content cut to its minimum (counted
+    """The least the middle trim is sure to shrink a message to: content cut to its minimum (counted
     as all escapes, which double in JSON) plus the note, long argument values cut."""
     floor = dict(message)
     if isinstance(message.get("content"), str) and len(message["content"]) > TRIM_MIN_KEEP_CHARS + 200:

@@ -159,22 +159,23 @@ def test_anti_thrash_skips_after_two_small_savings():
     assert "skipped" in report.one_line() and "/compact" in report.one_line()
 
 
-def test_forced_compaction_runs_despite_anti_thrash():
+def _after_two_small_compactions():
     e, summarize = engine(30_000), stub_summarizer()
     messages = _huge_system_history()
     for _ in range(2):
         messages, _ = e.fit(messages, summarize)
         messages = _grow(messages)
+    return e, summarize, messages
+
+
+def test_forced_compaction_runs_despite_anti_thrash():
+    e, summarize, messages = _after_two_small_compactions()
     _, report = e.fit(messages, summarize, force=True)
     assert not report.thrash_skipped and "summary" in report.layers
 
 
 def test_anti_thrash_lifts_once_the_conversation_has_moved_on():
-    e, summarize = engine(30_000), stub_summarizer()
-    messages = _huge_system_history()
-    for _ in range(2):
-        messages, _ = e.fit(messages, summarize)
-        messages = _grow(messages)
+    e, summarize, messages = _after_two_small_compactions()
     for _ in range(5):
         messages = _grow(messages)
     _, report = e.fit(messages, summarize)

@@ -8,7 +8,6 @@ from tests.support.scripted_server import Error, call, is_summary_request, text
 
 from nanohermes.context import pairing_problems
 from nanohermes.context.budget import total_size
-from nanohermes.context.summary import SUMMARY_HEADER
 from nanohermes.errors import ContextOverflowError
 
 BUDGET = 120_000

@@ -55,15 +55,17 @@ def test_compact_with_focus_passes_the_focus_and_prints_sizes(repl, server):
     assert "forced compaction" in notice and "→" in notice
 
 
-def test_context_draws_every_part_against_the_budget(repl, server):
-    server.add(call("read_file", {"path": "x.txt"}), text("ok"))
+def test_context_draws_every_part_against_the_budget_and_what_the_last_request_had_cached(repl, server):
+    cached = {"prompt_tokens": 2_000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 1_500}}
+    server.add(call("read_file", {"path": "x.txt"}), text("ok", usage=cached))
     (repl.runtime.config.workspace / "x.txt").write_text("hello\n" * 50)
     repl.runtime.agent.run_turn("read x")
     run_slash_command(repl, "/context")
     out = repl.out[-1]
     for part in ("built-in rules", "memory block", "tool schemas", "user", "assistant", "tool results", "total", "120,000 chars"):
         assert part in out
-    assert out.splitlines()[-1].startswith("[") and out.splitlines()[-1].endswith("]")
+    assert any(line.startswith("[") and line.endswith("]") for line in out.splitlines())
+    assert out.splitlines()[-1].startswith("last request: 2,000 tokens in (75 % cached);")
 
 
 def test_memory_add_then_it_travels_with_the_next_relevant_user_message(repl, server):
