@@ -4,8 +4,8 @@ previous main, side by side on the same server in one run.
     ../shared/local-llm/serve.sh &          # CTX=8192 by default
     .venv/bin/python scripts/bench_real_cache.py --current PATH [--base-url http://127.0.0.1:8091]
 
-The task: a session of five turns, each asking about a different 3-5 KB file (one `nanohermes
--p ... --session` run per turn, as a user resumes). A small proxy in front of the server reads
+The task: the e2e `multi_file_8k` session — five turns, each asking for the class a different
+3-5 KB file defines (its files; the prompt says "the whole file") (one `nanohermes -p ... --session` run per turn, as a user resumes). A small proxy in front of the server reads
 llama.cpp's `timings` from every reply: `prompt_n` (prompt tokens evaluated) and `cache_n`
 (served from its prompt cache). Before each policy's run the server's one slot is flushed with
 an unrelated prompt, so neither run inherits the other's cache.
@@ -29,22 +29,17 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+sys.path.insert(0, str(ROOT))
+
 from bench_cache import LAUNCHER  # noqa: E402
 
-TOPICS = ("billing", "shipping", "inventory", "accounts", "reports")
-QUESTION = "Read {path} and tell me the name of the function that {verb} in it. Answer with the name only."
+from tests.e2e.tasks import MULTI_FILE, MULTI_FILES  # noqa: E402
 
 
-def module(topic: str, lines: int) -> tuple[str, str]:
-    """A 3-5 KB module with one function worth asking about; returns (source, function name)."""
-    name = f"compute_{topic}_total"
-    body = [f'"""{topic.capitalize()} helpers: records, checks and totals for the {topic} service."""', ""]
-    for i in range(lines):
-        body.append(f"def {topic}_helper_{i}(value: int) -> int:")
-        body.append(f"    return value * {i + 2} + {len(topic)}  # scales a {topic} value")
-        body.append("")
-    body += [f"def {name}(items: list[int]) -> int:", "    return sum(items)", ""]
-    return "\n".join(body), name
+
+# The e2e task's wording, plus "whole": without it the 1.5B model sometimes reads line 1 only
+# (offset=1, limit=1) and copies that call in every later turn, so nothing is read to compact.
+PROMPT = "Read the whole file {name} with read_file and tell me the name of the class it defines."
 
 
 class Timings:
@@ -112,17 +107,18 @@ def run_policy(src: Path, url: str, upstream: str, timings: Timings) -> dict:
         workspace.mkdir()
         home.mkdir()
         answers = []
-        for i, topic in enumerate(TOPICS):
-            source, _ = module(topic, 30 + 6 * i)  # 3-5 KB
-            (workspace / f"{topic}.py").write_text(source)
+        for name, text in MULTI_FILE.files.items():
+            (workspace / name).write_text(text)
         start = time.perf_counter()
-        for topic in TOPICS:
-            prompt = QUESTION.format(path=f"{topic}.py", verb="sums the items")
+        for name in MULTI_FILE.files:
+            prompt = PROMPT.format(name=name)
             proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(src), "-p", prompt, "--session", "real", "--yes",
                                    "--base-url", url + "/v1", "--model", "local-model", "-C", str(workspace)],
                                   env={"NANOHERMES_HOME": str(home), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
                                   capture_output=True, text=True, timeout=3600)
-            answers.append((topic, proc.returncode, proc.stdout.strip()[:80]))
+            answers.append((proc.returncode, proc.stdout.strip()[:80]))
+            if "--verbose" in sys.argv:
+                print(proc.stderr, file=sys.stderr)
         wall = time.perf_counter() - start
     mine = timings.requests[start_index:]
     return {"wall_s": wall, "requests": len(mine), "evaluated": sum(r["prompt_n"] for r in mine),
@@ -133,6 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base-url", default="http://127.0.0.1:8091")
     parser.add_argument("--current", type=Path, required=True, help="a checkout of the previous main")
+    parser.add_argument("--verbose", action="store_true", help="print each run's progress (stderr)")
     args = parser.parse_args()
     upstream = args.base_url.rstrip("/").removesuffix("/v1")
     timings = Timings()
@@ -143,9 +140,10 @@ def main() -> None:
     print("| policy | requests | prompt tokens | evaluated | served from cache | wall time | answers right |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, r in results.items():
-        right = sum(1 for topic, code, out in r["answers"] if code == 0 and f"compute_{topic}_total" in out)
+        classes = [cls for _, cls, _, _ in MULTI_FILES.values()]
+        right = sum(1 for (code, out), cls in zip(r["answers"], classes) if code == 0 and cls in out)
         print(f"| {name} | {r['requests']} | {r['evaluated'] + r['cached']:,} | {r['evaluated']:,} | {r['cached']:,} "
-              f"| {r['wall_s']:.0f} s | {right}/{len(TOPICS)} |")
+              f"| {r['wall_s']:.0f} s | {right}/{len(classes)} |")
     ratio = results["new"]["evaluated"] / max(1, results["current"]["evaluated"])
     print(f"\nevaluated prompt tokens, new / current: {ratio:.2f} (target ≤ 0.60)")
     for name, r in results.items():

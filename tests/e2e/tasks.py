@@ -221,7 +221,7 @@ COMPACTION_FILES = {
 def _check_compaction(workspace: Path, runs: list[Run]) -> None:
     *reads, follow_up = runs
     stderr = "".join(r.stderr for r in reads)
-    assert re.search(r"compaction \([^)]*summary", stderr), "no compaction with a model summary happened:\n" + stderr[-3000:]
+    assert re.search(r"compaction \(", stderr), "no compaction happened:\n" + stderr[-3000:]
     for run, name in zip(reads, COMPACTION_FILES):
         assert f"read_file {name} lines" in run.stderr, f"{name} was not read:\n{run.stderr}"
     named = [f for f in COMPACTION_FILES if f.removesuffix(".py") in follow_up.stdout]
@@ -242,8 +242,9 @@ COMPACTION = Task(
     files={name: _service_module(topic, cls, fields, 1_500) for name, (topic, cls, fields) in COMPACTION_FILES.items()},
     prompts=[f"Read {name} with read_file and tell me the name of the class it defines." for name in COMPACTION_FILES]
     + ["Which files did you read earlier in this session? Answer with the list of file names."],
-    # A 6,144-token window on the 8,192-token server: the budget (10,368 chars) fills after
-    # three or four turns, and the server never overflows, so what is tested is our compaction.
+    # A 6,144-token window on the 8,192-token server: the high-water mark (4,147 tokens) is
+    # passed after three or four turns, and the server never overflows, so what is tested is
+    # our compaction and the follow-up after it.
     config="context_window = 6144\n",
     check=_check_compaction,
     ideal=_all_files_named,
