@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nanohermes.calls import NO_FACTS, ResultFacts
+
 
 @dataclass(frozen=True)
 class TextDelta:
@@ -23,11 +25,42 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running tool's latest output (run_command's last lines), throttled by the tool."""
+
+    call_id: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     call_id: str
     name: str
     summary: str  # one line for the user
     ok: bool
+    duration_s: float = 0.0  # measured by the loop, approval wait excluded
+    facts: ResultFacts = NO_FACTS  # exit code, path, what was found: read these, never parse the summary
+
+
+@dataclass(frozen=True)
+class RequestStarted:
+    """A request to the model is on its way (the front ends show that they are waiting)."""
+
+
+@dataclass(frozen=True)
+class SummaryStarted:
+    """The summariser is called to compact the context (one extra, non-streaming request)."""
+
+
+@dataclass(frozen=True)
+class SummaryFinished:
+    ok: bool = True
+
+
+# What only a live terminal shows (spinners, a running command's last line): a script's output
+# (`-p --output-format stream-json`) leaves these out.
+LIVE_PROGRESS = (RequestStarted, ToolProgress, SummaryStarted, SummaryFinished)
 
 
 @dataclass(frozen=True)
@@ -41,6 +74,8 @@ class Usage:
     cached_tokens: int | None = None  # prompt tokens the provider served from its cache, when it says
     sent_chars: int = 0  # what the requests carried (messages and tool schemas)
     uncached_chars: int = 0  # of that, what was not a prefix of the request before
+    last_request_tokens: int | None = None  # prompt + reply of the turn's last request: how full the window is now
+    estimated: bool = False  # a request was interrupted before the server reported usage: its share is an estimate
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
+from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext
@@ -74,6 +75,7 @@ class Runtime:
     agent: Agent
     prompt: SystemPrompt
     memory: MemoryStore
+    checkpoints: Checkpoints | None = None  # what write_file and edit_file changed, for /diff and /undo
 
     def reset(self) -> None:
         self.prompt.rebuild()
@@ -114,9 +116,11 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     try:
         provider = Provider(config, on_retry=warn)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
+        checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
             workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
             allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
+            checkpoints=checkpoints,
         )
         agent = Agent(
             config=config, provider=provider, session=session, tools=all_tools(skills), ctx=ctx,
@@ -127,4 +131,4 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     except BaseException:
         session.close()
         raise
-    return Runtime(config, session, agent, prompt, memory)
+    return Runtime(config, session, agent, prompt, memory, checkpoints)

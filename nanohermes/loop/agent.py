@@ -7,11 +7,14 @@ repeat guard, usage counting and keeping the context (loop/keeper.py) are collab
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from typing import Callable
 
 from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.context import pairing_problems, sanitize_tool_pairs
+from nanohermes.context.tokens import estimate_tokens_by_ratio
 from nanohermes.errors import ContextOverflowError
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
@@ -103,6 +106,7 @@ class Agent:
         except StopTurn as stop:
             return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
         except KeyboardInterrupt:  # streaming, a tool, or between the two: every call gets a result
+            usage.interrupted(self.keeper.tokens.estimate, estimate_tokens_by_ratio("".join(self._partial)))
             self._answer_open_calls(INTERRUPTED)
             self._close_interrupted_stream()
             return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
@@ -121,6 +125,8 @@ class Agent:
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             self._partial = []
             sent = sanitize_tool_pairs(self.messages, NO_RESULT_AFTER_CRASH) if pairing_problems(self.messages) else list(self.messages)
+            self.emit(ev.RequestStarted())
+            self.keeper.usage.begin(sent)
             try:
                 turn = self.keeper.send(sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart)
             except ContextOverflowError as exc:
@@ -165,21 +171,24 @@ class Agent:
         for call in turn.tool_calls:
             fn = call["function"]
             self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
-            result = self._run_one(fn["name"], fn["arguments"])
+            result, seconds = self._run_one(call["id"], fn["name"], fn["arguments"])
             self.append({"role": "tool", "tool_call_id": call["id"], "content": result.content}, result.facts.to_dict())
             self.keeper.ctx.outputs.add(call["id"], result.content, result.full, result.facts)
-            self.emit(ev.ToolFinished(call["id"], fn["name"], _first_line(result.content), result.ok))
+            self.emit(ev.ToolFinished(call["id"], fn["name"], _first_line(result.content), result.ok, seconds, result.facts))
         if self.guard.stuck:
             raise StopTurn(ev.STOP_REPEATING)
 
-    def _run_one(self, name: str, arguments: str) -> ToolResult:
+    def _run_one(self, call_id: str, name: str, arguments: str) -> tuple[ToolResult, float]:
+        """The result and the seconds it took to run (the wait for an approval not counted)."""
         refusal = self.guard.see(name, arguments)
         tool = self.tools.get(name)
+        ctx = replace(self.keeper.ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
         if refusal is None and tool is not None:
-            refusal = self.approvals.refusal(tool, arguments, self.keeper.ctx)
+            refusal = self.approvals.refusal(tool, arguments, ctx)
         if refusal is not None:
-            return ToolResult(refusal, refusal, ok=False)
-        return dispatch(self.keeper.ctx, self.tools, name, arguments)
+            return ToolResult(refusal, refusal, ok=False), 0.0
+        started = time.monotonic()
+        return dispatch(ctx, self.tools, name, arguments), time.monotonic() - started
 
     @property
     def ctx(self) -> ToolContext:

@@ -2,24 +2,37 @@
 
 The mode says what needs asking (plan: only read-only tools are offered, and a call to
 another is blocked with a result that says so; ask: writes, edits and commands ask; auto:
-nothing asks), the approver asks the user, and grants remember the
-"always" answers of this conversation.
+nothing asks), the approver asks the user, and grants remember the "always" answers of this
+conversation, each scoped (loop/grants.py): a command prefix, a path, or a whole tool. A "no"
+may carry the user's reason, which the model reads.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Union
 
+from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import ToolError
+from nanohermes.loop.grants import Grant, covers, grant_for
 from nanohermes.tools import Tool, ToolContext, parse_arguments
 
-Approver = Callable[[Tool, dict, str], str]  # (tool, arguments, preview) -> "yes" | "no" | "always"
 PREVIEW_FALLBACK_CHARS = 500
 # Plan mode offers only read-only tools, but a model may still call one it saw earlier in the
 # session (before a /mode switch) or one it imagines: it must learn why, not "unknown tool".
 PLAN_MODE_BLOCKED = ("blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
                      "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead.")
+
+
+@dataclass(frozen=True)
+class Decision:
+    answer: str  # "yes" | "no" | "always"
+    reason: str = ""  # with "no": why, or what to do instead, in the user's words
+
+
+# (tool, arguments, preview) -> "yes" | "no" | "always", or a Decision (a "no" with a reason)
+Approver = Callable[[Tool, dict, str], Union[str, Decision]]
 
 
 class Approvals:
@@ -29,7 +42,7 @@ class Approvals:
         self.mode = mode
         self.approver = approver
         self.cannot_ask_hint = cannot_ask_hint
-        self.grants: set[str] = set()
+        self.grants: list[Grant] = []
         self.unasked: list[str] = []  # tools refused because nothing could ask (read by the loop per turn)
 
     def offered(self, tools: list[Tool]) -> list[Tool]:
@@ -40,26 +53,56 @@ class Approvals:
         """None when the call may run; else the text the model gets instead of a result."""
         if self.mode == "plan" and tool.needs_approval:
             return PLAN_MODE_BLOCKED.format(name=tool.name)
-        if not tool.needs_approval or self.mode == "auto" or tool.name in self.grants:
+        if not tool.needs_approval or self.mode == "auto":
+            return None
+        try:
+            args = parse_arguments(tool, arguments)
+        except ToolError:
+            return None  # dispatch rejects the same arguments with a clear error; nothing can run
+        path = _shown_path(tool.name, args, ctx)
+        if any(covers(g, tool.name, args, path) for g in self.grants):
             return None
         if self.approver is None:
             self.unasked.append(tool.name)
             hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
             return f"refused: {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not run.{hint}"
-        try:
-            args = parse_arguments(tool, arguments)
-        except ToolError:
-            return None  # dispatch rejects the same arguments with a clear error; nothing can run
         answer = self.approver(tool, args, _preview(tool, ctx, args))
-        if answer == "always":
-            self.grants.add(tool.name)
-        if answer in ("yes", "always"):
+        decision = answer if isinstance(answer, Decision) else Decision(answer)
+        if decision.answer == "always":
+            self.grant(grant_for(tool.name, args, path))
+        if decision.answer in ("yes", "always"):
             return None
-        return f"refused: the user declined this {tool.name} call; it was not run. Ask or try another way."
+        refused = f"refused: the user declined this {tool.name} call; it was not run."
+        if decision.reason:
+            return f"{refused} The user said: {decision.reason}"
+        return f"{refused} Ask or try another way."
+
+    def scope(self, tool: Tool, args: dict, ctx: ToolContext) -> Grant:
+        """What an "always" for this call would cover (the prompt names it before asking)."""
+        return grant_for(tool.name, args, _shown_path(tool.name, args, ctx))
+
+    def grant(self, grant: Grant) -> None:
+        if grant not in self.grants:
+            self.grants.append(grant)
+
+    def revoke(self, grant: Grant) -> None:
+        self.grants.remove(grant)
 
     def reset(self) -> None:
         """A new conversation starts without the old one's "always" answers."""
         self.grants.clear()
+
+
+def _shown_path(tool_name: str, args: dict, ctx: ToolContext) -> str | None:
+    """An edit's path as the tools show it, so `a/../x.py` and `x.py` are one grant."""
+    if tool_name not in WRITING_TOOLS or not isinstance(args.get("path"), str):
+        return None
+    from nanohermes.tools.paths import display_path, resolve_path
+
+    try:
+        return display_path(ctx, resolve_path(ctx, args["path"], must_exist=False))
+    except ToolError:
+        return None
 
 
 def _preview(tool: Tool, ctx: ToolContext, args: dict) -> str:

@@ -68,12 +68,18 @@ class ContextKeeper:
     def summarize(self, request: SummaryRequest) -> str:
         """One summary request, as the engine planned it; raises when no summary came back."""
         max_tokens = min(SUMMARY_REPLY_TOKENS, self.settings.max_tokens)
-        if request.reuses_prefix:  # the conversation's own prefix: the same tools, tool calls off
-            turn = self.send(request.messages, self.agent.tool_schemas(), _ignore, summary=True, max_tokens=max_tokens,
-                             retries=0, temperature=0, tool_choice="none")
-        else:
-            turn = self.send(request.messages, [], _ignore, summary=True, max_tokens=max_tokens, retries=0,
-                             temperature=0, model=self.config.effective_summary_model)
+        self.agent.emit(ev.SummaryStarted())  # the front ends say "compacting context…" while it runs
+        try:
+            if request.reuses_prefix:  # the conversation's own prefix: the same tools, tool calls off
+                turn = self.send(request.messages, self.agent.tool_schemas(), _ignore, summary=True, max_tokens=max_tokens,
+                                 retries=0, temperature=0, tool_choice="none")
+            else:
+                turn = self.send(request.messages, [], _ignore, summary=True, max_tokens=max_tokens, retries=0,
+                                 temperature=0, model=self.config.effective_summary_model)
+        except BaseException:
+            self.agent.emit(ev.SummaryFinished(ok=False))
+            raise
+        self.agent.emit(ev.SummaryFinished())
         if turn.tool_calls and not turn.content.strip():
             raise ValueError("the summariser called a tool instead of writing the summary")
         return turn.content

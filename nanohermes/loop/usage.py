@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from nanohermes import events as ev
 
 
@@ -11,19 +13,42 @@ class UsageCounter:
         self.cached: int | None = None  # None until a provider reports cached tokens
         self.sent_chars = self.uncached_chars = 0
         self.reported = True
+        self.last: int | None = None  # prompt + reply of the latest request
+        self.estimated = False
+        self._pending: list[dict] | None = None
+
+    def begin(self, sent: list[dict]) -> None:
+        """A request with these messages is on its way; if it is interrupted, `interrupted` estimates it."""
+        self._pending = sent
 
     def add(self, usage: dict | None, sent_chars: int = 0, uncached_chars: int = 0) -> None:
+        self._pending = None
         self.requests += 1
         self.sent_chars += sent_chars
         self.uncached_chars += uncached_chars
         if not usage:
             self.reported = False
             return
-        self.prompt += usage.get("prompt_tokens") or 0
-        self.completion += usage.get("completion_tokens") or 0
+        prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
+        self.prompt += prompt
+        self.completion += completion
+        self.last = prompt + completion
         if usage.get("cached_tokens") is not None:
             self.cached = (self.cached or 0) + usage["cached_tokens"]
 
+    def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply_tokens: int) -> None:
+        """Ctrl-C during a request: the server did the work but never said how much, so count an
+        estimate (the prompt as sent, the reply received so far) instead of nothing."""
+        if self._pending is None:
+            return
+        prompt = estimate_prompt(self._pending)
+        self._pending = None
+        self.requests += 1
+        self.prompt += prompt
+        self.completion += reply_tokens
+        self.last = prompt + reply_tokens
+        self.estimated = True
+
     def event(self) -> ev.Usage:
         return ev.Usage(self.prompt, self.completion, self.requests, self.reported, self.cached,
-                        self.sent_chars, self.uncached_chars)
+                        self.sent_chars, self.uncached_chars, last_request_tokens=self.last, estimated=self.estimated)

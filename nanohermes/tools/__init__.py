@@ -23,6 +23,7 @@ from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.prompt.skills import Skills
+    from nanohermes.storage.checkpoints import Checkpoints
     from nanohermes.storage.memory import MemoryStore
 
 
@@ -38,6 +39,14 @@ class ToolContext:
     memory: MemoryStore | None = None  # for `remember`
     skills: Skills | None = None  # for `skill`
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
+    checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
+    call_id: str = ""  # the call being run (set by the loop for each call)
+    progress: Callable[[str], None] | None = None  # a long tool reports its latest output here, throttled
+
+    def report(self, text: str) -> None:
+        """Tell whoever watches (the REPL's status line) what a running tool is doing."""
+        if self.progress is not None:
+            self.progress(text)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nanohermes.tools import Tool
-from nanohermes.tools.files import edit_file, read_file, write_file
+from nanohermes.tools.edit import edit_file
+from nanohermes.tools.files import read_file, write_file
 from nanohermes.tools.search import glob, grep
 from nanohermes.tools.shell import run_command
 from nanohermes.tools.web import web_fetch

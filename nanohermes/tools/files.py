@@ -1,4 +1,4 @@
-"""read_file, write_file and edit_file: numbered, capped reads and atomic writes that show a diff.
+"""read_file and write_file: numbered, capped reads and atomic writes that show a diff (edit_file: tools/edit.py).
 
 Every result starts with the tool and the file (`read_file src/x.py lines 1–2000 of 5120`),
 so a summary of the conversation can still tell which file was touched.
@@ -30,7 +30,6 @@ RESULT_DIFF_LINES = 60  # diff echoed to the model after a change: enough to ver
 PREVIEW_DIFF_LINES = 400  # the user approving a change gets to see more of it
 PREVIEW_NEW_FILE_LINES = 40
 DIFF_LINE_CHARS = 240  # same cut as grep lines
-MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
 
 _utf8 = codecs.getincrementaldecoder("utf-8")
 
@@ -62,7 +61,7 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
     target = resolve_path(ctx, path)
     shown = display_path(ctx, target)
-    size = _require_file(target, shown)
+    size = require_file(target, shown)
     if size > MAX_FILE_BYTES and offset is None and limit is None:
         raise ToolError(
             f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte read_file limit; "
@@ -72,10 +71,11 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
         raise ToolError("limit must be at least 1")
     first = max(offset or 1, 1)  # small models send offset=0 meaning "the start"
     with open(target, "rb") as f:
-        _refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
+        refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
         page = _read_page(f, first, limit or DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
-    return ToolOutput(_format_page(shown, page), ResultFacts(path=shown))
+    found = f"lines {page.first}–{page.last} of {page.total}" if page.total else "empty file"
+    return ToolOutput(_format_page(shown, page), ResultFacts(path=shown, found=found))
 
 
 def _read_page(f: BinaryIO, first: int, count: int, budget: int) -> _Page:
@@ -143,7 +143,7 @@ def _format_page(shown: str, page: _Page) -> str:
     return "\n".join(parts)
 
 
-def _require_file(target: Path, shown: str) -> int:
+def require_file(target: Path, shown: str) -> int:
     """The file's size, or a ToolError for directories and special files."""
     if target.is_dir():
         entries, n = list_directory(target)
@@ -155,7 +155,7 @@ def _require_file(target: Path, shown: str) -> int:
     return info.st_size
 
 
-def _refuse_binary(head: bytes, shown: str, size: int) -> None:
+def refuse_binary(head: bytes, shown: str, size: int) -> None:
     if b"\0" in head:
         raise ToolError(
             f"{shown} is a binary file ({size} bytes, NUL byte in the first 8 KB); read_file shows text only "
@@ -166,7 +166,7 @@ def _refuse_binary(head: bytes, shown: str, size: int) -> None:
 # ---------------------------------------------------------------- writing
 
 
-def _encode(text: str) -> bytes:
+def encode_text(text: str) -> bytes:
     """Text read with surrogateescape goes back byte-exact; stray surrogates from JSON are replaced."""
     try:
         return text.encode("utf-8", "surrogateescape")
@@ -196,18 +196,18 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _diff(old: str, new: str, shown: str, max_lines: int) -> tuple[str, int, int]:
+def capped_diff(old: str, new: str, shown: str, max_lines: int) -> tuple[str, int, int]:
     """A unified diff capped at max_lines, and the counts of added and removed lines."""
     lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{shown}", f"b/{shown}", n=2, lineterm=""))
     added = sum(1 for line in lines[2:] if line.startswith("+"))
     removed = sum(1 for line in lines[2:] if line.startswith("-"))
-    shown_lines = [cut_line(_printable(line), DIFF_LINE_CHARS) for line in lines[:max_lines]]
+    shown_lines = [cut_line(printable(line), DIFF_LINE_CHARS) for line in lines[:max_lines]]
     if len(lines) > max_lines:
         shown_lines.append(f"… diff cut ({len(lines) - max_lines} more lines)")
     return "\n".join(shown_lines), added, removed
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Undecodable bytes (kept as surrogateescape) and stray surrogates from JSON, shown as U+FFFD."""
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
@@ -227,6 +227,10 @@ def _line_count(text: str) -> int:
     return len(text.splitlines())
 
 
+def _lines(n: int) -> str:
+    return f"{n} line" if n == 1 else f"{n} lines"
+
+
 def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
     target = resolve_path(ctx, path, must_exist=False)
     shown = display_path(ctx, target)
@@ -238,18 +242,22 @@ def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
 
 
 def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
+    """What the user approves: the diff, or a new file's first lines (the UI names the action)."""
     try:
         target, shown = _plan_write(ctx, path)
     except ToolError as exc:
-        return f"write_file {path}: will fail: {exc}"
+        return f"will fail: {exc}"
     old = _existing_text(target)
     if not target.exists():
-        head = "\n".join(content.splitlines()[:PREVIEW_NEW_FILE_LINES])
-        more = _line_count(content) - PREVIEW_NEW_FILE_LINES
-        return f"write_file {shown}: new file, {_line_count(content)} lines\n{head}" + (f"\n… {more} more lines" if more > 0 else "")
+        lines = content.splitlines()
+        added = "\n".join("+" + cut_line(printable(line), DIFF_LINE_CHARS) for line in lines[:PREVIEW_NEW_FILE_LINES])
+        more = len(lines) - PREVIEW_NEW_FILE_LINES
+        return f"new file, {_lines(len(lines))}\n{added}" + (f"\n… {more} more lines" if more > 0 else "")
     if old is None:
-        return f"write_file {shown}: overwrite a {target.stat().st_size}-byte binary or huge file"
-    return f"write_file {shown}\n" + _diff(old, content, shown, PREVIEW_DIFF_LINES)[0]
+        return f"overwrites a {target.stat().st_size}-byte binary or huge file"
+    if old == content:
+        return "no change: the file already has this content"
+    return capped_diff(old, content, shown, PREVIEW_DIFF_LINES)[0]
 
 
 @tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
@@ -258,141 +266,41 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     target, shown = _plan_write(ctx, path)
     existed = target.exists()
     old = _existing_text(target)
-    data = _encode(content)
+    data = encode_text(content)
     lines = _line_count(content)
     if not existed:
-        report = f"write_file {shown}: new file, {lines} lines ({len(data)} bytes)"
+        found = f"new file, {_lines(lines)}"
+        report = f"write_file {shown}: {found} ({len(data)} bytes)"
     elif old is None:
-        report = f"write_file {shown}: replaced a binary or huge file with {lines} lines ({len(data)} bytes)"
+        found = f"replaced a binary or huge file with {lines} lines"
+        report = f"write_file {shown}: {found} ({len(data)} bytes)"
     elif old == content:
+        found = "unchanged"
         report = f"write_file {shown}: unchanged ({lines} lines, same content)"
     else:  # the report is built before writing: a failure here must not follow a write
-        diff, added, removed = _diff(old, content, shown, RESULT_DIFF_LINES)
-        report = f"write_file {shown}: {_line_count(old)} → {lines} lines (+{added} −{removed})\n{diff}"
+        diff, added, removed = capped_diff(old, content, shown, RESULT_DIFF_LINES)
+        found = f"{_line_count(old)} → {lines} lines (+{added} −{removed})"
+        report = f"write_file {shown}: {found}\n{diff}"
+    changed = old != content
+    before = _old_bytes(target) if existed else None
+    write_with_checkpoint(ctx, "write_file", target, shown, before, data, changed)
+    return ToolOutput(report, ResultFacts(path=shown, changed=changed, found=found))
+
+
+def _old_bytes(target: Path) -> bytes | None:
+    """The old content for a checkpoint, or None when it is too big to keep."""
+    return target.read_bytes() if target.stat().st_size <= MAX_FILE_BYTES else None
+
+
+def write_with_checkpoint(ctx: ToolContext, tool_name: str, target: Path, shown: str, before: bytes | None,
+                           data: bytes, changed: bool) -> None:
+    """Write, keeping a checkpoint for /undo first: a change that cannot be taken back is not made."""
+    staged = None
+    if changed and ctx.checkpoints is not None:
+        try:
+            staged = ctx.checkpoints.stage(ctx.call_id, tool_name, target, shown, before, data)
+        except OSError as exc:
+            raise ToolError(f"could not keep an undo checkpoint ({exc.strerror or exc}); {shown} was not changed") from None
     atomic_write(target, data)
-    return ToolOutput(report, ResultFacts(path=shown, changed=old != content))
-
-
-# ---------------------------------------------------------------- edit_file
-
-
-@dataclass
-class _Edit:
-    target: Path
-    shown: str
-    before: str
-    after: str
-    lines: list[int]  # line numbers of the replaced occurrences
-
-
-def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool) -> _Edit:
-    target = resolve_path(ctx, path)
-    shown = display_path(ctx, target)
-    size = _require_file(target, shown)
-    if size > MAX_FILE_BYTES:
-        raise ToolError(f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte edit_file limit")
-    data = target.read_bytes()
-    _refuse_binary(data[:BINARY_SNIFF_BYTES], shown, size)
-    content = data.decode("utf-8", "surrogateescape")  # edits keep undecodable bytes as they were
-    if not old_text:
-        raise ToolError("old_text is empty; to create or overwrite a whole file use write_file")
-    old_text, new_text = _match_line_endings(content, old_text, new_text)
-    starts = _occurrences(content, old_text)
-    if not starts:  # first: "identical" would hide that the text is not there at all
-        raise ToolError(_not_found(shown, content, old_text))
-    if old_text == new_text:
-        raise ToolError("old_text and new_text are identical; nothing to change")
-    lines = _line_numbers(content, starts)
-    if len(starts) > 1 and not replace_all:
-        raise ToolError(
-            f"old_text appears {len(starts)} times in {shown} (lines {_list_numbers(lines)}); include more "
-            "surrounding lines to make it unique, or set replace_all=true"
-        )
-    after = content.replace(old_text, new_text, -1 if replace_all else 1)
-    return _Edit(target, shown, content, after, lines)
-
-
-def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
-    """read_file shows CRLF files without the CR; accept old_text copied from there."""
-    if "\r\n" in content and "\r\n" not in old_text and "\n" in old_text and old_text not in content:
-        return old_text.replace("\n", "\r\n"), new_text.replace("\r\n", "\n").replace("\n", "\r\n")
-    return old_text, new_text
-
-
-def _occurrences(content: str, needle: str) -> list[int]:
-    """Start offsets of non-overlapping occurrences, the ones str.replace would replace."""
-    starts, at = [], content.find(needle)
-    while at != -1:
-        starts.append(at)
-        at = content.find(needle, at + len(needle))
-    return starts
-
-
-def _line_numbers(content: str, starts: list[int]) -> list[int]:
-    numbers, line, pos = [], 1, 0
-    for start in starts:
-        line += content.count("\n", pos, start)
-        pos = start
-        numbers.append(line)
-    return numbers
-
-
-def _list_numbers(numbers: list[int]) -> str:
-    listed = ", ".join(map(str, numbers[:MAX_LISTED_LINES]))
-    return listed + (", …" if len(numbers) > MAX_LISTED_LINES else "")
-
-
-def _not_found(shown: str, content: str, old_text: str) -> str:
-    """Say what is nearest, so the model fixes old_text instead of guessing again."""
-    lines = content.splitlines()
-    message = f"old_text not found in {shown}."
-    loose = _whitespace_insensitive_line(lines, old_text)
-    if loose:
-        count = len(old_text.strip("\n").split("\n"))
-        return message + (
-            f" It matches lines {loose}–{loose + count - 1} if whitespace is ignored: "
-            "copy the exact indentation and spacing from read_file."
-        )
-    probe = max((line.strip() for line in old_text.splitlines()), key=len, default="")
-    stripped = [line.strip() for line in lines]
-    close = difflib.get_close_matches(probe, stripped, n=3, cutoff=0.6) if probe else []
-    numbered = sorted({stripped.index(text) + 1 for text in close})
-    if numbered:
-        message += " Closest line(s):\n" + "\n".join(f"{n}\t{cut_line(_printable(lines[n - 1]), DIFF_LINE_CHARS)}" for n in numbered)
-    return message + "\nRe-read the file with read_file and copy old_text exactly."
-
-
-def _whitespace_insensitive_line(lines: list[str], old_text: str) -> int | None:
-    wanted = [" ".join(line.split()) for line in old_text.strip("\n").split("\n")]
-    if not any(wanted):
-        return None
-    normal = [" ".join(line.split()) for line in lines]
-    for i in range(len(normal) - len(wanted) + 1):
-        if normal[i] == wanted[0] and normal[i : i + len(wanted)] == wanted:
-            return i + 1
-    return None
-
-
-def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
-    try:
-        edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
-    except ToolError as exc:
-        return f"edit_file {path}: will fail: {exc}"
-    return f"edit_file {edit.shown}\n" + _diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
-
-
-@tool(
-    params={"path": "file path", "old_text": "exact text to replace", "new_text": "replacement", "replace_all": "replace every occurrence"},
-    approval=True,
-    preview=_preview_edit,
-)
-def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> ToolOutput:
-    """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
-    edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
-    data = _encode(edit.after)
-    diff, _, _ = _diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)
-    atomic_write(edit.target, data)
-    where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
-    n = len(edit.lines)
-    text = f"edit_file {edit.shown}: replaced {n} occurrence{'s' if n > 1 else ''} ({where})\n{diff}"
-    return ToolOutput(text, ResultFacts(path=edit.shown, changed=True))
+    if staged is not None:
+        ctx.checkpoints.commit(staged)

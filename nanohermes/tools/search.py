@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pathspec
 
+from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
-from nanohermes.tools import ToolContext, tool
+from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
 from nanohermes.tools.paths import display_path, resolve_path, state_dir, walk
 
@@ -58,12 +59,12 @@ def find_rg() -> str | None:
         "ignore_case": "case-insensitive",
     }
 )
-def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False) -> str:
+def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False) -> ToolOutput:
     """Search file contents for a regex; prints path:line: text, at most 200 matches."""
     return run_grep(ctx, pattern, path, glob, ignore_case, find_rg())
 
 
-def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore_case: bool, rg: str | None) -> str:
+def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore_case: bool, rg: str | None) -> ToolOutput:
     """grep with a chosen engine: rg's path, or None for the pure-Python search."""
     target = resolve_path(ctx, path)
     workspace = ctx.workspace.resolve()
@@ -176,27 +177,26 @@ def _search_file(regex: re.Pattern, rel: str, file: Path, found: _Found) -> bool
     return True
 
 
-def _format_grep(found: _Found, pattern: str, shown: str, glob: str | None, ignore_case: bool) -> str:
+def _format_grep(found: _Found, pattern: str, shown: str, glob: str | None, ignore_case: bool) -> ToolOutput:
     options = (f", glob {glob!r}" if glob else "") + (", ignore case" if ignore_case else "")
     head = f"grep {pattern!r} in {shown}{options}"
     if not found.matches:
-        return f"{head}: no matches"
+        return ToolOutput(f"{head}: no matches", ResultFacts(found="no matches"))
     matches = sorted(found.matches)  # rg runs threads: sort so output is stable
     files = len({path for path, _, _ in matches})
     lines = [f"{path}:{number}: {cut_line(text, MAX_LINE_CHARS)}" for path, number, text in matches]
+    what = f"{_count(len(matches), 'match')} in {_count(files, 'file')}"
     if found.stopped:
-        head += f": first {_count(len(matches), 'match')} in {_count(files, 'file')}"
+        what = f"first {what}"
         lines.append(f"… stopped after {MAX_MATCHES} matches")
-    else:
-        head += f": {_count(len(matches), 'match')} in {_count(files, 'file')}"
-    return "\n".join([head, *lines])
+    return ToolOutput("\n".join([f"{head}: {what}", *lines]), ResultFacts(found=what))
 
 
 # ---------------------------------------------------------------- glob
 
 
 @tool(params={"pattern": "glob, e.g. **/*.py", "path": "base directory (default .)"})
-def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> str:
+def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
     """List files matching a glob pattern, newest first (honours .gitignore, at most 500)."""
     root = resolve_path(ctx, path or ".")
     shown = display_path(ctx, root)
@@ -268,15 +268,15 @@ def _expand_braces(pattern: str) -> list[str]:
     return [expanded for option in options for expanded in _expand_braces(head + option + tail)]
 
 
-def _format_glob(pattern: str, shown: str, names: list[str]) -> str:
+def _format_glob(pattern: str, shown: str, names: list[str]) -> ToolOutput:
     head = f"glob {pattern!r} in {shown}"
     if not names:
         hint = "" if "/" in pattern else f" (patterns start at the base directory: use **/{pattern} to search subdirectories)"
-        return f"{head}: no files match{hint}"
+        return ToolOutput(f"{head}: no files match{hint}", ResultFacts(found="no files match"))
     lines = [f"{head}: {_count(len(names), 'file')}, newest first", *names[:MAX_GLOB_FILES]]
     if len(names) > MAX_GLOB_FILES:
         lines.append(f"… capped at {MAX_GLOB_FILES} files")
-    return "\n".join(lines)
+    return ToolOutput("\n".join(lines), ResultFacts(found=_count(len(names), "file")))
 
 
 def _count(n: int, noun: str) -> str:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from nanohermes.errors import ToolError
 from nanohermes.text import cut_utf8, head_tail_text, start_utf8
@@ -32,6 +33,10 @@ SECRET_ENV = frozenset({"OPENAI_API_KEY"})
 COMMAND_ECHO_CHARS = 500  # a heredoc writing a file must not fill the header
 NOTE_RESERVE = 80  # bytes for one "… stdout truncated (N bytes not shown)" note and its newlines
 LABEL_RESERVE = 2 * NOTE_RESERVE + 40  # both notes, both labels
+TAIL_KEEP_BYTES = 4_096  # the end of the output as it arrived: a few screen lines, even long ones
+TAIL_LINES = 5  # the last lines a finished command reports for the user (ResultFacts.tail)
+PROGRESS_LINES = 2  # what a status line shows of a running command
+PROGRESS_INTERVAL_S = 0.25  # a status redrawn four times a second reads as live; more is wasted work
 
 
 @dataclass
@@ -66,6 +71,41 @@ class _Outcome:
     background: bool = False  # background children held the pipes open after the shell exited
 
 
+@dataclass
+class _Tail:
+    """stdout and stderr interleaved as they arrived, like a terminal shows them: the last
+    TAIL_KEEP_BYTES and the number of lines in all. Tells `report` the latest lines, throttled."""
+
+    report: Callable[[str], None] | None = None
+    data: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    newlines: int = 0
+    next_report: float = 0.0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        self.newlines += data.count(b"\n")
+        self.data += data
+        del self.data[: max(0, len(self.data) - TAIL_KEEP_BYTES)]
+        now = time.monotonic()
+        if self.report is not None and now >= self.next_report:
+            self.next_report = now + PROGRESS_INTERVAL_S
+            self.report("\n".join(self.lines(PROGRESS_LINES)))
+
+    def lines(self, count: int) -> list[str]:
+        """The last `count` non-empty lines; a carriage return overwrites a line (progress bars)."""
+        data = bytes(self.data)
+        if self.total > len(data):  # the kept bytes start inside a line: drop that part
+            data = data[data.find(b"\n") + 1 :] if b"\n" in data else data
+        text = data.decode("utf-8", "replace")
+        shown = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
+        return [line for line in shown if line.strip()][-count:]
+
+    @property
+    def line_count(self) -> int:
+        return self.newlines + (1 if self.data and not self.data.endswith(b"\n") else 0)
+
+
 def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     return f"$ {command}" + (f"\n(timeout {timeout:g} s)" if timeout else "")
 
@@ -79,8 +119,10 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None) ->
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
-    outcome = run_shell(command, ctx.workspace, limit)
-    facts = ResultFacts(exit_code=outcome.code, timed_out=outcome.timed_out)
+    tail = _Tail(ctx.report)
+    outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add)
+    shown = tail.lines(TAIL_LINES)
+    facts = ResultFacts(exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count)
     return ToolOutput(format_outcome(command, outcome, limit, ctx.max_output), facts)
 
 
@@ -90,7 +132,8 @@ def _child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
 
 
-def run_shell(command: str, cwd, timeout: float) -> _Outcome:
+def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], None] | None = None) -> _Outcome:
+    """Run to the end or the timeout; `on_output` sees every chunk of stdout and stderr as it arrives."""
     proc = subprocess.Popen(
         ["bash", "-c", command],
         cwd=cwd,
@@ -103,7 +146,7 @@ def run_shell(command: str, cwd, timeout: float) -> _Outcome:
     outcome = _Outcome(0, _Capture(), _Capture())
     deadline = time.monotonic() + timeout
     try:
-        term_sent = _drain(proc, outcome, deadline)
+        term_sent = _drain(proc, outcome, deadline, on_output)
         if term_sent is None:
             try:
                 proc.wait(timeout=max(deadline - time.monotonic(), 0))
@@ -121,7 +164,7 @@ def run_shell(command: str, cwd, timeout: float) -> _Outcome:
     return outcome
 
 
-def _drain(proc: subprocess.Popen, outcome: _Outcome, deadline: float) -> float | None:
+def _drain(proc: subprocess.Popen, outcome: _Outcome, deadline: float, on_output: Callable[[bytes], None] | None) -> float | None:
     """Read both pipes to EOF; on the deadline TERM the group. Returns when TERM was sent."""
     captures = {proc.stdout.fileno(): outcome.stdout, proc.stderr.fileno(): outcome.stderr}
     term_sent: float | None = None
@@ -144,6 +187,8 @@ def _drain(proc: subprocess.Popen, outcome: _Outcome, deadline: float) -> float 
                 data = os.read(key.fd, READ_CHUNK)
                 if data:
                     captures[key.fd].add(data)
+                    if on_output is not None:
+                        on_output(data)
                 else:
                     selector.unregister(key.fileobj)
     return term_sent

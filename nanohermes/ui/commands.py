@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,8 +29,11 @@ def command(name: str, usage: str, help: str):
 
 @command("/help", "/help", "show the commands and keys")
 def _help(repl, arg: str) -> bool:
-    lines = [f"  {c.usage:<22} {c.help}" for c in COMMANDS.values()]
-    lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · Shift-Tab cycles the mode · Ctrl-D exits")
+    width = max(len(c.usage) for c in COMMANDS.values())
+    lines = [f"  {c.usage:<{width}}  {c.help}" for c in COMMANDS.values()]
+    lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · "
+                 "Esc stops the turn · keys typed while it runs wait for the next prompt · Shift-Tab cycles the mode · "
+                 "Ctrl-D exits")
     repl.say("\n".join(lines))
     return True
 
@@ -43,7 +47,7 @@ def _exit(repl, arg: str) -> bool:
 @command("/reset", "/reset", "start a new conversation with the same rules")
 def _reset(repl, arg: str) -> bool:
     repl.runtime.reset()
-    repl.say("conversation reset (project guidance re-read)")
+    repl.say("conversation reset (project guidance re-read, \"always\" answers cleared)")
     return True
 
 
@@ -66,9 +70,14 @@ def run_slash_command(repl, line: str) -> bool:
 @command("/compact", "/compact [focus]", "summarise the conversation now (optional focus for the summary)")
 def _compact(repl, arg: str) -> bool:
     agent = repl.runtime.agent
-    report = agent.fit_context(force=True, focus=arg or None)
-    if report is None or report.before_chars == report.after_chars:
-        repl.say("nothing to compact")
+    renderer = getattr(repl, "renderer", None)
+    with renderer.holding_notices() if renderer is not None else nullcontext([]) as held:
+        report = agent.fit_context(force=True, focus=arg or None)
+    if report is not None and report.layers:
+        for notice in held:  # what changed, before → after
+            renderer(notice)
+    else:  # one line for one fact: why there was nothing to do
+        repl.say("· " + ("; ".join(report.notices) if report is not None and report.notices else "nothing to compact"), "dim")
     return True
 
 
@@ -86,7 +95,17 @@ def _context(repl, arg: str) -> bool:
     sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
     ratio = count_tokens(sample) / max(1, len(sample))
     tokens = {name: round(chars * ratio) for name, chars in parts.items()}
-    repl.say(render_context(parts, tokens, agent.settings.high_water_chars) + last_request_line(agent.keeper.last_usage))
+    budget = agent.settings.high_water_chars  # compaction starts here
+    if agent.window:
+        limit, label = agent.window, f"the {agent.window:,}-token window"
+    else:
+        limit = round(budget * ratio)
+        label = f"the budget: {budget:,} chars ≈ {limit:,} tokens"
+    console = getattr(repl, "console", None)
+    width = console.width if console is not None else 80
+    colour = console is not None and console.color_system is not None and not console.no_color
+    last = last_request_line(agent.keeper.last_usage).strip()
+    repl.show(render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else []))
     return True
 
 
@@ -108,6 +127,33 @@ def _memory(repl, arg: str) -> bool:
     from nanohermes.ui.memory_commands import memory_command
 
     repl.say(memory_command(repl.runtime.memory, arg))
+    return True
+
+
+@command("/diff", "/diff", "what write_file and edit_file changed in this session")
+def _diff(repl, arg: str) -> bool:
+    from nanohermes.ui.edit_commands import diff_lines
+
+    repl.show(diff_lines(repl.runtime.checkpoints))
+    return True
+
+
+@command("/undo", "/undo", "take back the last write or edit (again for the one before)")
+def _undo(repl, arg: str) -> bool:
+    from nanohermes.ui.edit_commands import undo_lines
+
+    lines, note = undo_lines(repl.runtime.checkpoints)
+    repl.show(lines)
+    if note:
+        repl.notes_for_model.append(note)
+    return True
+
+
+@command("/permissions", "/permissions [revoke N|clear]", "the \"always\" answers in force; take them back")
+def _permissions(repl, arg: str) -> bool:
+    from nanohermes.ui.edit_commands import permissions_lines
+
+    repl.show(permissions_lines(repl.runtime.agent.approvals, arg))
     return True
 
 

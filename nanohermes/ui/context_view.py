@@ -1,4 +1,7 @@
-"""/context: what the next request holds, part by part, against the budget, as a bar. Pure."""
+"""/context: what the next request holds, part by part, in tokens (chars beside them), against
+the window or the budget, with a bar of coloured segments whose legend is the table. Pure:
+sizes in, lines of (text, style) spans out; fits 60 columns.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +10,17 @@ import json
 from nanohermes.context import message_size, size_by_kind
 from nanohermes.storage.memory import BLOCK_END, BLOCK_START
 
-BAR_WIDTH = 40
-PART_MARKS = {  # one glyph per part so the bar reads without colour
-    "built-in rules": "R", "project guidance": "G", "skills listing": "K", "memory block": "M",
-    "tool schemas": "T", "summary": "S", "user": "U", "assistant": "A", "tool calls": "C", "tool results": "O",
+# One colour per part, and a letter for terminals without colour (the bar still reads).
+PARTS = {
+    "built-in rules": ("blue", "R"), "project guidance": ("magenta", "G"), "skills listing": ("cyan", "K"),
+    "memory block": ("yellow", "M"), "tool schemas": ("bright_black", "T"), "summary": ("bright_magenta", "S"),
+    "user": ("green", "U"), "assistant": ("bright_blue", "A"), "tool calls": ("bright_cyan", "C"),
+    "tool results": ("red", "O"),
 }
+MAX_BAR_CELLS = 60  # wider is no more readable
+MIN_BAR_CELLS = 10
+NAME_WIDTH = 17
+OVER = " over"
 
 
 def context_parts(system_sections: dict[str, int], messages: list[dict], tool_schemas: list[dict]) -> dict[str, int]:
@@ -25,7 +34,7 @@ def context_parts(system_sections: dict[str, int], messages: list[dict], tool_sc
     parts["tool schemas"] = len(json.dumps(tool_schemas, ensure_ascii=False, separators=(",", ":")))
     parts.update({"memory block": memory, "summary": kinds["summary"], "user": kinds["user"] - memory,
                   "assistant": kinds["assistant"], "tool calls": kinds["tool_calls"], "tool results": kinds["tool"]})
-    return {name: parts.get(name, 0) for name in PART_MARKS}
+    return {name: parts.get(name, 0) for name in PARTS}
 
 
 def _memory_chars(message: dict) -> int:
@@ -34,17 +43,39 @@ def _memory_chars(message: dict) -> int:
     return len(content) - at if at >= 0 and content.endswith(BLOCK_END) else 0
 
 
-def render_context(parts: dict[str, int], tokens: dict[str, int], budget: int) -> str:
-    """A table of chars and estimated tokens per part, the total against the budget, and a bar."""
-    total = sum(parts.values())
-    lines = [f"{'part':<18}{'chars':>10}{'~tokens':>10}"]
+def _swatch(name: str, colour: bool) -> tuple[str, str]:
+    style, letter = PARTS[name]
+    return ("██", style) if colour else (letter * 2, "")
+
+
+def _bar(tokens: dict[str, int], scale: int, cells: int, colour: bool) -> list[tuple[str, str]]:
+    spans, used = [], 0
+    for name, count in tokens.items():
+        n = min(cells - used, max(1, round(cells * count / scale))) if scale and count else 0  # every part shows
+        if n > 0:
+            style, letter = PARTS[name]
+            spans.append(("█" * n if colour else letter * n, style if colour else ""))
+            used += n
+    spans.append(("·" * (cells - used), "dim"))
+    return spans
+
+
+def render_context(parts: dict[str, int], tokens: dict[str, int], limit: int, limit_label: str, *,
+                   width: int = 80, colour: bool = True) -> list[list[tuple[str, str]]]:
+    """A row per part (tokens, chars, share), the total against `limit` tokens (`limit_label`
+    says what it is), and a bar `width` columns wide at most."""
+    total_tokens, total_chars = sum(tokens.values()), sum(parts.values())
+    lines = [[(f"   {'part':<{NAME_WIDTH}}{'tokens':>9}{'chars':>10}{'share':>7}", "bold")]]
     for name, chars in parts.items():
-        if chars:
-            lines.append(f"{PART_MARKS[name]} {name:<16}{chars:>10,}{tokens.get(name, 0):>10,}")
-    lines.append(f"  {'total':<16}{total:>10,}{sum(tokens.values()):>10,}   budget {budget:,} chars ({100 * total / budget:.0f}%)")
-    bar = []
-    for name, chars in parts.items():
-        bar.append(PART_MARKS[name] * round(BAR_WIDTH * chars / max(budget, total)))
-    filled = "".join(bar)[:BAR_WIDTH]
-    lines.append(f"[{filled}{'.' * (BAR_WIDTH - len(filled))}]" + (" over budget" if total > budget else ""))
-    return "\n".join(lines)
+        count = tokens.get(name, 0)
+        share = f"{100 * count / total_tokens:.0f}%" if total_tokens else "-"
+        style = "" if chars else "dim"
+        lines.append([_swatch(name, colour), (f" {name:<{NAME_WIDTH}}{count:>9,}{chars:>10,}{share:>7}", style)])
+    lines.append([(f"   {'total':<{NAME_WIDTH}}{total_tokens:>9,}{total_chars:>10,}", "bold")])
+    over = total_tokens > limit
+    used = f"{100 * total_tokens / limit:.0f}%" if limit else "?"
+    lines.append([(f"   {used} of {limit_label}", "red" if over else "")])
+    cells = max(MIN_BAR_CELLS, min(MAX_BAR_CELLS, width - 2 - (len(OVER) if over else 0)))
+    bar = [("[", "dim"), *_bar(tokens, max(limit, total_tokens), cells, colour), ("]", "dim")]
+    lines.append(bar + ([(OVER, "red")] if over else []))
+    return lines

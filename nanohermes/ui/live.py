@@ -1,84 +1,163 @@
-"""The REPL's rich renderer: streamed Markdown, one line per tool call, a usage line per turn."""
+"""The REPL's rich renderer of run events: streamed Markdown printed once (ui/mdstream.py), a
+live status while the model or a tool works (ui/progress.py), one line per tool call with a
+command's output tail and an applied edit's diff (ui/toolview.py).
+"""
 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 from nanohermes import events as ev
-from nanohermes.ui.escape import escape
-from nanohermes.ui.plain import tool_line, usage_line
+from nanohermes.calls import WRITING_TOOLS
+from nanohermes.ui.escape import neutralize
+from nanohermes.ui.mdstream import MarkdownStream
+from nanohermes.ui.progress import LiveArea
+from nanohermes.ui.toolview import Line, call_text, coloured_diff, interrupted_line, output_tail, result_line, unified_diff
 
-MIN_RENDER_INTERVAL_S = 0.1  # re-parsing the whole answer as Markdown on every delta is quadratic
-RENDER_COST_FACTOR = 3  # ...so a slow render (a long answer) also spaces out the next ones
+APPLIED_DIFF_LINES = 40  # an applied change on screen; /diff shows the rest
+WAITING = "waiting for the model"
+ANSWERING = "answering"
+COMPACTING = "compacting context…"
+
+
+def to_text(line: Line):
+    from rich.text import Text
+
+    return Text.assemble(*((text, style or "") for text, style in line))
 
 
 class RichRenderer:
     def __init__(self, console):
         self.console = console
-        self._buffer: list[str] = []
-        self._live = None
-        self._next_render = 0.0
+        self.area = LiveArea(console)
+        self.md: MarkdownStream | None = None
+        self.calls: dict[str, tuple[str, str, float]] = {}  # call id -> (tool, arguments, started)
+        self.running: str | None = None
+        self.previewed: set[str] = set()  # calls whose diff the approval question showed
+        self.declined: dict[str, str] = {}  # calls the user said no to, with their reason
+        self.checkpoints = None  # set by the REPL: where an applied edit's diff comes from
+        self._before_summary = None
+        self._held: list[ev.Notice] | None = None
 
     def __call__(self, event) -> None:
-        if isinstance(event, ev.TextDelta):
-            self._buffer.append(event.text)
-            self._update_live()
-        elif isinstance(event, ev.StreamRestarted):
-            self._discard_stream()
-        elif isinstance(event, ev.AssistantMessageDone):
-            self.end_stream()
-        elif isinstance(event, ev.ToolStarted):
-            self.end_stream()
-            self.console.print(f"[cyan]→[/] {escape(tool_line(event.name, event.arguments))}", highlight=False)
-        elif isinstance(event, ev.ToolFinished):
-            mark = "[green]✓[/]" if event.ok else "[red]✗[/]"
-            self.console.print(f"  {mark} [dim]{escape(event.summary)}[/]", highlight=False)
-        elif isinstance(event, ev.Notice):
-            self.end_stream()
-            style = "yellow" if event.level == "warning" else "dim"
-            self.console.print(f"[{style}]· {escape(event.text)}[/]", highlight=False)
-        elif isinstance(event, ev.Usage):
-            self.console.print(f"[dim]{usage_line(event)}[/]", highlight=False)
+        handler = getattr(self, f"_on_{type(event).__name__}", None)
+        if handler is not None:
+            handler(event)
 
-    def _update_live(self) -> None:
-        if not self.console.is_terminal:
-            return  # non-TTY: print once at the end, no cursor games
-        now = time.monotonic()
-        if now < self._next_render:
-            return
-        from rich.markdown import Markdown
+    def say_lines(self, lines: list[Line]) -> None:
+        for line in lines:
+            self.area.print(to_text(line))
 
-        if self._live is None:
-            from rich.live import Live
+    # -- the answer ----------------------------------------------------------------------
 
-            self._live = Live(console=self.console, auto_refresh=False, vertical_overflow="visible")
-            self._live.start()
-        self._live.update(Markdown("".join(self._buffer)), refresh=True)
-        spent = time.monotonic() - now
-        self._next_render = time.monotonic() + max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent)
+    def _on_TextDelta(self, event: ev.TextDelta) -> None:
+        if self.md is None:
+            self.md = MarkdownStream(self.console, self._print_segments)
+        self.md.feed(event.text)
+        self.area.set_tail(self.md.live_lines)
+        status = self.area.status
+        if status is not None and status.label == WAITING:
+            self.area.set_status(ANSWERING, status.started)
 
-    def _discard_stream(self) -> None:
-        self._buffer = []
-        if self._live is not None:
-            from rich.text import Text
+    def _print_segments(self, lines: list) -> None:
+        from rich.segment import SegmentLines
 
-            self._live.update(Text(""), refresh=True)
-            self._live.stop()
-            self._live = None
-        self.console.print("[dim]· retrying; the reply starts again[/]")
+        self.area.print(SegmentLines(lines, new_lines=True))
+
+    def _on_StreamRestarted(self, event) -> None:
+        self.md = None
+        self.area.set_tail([])
+        self.area.print(to_text([("· retrying; the reply starts again", "dim")]))
+
+    def _on_AssistantMessageDone(self, event) -> None:
+        self.end_stream()
 
     def end_stream(self) -> None:
-        """Finish the current streamed message (also after Ctrl-C)."""
-        text = "".join(self._buffer)
-        self._buffer = []
-        self._next_render = 0.0
-        if self._live is not None:
-            from rich.markdown import Markdown
+        """Print what is left of the streamed message (also after Ctrl-C)."""
+        if self.md is not None:
+            self.md.finish()
+            self.md = None
+        self.area.set_tail([])
 
-            self._live.update(Markdown(text), refresh=True)
-            self._live.stop()
-            self._live = None
-        elif text.strip():
-            from rich.markdown import Markdown
+    # -- waiting ---------------------------------------------------------------------------
 
-            self.console.print(Markdown(text))
+    def _on_RequestStarted(self, event) -> None:
+        self.area.set_status(WAITING)
+
+    def _on_SummaryStarted(self, event) -> None:
+        self._before_summary = self.area.status
+        self.area.set_status(COMPACTING)
+
+    def _on_SummaryFinished(self, event) -> None:
+        before, self._before_summary = self._before_summary, None
+        if before is not None:
+            self.area.set_status(before.label, before.started)
+        else:
+            self.area.clear_status()
+
+    # -- tools -----------------------------------------------------------------------------
+
+    def _on_ToolStarted(self, event: ev.ToolStarted) -> None:
+        self.end_stream()
+        self.calls[event.call_id] = (event.name, event.arguments, time.monotonic())
+        self.running = event.call_id
+        self.area.set_status(call_text(event.name, event.arguments))
+
+    def _on_ToolProgress(self, event: ev.ToolProgress) -> None:
+        self.area.set_detail(event.text)
+
+    def _on_ToolFinished(self, event: ev.ToolFinished) -> None:
+        self.area.clear_status()
+        self.running = None
+        _, arguments, _ = self.calls.pop(event.call_id, (event.name, "", 0.0))
+        line = result_line(event, arguments, self.declined.pop(event.call_id, None))
+        self.say_lines([line, *output_tail(event), *self._applied_diff(event)])
+
+    def _applied_diff(self, event: ev.ToolFinished) -> list[Line]:
+        if event.name not in WRITING_TOOLS or not event.facts.changed or self.checkpoints is None:
+            return []
+        if event.call_id in self.previewed:
+            self.previewed.discard(event.call_id)
+            return []  # the question showed this diff a moment ago: once is enough
+        change = self.checkpoints.for_call(event.call_id)
+        if change is None or not change.kept:
+            return []
+        before = (self.checkpoints.content(change.before) or b"").decode("utf-8", "replace")
+        after = self.checkpoints.content(change.after).decode("utf-8", "replace")
+        return coloured_diff(unified_diff(before, after, change.shown), APPLIED_DIFF_LINES, "; /diff shows all")
+
+    # -- the rest --------------------------------------------------------------------------
+
+    @contextmanager
+    def holding_notices(self):
+        """Notices are collected, not printed, while inside (a command words the outcome itself)."""
+        self._held = held = []
+        try:
+            yield held
+        finally:
+            self._held = None
+
+    def _on_Notice(self, event: ev.Notice) -> None:
+        if self._held is not None:
+            self._held.append(event)
+            return
+        self.end_stream()
+        self.area.print(to_text([(f"· {neutralize(event.text)}", "yellow" if event.level == "warning" else "dim")]))
+
+    def pause(self) -> None:
+        """Before a question: the live area leaves the terminal to the prompt."""
+        self.end_stream()
+        self.area.pause()
+
+    def resume(self) -> None:
+        self.area.resume()
+
+    def end_turn(self, interrupted: bool = False) -> None:
+        """The turn (or a command) is over: flush the answer, say which tool was cut, stop the live area."""
+        self.end_stream()
+        if interrupted and self.running in self.calls:
+            name, arguments, started = self.calls.pop(self.running)
+            self.say_lines([interrupted_line(name, arguments, time.monotonic() - started)])
+        self.running = None
+        self.area.stop()

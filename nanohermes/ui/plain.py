@@ -64,7 +64,10 @@ class PlainRenderer:
         elif isinstance(event, ev.ToolStarted):
             self._say(f"→ {tool_line(event.name, event.arguments)}")
         elif isinstance(event, ev.ToolFinished):
-            self._say(f"  {'✓' if event.ok else '✗'} {event.summary}")
+            from nanohermes.ui.toolview import command_outcome, failed
+
+            outcome = f" · {command_outcome(event.facts)[0]}" if event.facts.exit_code is not None else ""
+            self._say(f"  {'✗' if failed(event) else '✓'} {event.summary}{outcome}")  # a failed command is a ✗
         elif isinstance(event, ev.Notice):
             self._say(f"[{event.level}] {event.text}" if event.level != "info" else f"· {event.text}")
         elif isinstance(event, ev.Usage):

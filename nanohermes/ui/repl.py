@@ -1,16 +1,19 @@
-"""The interactive loop: prompt_toolkit input, rich output, slash commands, approvals."""
+"""The interactive loop: prompt_toolkit input, rich output, slash commands, approvals, and the
+keyboard while a turn runs (Esc stops it, typed keys wait for the next prompt)."""
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 
 from pathlib import Path
 
+from nanohermes.calls import WRITING_TOOLS
 from nanohermes.config import MODES, Config
 from nanohermes.errors import NanoHermesError
 from nanohermes.ui.commands import COMMANDS, run_slash_command
-from nanohermes.ui.escape import escape
+from nanohermes.ui.escape import neutralize
 from nanohermes.ui.plain import stop_message
 from nanohermes.ui.switch_commands import next_mode, session_names
 
@@ -37,7 +40,9 @@ class Repl:
         from rich.console import Console
 
         from nanohermes.runtime import build_runtime
+        from nanohermes.ui.keys import KeyWatcher
         from nanohermes.ui.live import RichRenderer
+        from nanohermes.ui.usage_view import SessionTotals
 
         self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
         self._prompting = False
@@ -45,10 +50,19 @@ class Repl:
         self.console = Console(highlight=False)
         self.renderer = RichRenderer(self.console)
         self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve)
+        self.renderer.checkpoints = self.runtime.checkpoints
+        self.keys = KeyWatcher() if KeyWatcher.available() else None
+        self.totals = SessionTotals()
+        self.notes_for_model: list[str] = []  # told to the model with the next message (e.g. after /undo)
+        self._typed = ""  # keys typed while the last turn ran: the next prompt starts with them
         self._prompt = None
 
-    def say(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
+    def say(self, text: str, style: str = "") -> None:
+        self.console.print(neutralize(text), markup=False, highlight=False, style=style or None)
+
+    def show(self, lines) -> None:
+        """Lines of (text, style) spans, as ui/toolview.py and ui/context_view.py build them."""
+        self.renderer.say_lines(lines)
 
     def _prompt_session(self):
         if self._prompt is None:
@@ -70,10 +84,11 @@ class Repl:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         session = self._prompt_session()
+        typed, self._typed = self._typed, ""
         with patch_stdout(raw=True):  # what another thread prints appears above the prompt
             self._prompting = True
             try:
-                return session.prompt(message or self.prompt_text)
+                return session.prompt(message or self.prompt_text, default=typed)
             finally:
                 self._prompting = False
 
@@ -112,22 +127,37 @@ class Repl:
             return
         runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve)
         old, self.runtime = self.runtime, runtime
+        self.renderer.checkpoints = runtime.checkpoints
         old.close()
         self.say_session()
 
-    def approve(self, tool, args: dict, preview: str) -> str:
-        self.renderer.end_stream()
-        self.console.print(f"[yellow]{tool.name} wants to run:[/]")
-        self.say(preview)
-        while True:
-            try:
-                from prompt_toolkit import prompt  # no history: answers are not commands
+    def approve(self, tool, args: dict, preview: str):
+        from nanohermes.ui.approval import ask
 
-                answer = prompt("allow? [y]es / [n]o / [a]lways for this session: ").strip().lower()
-            except (EOFError, KeyboardInterrupt):
-                return "no"
-            if answer in ("y", "yes", "n", "no", "a", "always"):
-                return {"y": "yes", "n": "no", "a": "always"}.get(answer, answer)
+        agent = self.runtime.agent
+        self.renderer.pause()
+        self._keys_off()
+        try:
+            decision = ask(self.show, tool.name, args, preview, agent.approvals.scope(tool, args, agent.ctx))
+        finally:
+            self._keys_on()
+            self.renderer.resume()
+        call_id = self.renderer.running
+        if decision.answer == "no" and call_id:
+            self.renderer.declined[call_id] = decision.reason
+        elif tool.name in WRITING_TOOLS and call_id:
+            self.renderer.previewed.add(call_id)
+        return decision
+
+    def _keys_on(self) -> None:
+        if self.keys is not None:
+            self.keys.start()
+
+    def _keys_off(self) -> None:
+        """Give the keyboard back; what was typed meanwhile starts the next prompt."""
+        if self.keys is not None:
+            self.keys.stop()
+            self._typed += self.keys.take_typed()
 
     def say_session(self) -> None:
         """Which session this is; for a resumed one, what it was about."""
@@ -151,7 +181,7 @@ class Repl:
             return
         problem = self.endpoint.take_problem()
         if problem:
-            self.console.print(f"[yellow]· endpoint check: {escape(problem)}[/]", highlight=False)
+            self.say(f"· endpoint check: {problem}", "yellow")
 
     def loop(self) -> int:
         self.say(f"NanoHermes · {self.runtime.config.model} · {self.runtime.config.workspace} · mode {self.runtime.config.mode}")
@@ -166,33 +196,56 @@ class Repl:
                 return 0
             if not line.strip():
                 continue
-            if line.startswith("/") and not line.startswith("//"):
-                try:
-                    if not run_slash_command(self, line):
+            try:
+                if line.startswith("/") and not line.startswith("//"):
+                    if not self.command(line):
                         return 0
-                except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
-                    self.console.print("[yellow]· command interrupted[/]")
-                except NanoHermesError as exc:
-                    self.console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-                continue
-            self.turn(line)
+                else:
+                    self.turn(line)
+            except KeyboardInterrupt:  # landed between the loop's own handlers (e.g. Esc as a turn ended)
+                self._keys_off()
+                self.renderer.end_turn(interrupted=True)
+                self.say("· interrupted", "yellow")
+
+    def command(self, line: str) -> bool:
+        try:
+            return run_slash_command(self, line)
+        except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
+            self.say("· command interrupted", "yellow")
+        except NanoHermesError as exc:
+            self.say(f"error: {exc}", "red")
+        finally:
+            self.renderer.end_turn()
+        return True
 
     def turn(self, text: str) -> None:
+        started = time.monotonic()
+        if self.notes_for_model:
+            text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
+            self.notes_for_model = []
+        self._keys_on()
         try:
             result = self.runtime.agent.run_turn(text)
         except NanoHermesError as exc:  # provider, session (disk full), config
-            self.renderer.end_stream()
-            self.console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            self.renderer.end_turn()
+            self.say(f"error: {exc}", "red")
             return
-        self.renderer.end_stream()
+        finally:
+            self._keys_off()
+        self.renderer.end_turn(interrupted=result.stopped_reason == "interrupted")
         if result.stopped_reason == "interrupted":
-            self.console.print("[yellow]· interrupted[/]")
+            self.say("· interrupted", "yellow")
         elif result.stopped_reason:
-            self.console.print(f"[yellow]· {escape(stop_message(result))}[/]", highlight=False)
-        if result.usage:
-            from nanohermes import events as ev
+            self.say(f"· {stop_message(result)}", "yellow")
+        self._status_line(result.usage, time.monotonic() - started)
 
-            self.renderer(ev.Usage(**vars(result.usage)))
+    def _status_line(self, usage, seconds: float) -> None:
+        from nanohermes.ui.usage_view import turn_line
+
+        agent = self.runtime.agent
+        self.totals.add(usage)
+        share = None if agent.window else agent.keeper.engine.size(agent.messages) / agent.settings.high_water_chars
+        self.say(turn_line(usage, window=agent.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
 
 
 def run_repl(config: Config, session_name: str | None) -> int:

@@ -138,7 +138,8 @@ class StreamJsonOutput:
 
     def __call__(self, event) -> None:
         self.log.see(event)
-        self._line(event_dict(event))
+        if not isinstance(event, ev.LIVE_PROGRESS):
+            self._line(event_dict(event))
 
     def started(self, session: dict, lines: list[str]) -> None:
         self._line(session)

@@ -29,7 +29,7 @@ class Reply:
     usage: dict | None = field(default_factory=lambda: {"prompt_tokens": 100, "completion_tokens": 10})
     content_empty_string: bool = False  # llama.cpp sends content "" beside tool_calls
     chunk_size: int = 7
-    delay: float = 0.0  # seconds between chunks
+    delay: float = 0.0  # seconds between chunks (before the whole reply, when not streamed)
     drop_after: int | None = None  # close the connection after this many chunks
 
 
@@ -197,6 +197,7 @@ class ScriptedServer:
                 if isinstance(reply, Error):
                     return self._json(reply.status, reply.body, reply.headers)
                 if not body.get("stream"):
+                    time.sleep(getattr(reply, "delay", 0.0))  # a slow summariser
                     return self._json(200, completion(reply, model))
                 chunks = reply.chunks if isinstance(reply, RawSSE) else stream_chunks(reply, model)
                 delay = getattr(reply, "delay", 0.0)

@@ -8,7 +8,8 @@ import pytest
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.files import MAX_FILE_BYTES, edit_file, read_file, write_file
+from nanohermes.tools.edit import edit_file
+from nanohermes.tools.files import MAX_FILE_BYTES, read_file, write_file
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
@@ -223,10 +224,10 @@ def test_write_file_refuses_a_directory_or_a_fifo(ctx, workspace):
 
 def test_write_file_preview_shows_new_file_or_diff(ctx, workspace):
     preview = TOOLS["write_file"].preview
-    assert preview(ctx, path="n.txt", content="a\nb\n") == "write_file n.txt: new file, 2 lines\na\nb"
+    assert preview(ctx, path="n.txt", content="a\nb\n") == "new file, 2 lines\n+a\n+b"
     (workspace / "n.txt").write_text("a\n")
     assert "\n-a\n+b" in preview(ctx, path="n.txt", content="b\n")
-    assert preview(ctx, path="../x", content="").startswith("write_file ../x: will fail: ")
+    assert preview(ctx, path="../x", content="").startswith("will fail: ")
     assert not (workspace / "n.txt").read_text() == "b\n"  # previewing writes nothing
 
 
@@ -306,7 +307,7 @@ def test_edit_file_of_a_missing_file_suggests_the_real_one(ctx, workspace):
 def test_edit_file_preview_shows_the_unified_diff_without_writing(ctx, workspace):
     (workspace / "m.py").write_text("a = 1\n")
     preview = TOOLS["edit_file"].preview(ctx, path="m.py", old_text="a = 1", new_text="a = 2")
-    assert preview == "edit_file m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a = 1\n+a = 2"
+    assert preview == "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a = 1\n+a = 2"
     assert (workspace / "m.py").read_text() == "a = 1\n"
     failing = TOOLS["edit_file"].preview(ctx, path="m.py", old_text="zzz", new_text="y")
-    assert failing.startswith("edit_file m.py: will fail: old_text not found in m.py.")
+    assert failing.startswith("will fail: old_text not found in m.py.")

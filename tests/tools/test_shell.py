@@ -164,3 +164,28 @@ def test_the_provider_key_is_not_passed_to_commands(workspace, monkeypatch):
     monkeypatch.setenv("OTHER_SETTING", "visible")
     out = run_command.func(ToolContext(workspace=workspace, home=workspace.parent / "h"), "env")
     assert "sk-do-not-leak" not in out and "OTHER_SETTING=visible" in out
+
+
+def test_facts_carry_the_interleaved_tail_and_the_line_count(ctx):
+    out = run(ctx, "for i in $(seq 1 20); do echo line $i; done; echo oops >&2; exit 1")
+    assert out.facts.exit_code == 1
+    assert out.facts.tail.splitlines() == ["line 17", "line 18", "line 19", "line 20", "oops"]
+    assert out.facts.output_lines == 21
+
+
+def test_a_carriage_return_overwrites_the_line_in_the_tail(ctx):
+    out = run(ctx, r"printf 'progress 10%%\rprogress 100%%\ndone\n'")
+    assert out.facts.tail.splitlines() == ["progress 100%", "done"]
+
+
+def test_output_is_reported_while_the_command_runs(workspace, isolated_home):
+    seen = []
+
+    def progress(text):
+        seen.append((time.monotonic(), text))
+
+    ctx = ToolContext(workspace=workspace, home=isolated_home, progress=progress)
+    started = time.monotonic()
+    run(ctx, "echo first; sleep 0.6; echo second; sleep 0.6")
+    assert seen and seen[0][1] == "first" and seen[0][0] - started < 0.5
+    assert any(text.endswith("second") for _, text in seen)

@@ -17,9 +17,13 @@ class FakeRepl:
     def __init__(self, runtime):
         self.runtime = runtime
         self.out: list[str] = []
+        self.notes_for_model: list[str] = []
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, style: str = "") -> None:
         self.out.append(text)
+
+    def show(self, lines) -> None:
+        self.out.append("\n".join("".join(text for text, _ in line) for line in lines))
 
 
 @pytest.fixture
@@ -58,9 +62,9 @@ def test_context_draws_every_part_against_the_budget_and_what_the_last_request_h
     repl.runtime.agent.run_turn("read x")
     run_slash_command(repl, "/context")
     out = repl.out[-1]
-    for part in ("built-in rules", "tool schemas", "user", "assistant", "tool results", "total", "budget 120,000 chars"):
+    for part in ("built-in rules", "memory block", "tool schemas", "user", "assistant", "tool results", "total", "120,000 chars"):
         assert part in out
-    assert any(line.startswith("[") and "]" in line for line in out.splitlines())
+    assert any(line.startswith("[") and line.endswith("]") for line in out.splitlines())
     assert out.splitlines()[-1].startswith("last request: 2,000 tokens in (75 % cached);")
 
 

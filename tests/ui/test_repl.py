@@ -30,7 +30,7 @@ def test_a_turn_then_exit(server, workspace):
     child = spawn(server, workspace, "--session", "t1")
     child.send("hi there\r")
     child.expect("Hello from")
-    child.expect("tokens this turn")
+    child.expect("100 in · 10 out · 1 request")
     child.expect("›")
     child.send("/exit\r")
     child.expect(pexpect.EOF)

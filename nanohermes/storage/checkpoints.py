@@ -1,0 +1,161 @@
+"""Checkpoints of the files a session's write_file and edit_file changed, for /diff and /undo.
+
+Kept under `$NANOHERMES_HOME/checkpoints/SESSION/`, outside the workspace, so undo works
+without git: `blobs/` holds each content once (named by its SHA-256), `index.jsonl` one line
+per change and one per undo (append-only, like a session; a cut last line is ignored).
+A change is staged (its blobs written) before the file is written and committed after, so a
+failed write leaves no checkpoint and a checkpoint that cannot be saved stops the write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+# An old content above this is not kept (write_file may overwrite a huge file): the change
+# is recorded, and /undo says it cannot restore it. Same limit as the file tools' reads.
+MAX_KEPT_BYTES = 4_194_304
+
+UNDONE = "undone"
+NOTHING = "nothing"  # no change left to undo
+CHANGED_SINCE = "changed_since"  # the file is not what the change left: undoing would lose work
+NOT_KEPT = "not_kept"  # the old content was too big to keep
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int
+    call_id: str
+    tool: str
+    path: str  # absolute
+    shown: str  # as the model and the user saw it
+    before: str | None  # blob name of the old content; None: the file did not exist, or was not kept
+    after: str
+    existed: bool
+    time: float
+    undone: bool = False
+
+    @property
+    def kept(self) -> bool:
+        return self.before is not None or not self.existed
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    status: str  # UNDONE | NOTHING | CHANGED_SINCE | NOT_KEPT
+    checkpoint: Checkpoint | None = None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Checkpoints:
+    def __init__(self, root: Path):
+        self.root = root
+        self._changes: list[Checkpoint] = []
+        self._loaded = False
+
+    # -- recording ------------------------------------------------------------------------
+
+    def stage(self, call_id: str, tool: str, target: Path, shown: str, before: bytes | None, after: bytes) -> Checkpoint:
+        """Keep both contents before the file is written. `before` None: the file is new.
+        Raises OSError when they cannot be kept (the caller must not write then)."""
+        existed = target.exists()
+        kept = before if before is not None and len(before) <= MAX_KEPT_BYTES else None
+        blob = self._put(kept) if kept is not None else None
+        seq = max((c.seq for c in self._all()), default=0) + 1
+        return Checkpoint(seq, call_id, tool, str(target.resolve()), shown, blob, self._put(after), existed, time.time())
+
+    def commit(self, checkpoint: Checkpoint) -> None:
+        """The file now holds `after`: record the change."""
+        record = {k: v for k, v in vars(checkpoint).items() if k != "undone"}
+        self._append(record)
+        self._changes.append(checkpoint)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def changes(self) -> list[Checkpoint]:
+        """Every change of this session, oldest first, undone ones marked."""
+        return list(self._all())
+
+    def for_call(self, call_id: str) -> Checkpoint | None:
+        return next((c for c in reversed(self._all()) if c.call_id == call_id), None)
+
+    def content(self, blob: str | None) -> bytes | None:
+        return None if blob is None else (self.root / "blobs" / blob).read_bytes()
+
+    # -- undo -----------------------------------------------------------------------------
+
+    def undo_last(self) -> UndoOutcome:
+        """Put back the content before the latest change not yet undone, if the file still
+        holds what that change left."""
+        from nanohermes.tools.files import atomic_write  # the one atomic write; tools are heavy to import
+
+        live = [c for c in self._all() if not c.undone]
+        if not live:
+            return UndoOutcome(NOTHING)
+        last = live[-1]
+        target = Path(last.path)
+        try:
+            current = target.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            current = None
+        if current is None or _digest(current) != last.after:
+            return UndoOutcome(CHANGED_SINCE, last)
+        if not last.kept:
+            return UndoOutcome(NOT_KEPT, last)
+        if last.existed:
+            atomic_write(target, self.content(last.before))
+        else:
+            target.unlink()
+        self._append({"undone": last.seq})
+        self._changes = [replace(c, undone=True) if c.seq == last.seq else c for c in self._changes]
+        return UndoOutcome(UNDONE, last)
+
+    # -- files ----------------------------------------------------------------------------
+
+    def _all(self) -> list[Checkpoint]:
+        if not self._loaded:
+            self._loaded = True
+            self._changes = self._load()
+        return self._changes
+
+    def _load(self) -> list[Checkpoint]:
+        try:
+            lines = (self.root / "index.jsonl").read_text("utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        changes: dict[int, Checkpoint] = {}
+        for line in lines:
+            try:
+                record = json.loads(line)
+                if "undone" in record:
+                    changes[record["undone"]] = replace(changes[record["undone"]], undone=True)
+                else:
+                    changes[record["seq"]] = Checkpoint(**record)
+            except (ValueError, TypeError, KeyError):
+                continue  # a line cut by a crash, or from another version: skip it
+        return [changes[seq] for seq in sorted(changes)]
+
+    def _put(self, data: bytes) -> str:
+        name = _digest(data)
+        blobs = self.root / "blobs"
+        blobs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = blobs / name
+        if not path.exists():
+            tmp = blobs / f".{name}.{os.getpid()}.tmp"
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        return name
+
+    def _append(self, record: dict) -> None:
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.root / "index.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(fd, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,0 +1,141 @@
+"""edit_file: exact-string replacement that says what is nearest when old_text is not there."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from nanohermes.calls import ResultFacts
+from nanohermes.errors import ToolError
+from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.tools.files import (
+    BINARY_SNIFF_BYTES, DIFF_LINE_CHARS, MAX_FILE_BYTES, PREVIEW_DIFF_LINES, RESULT_DIFF_LINES,
+    capped_diff, cut_line, encode_text, printable, refuse_binary, require_file, write_with_checkpoint,
+)
+from nanohermes.tools.paths import display_path, resolve_path
+
+MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
+
+
+@dataclass
+class _Edit:
+    target: Path
+    shown: str
+    before: str
+    after: str
+    lines: list[int]  # line numbers of the replaced occurrences
+
+
+def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool) -> _Edit:
+    target = resolve_path(ctx, path)
+    shown = display_path(ctx, target)
+    size = require_file(target, shown)
+    if size > MAX_FILE_BYTES:
+        raise ToolError(f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte edit_file limit")
+    data = target.read_bytes()
+    refuse_binary(data[:BINARY_SNIFF_BYTES], shown, size)
+    content = data.decode("utf-8", "surrogateescape")  # edits keep undecodable bytes as they were
+    if not old_text:
+        raise ToolError("old_text is empty; to create or overwrite a whole file use write_file")
+    old_text, new_text = _match_line_endings(content, old_text, new_text)
+    starts = _occurrences(content, old_text)
+    if not starts:  # first: "identical" would hide that the text is not there at all
+        raise ToolError(_not_found(shown, content, old_text))
+    if old_text == new_text:
+        raise ToolError("old_text and new_text are identical; nothing to change")
+    lines = _line_numbers(content, starts)
+    if len(starts) > 1 and not replace_all:
+        raise ToolError(
+            f"old_text appears {len(starts)} times in {shown} (lines {_list_numbers(lines)}); include more "
+            "surrounding lines to make it unique, or set replace_all=true"
+        )
+    after = content.replace(old_text, new_text, -1 if replace_all else 1)
+    return _Edit(target, shown, content, after, lines)
+
+
+def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
+    """read_file shows CRLF files without the CR; accept old_text copied from there."""
+    if "\r\n" in content and "\r\n" not in old_text and "\n" in old_text and old_text not in content:
+        return old_text.replace("\n", "\r\n"), new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return old_text, new_text
+
+
+def _occurrences(content: str, needle: str) -> list[int]:
+    """Start offsets of non-overlapping occurrences, the ones str.replace would replace."""
+    starts, at = [], content.find(needle)
+    while at != -1:
+        starts.append(at)
+        at = content.find(needle, at + len(needle))
+    return starts
+
+
+def _line_numbers(content: str, starts: list[int]) -> list[int]:
+    numbers, line, pos = [], 1, 0
+    for start in starts:
+        line += content.count("\n", pos, start)
+        pos = start
+        numbers.append(line)
+    return numbers
+
+
+def _list_numbers(numbers: list[int]) -> str:
+    listed = ", ".join(map(str, numbers[:MAX_LISTED_LINES]))
+    return listed + (", …" if len(numbers) > MAX_LISTED_LINES else "")
+
+
+def _not_found(shown: str, content: str, old_text: str) -> str:
+    """Say what is nearest, so the model fixes old_text instead of guessing again."""
+    lines = content.splitlines()
+    message = f"old_text not found in {shown}."
+    loose = _whitespace_insensitive_line(lines, old_text)
+    if loose:
+        count = len(old_text.strip("\n").split("\n"))
+        return message + (
+            f" It matches lines {loose}–{loose + count - 1} if whitespace is ignored: "
+            "copy the exact indentation and spacing from read_file."
+        )
+    probe = max((line.strip() for line in old_text.splitlines()), key=len, default="")
+    stripped = [line.strip() for line in lines]
+    close = difflib.get_close_matches(probe, stripped, n=3, cutoff=0.6) if probe else []
+    numbered = sorted({stripped.index(text) + 1 for text in close})
+    if numbered:
+        message += " Closest line(s):\n" + "\n".join(f"{n}\t{cut_line(printable(lines[n - 1]), DIFF_LINE_CHARS)}" for n in numbered)
+    return message + "\nRe-read the file with read_file and copy old_text exactly."
+
+
+def _whitespace_insensitive_line(lines: list[str], old_text: str) -> int | None:
+    wanted = [" ".join(line.split()) for line in old_text.strip("\n").split("\n")]
+    if not any(wanted):
+        return None
+    normal = [" ".join(line.split()) for line in lines]
+    for i in range(len(normal) - len(wanted) + 1):
+        if normal[i] == wanted[0] and normal[i : i + len(wanted)] == wanted:
+            return i + 1
+    return None
+
+
+def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+    try:
+        edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
+    except ToolError as exc:
+        return f"will fail: {exc}"
+    return capped_diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
+
+
+@tool(
+    params={"path": "file path", "old_text": "exact text to replace", "new_text": "replacement", "replace_all": "replace every occurrence"},
+    approval=True,
+    preview=_preview_edit,
+)
+def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> ToolOutput:
+    """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
+    edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
+    data = encode_text(edit.after)
+    diff, added, removed = capped_diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)
+    write_with_checkpoint(ctx, "edit_file", edit.target, edit.shown, encode_text(edit.before), data, True)
+    where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
+    n = len(edit.lines)
+    found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where})"
+    text = f"edit_file {edit.shown}: {found}\n{diff}"
+    return ToolOutput(text, ResultFacts(path=edit.shown, changed=True, found=f"{found}, +{added} −{removed}"))

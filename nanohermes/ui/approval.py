@@ -1,0 +1,79 @@
+"""The approval question: the action named for what it is (a command to run, a file to edit),
+its preview once (a diff coloured), and an answer that can be scoped ("always" for this
+command prefix or this path) or a "no" that says why.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nanohermes.loop.approvals import Decision
+from nanohermes.loop.grants import Grant
+from nanohermes.ui.escape import neutralize
+from nanohermes.ui.toolview import Line, coloured_diff
+
+SCOPE_CHARS = 60  # the question stays one line in an 100-column terminal
+PREVIEW_LINES = 400  # the tools cap their previews (with a note); this only bounds a tool that does not
+ANSWERS = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no"}
+NO_PREFIX = re.compile(r"^(no?)\b\s*[:,.\-–—]?\s*", re.IGNORECASE)
+
+
+def action_title(tool_name: str, args: dict) -> str:
+    """`Run a command`, `Edit src/x.py`: what the user is asked to allow."""
+    path = neutralize(str(args.get("path", "")))
+    if tool_name == "run_command":
+        return "Run a command"
+    if tool_name == "edit_file":
+        return f"Edit {path}"
+    if tool_name == "write_file":
+        return f"Write {path}"
+    return f"Allow {tool_name}"
+
+
+def preview_lines(tool_name: str, preview: str) -> list[Line]:
+    """The preview body: a diff coloured by line kind; a command as it will run."""
+    lines = preview.splitlines()
+    if tool_name in ("edit_file", "write_file"):
+        return coloured_diff(lines, PREVIEW_LINES)
+    return [[("  " + neutralize(line), "bold" if line.startswith("$") else "dim")] for line in lines[:PREVIEW_LINES]]
+
+
+def question(scope: Grant) -> str:
+    scope_text = neutralize(scope.describe())
+    if len(scope_text) > SCOPE_CHARS:
+        scope_text = scope_text[: SCOPE_CHARS - 1] + "…"
+    return f"allow? [y]es · [a]lways: {scope_text} · [n]o, or say what to do instead › "
+
+
+def parse_answer(text: str) -> Decision | None:
+    """y / a / n, or any other text: a no with that text as the reason (`n: use make clean`
+    and `use make clean` alike). None for an empty line (ask again)."""
+    answer = text.strip()
+    if not answer:
+        return None
+    known = ANSWERS.get(answer.lower())
+    if known:
+        return Decision(known)
+    return Decision("no", NO_PREFIX.sub("", answer, count=1).strip() or answer)
+
+
+def ask(say_lines, tool_name: str, args: dict, preview: str, scope: Grant) -> Decision:
+    """Show the action once and read the answer. Ctrl-C or Esc stops the turn (KeyboardInterrupt),
+    Ctrl-D says no."""
+    from prompt_toolkit import prompt  # no history: answers are not commands
+    from prompt_toolkit.key_binding import KeyBindings
+
+    say_lines([[("● ", "yellow"), (action_title(tool_name, args), "bold yellow")], *preview_lines(tool_name, preview)])
+    keys = KeyBindings()
+
+    @keys.add("escape", eager=True)
+    def _stop(event):
+        event.app.exit(exception=KeyboardInterrupt)
+
+    while True:
+        try:
+            decision = parse_answer(prompt(question(scope), key_bindings=keys))
+        except EOFError:
+            return Decision("no")
+        if decision is not None:
+            return decision

@@ -1,0 +1,98 @@
+"""/diff, /undo and /permissions: what this session changed, taking a change back, and the
+"always" answers in force. Each returns lines of (text, style) spans to print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nanohermes.loop.approvals import Approvals
+from nanohermes.storage.checkpoints import CHANGED_SINCE, NOT_KEPT, NOTHING, Checkpoint, Checkpoints
+from nanohermes.ui.escape import neutralize
+from nanohermes.ui.toolview import Line, coloured_diff, unified_diff
+
+DIFF_COMMAND_LINES = 400  # per file: /diff is asked for, so show much, but not a whole generated file
+UNDO_DIFF_LINES = 40
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", "replace")
+
+
+def _current(path: str) -> str | None:
+    try:
+        return _text(Path(path).read_bytes())
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def diff_lines(checkpoints: Checkpoints | None) -> list[Line]:
+    """Each file write_file and edit_file changed (and not undone): from before its first change to now."""
+    changes = [c for c in (checkpoints.changes() if checkpoints else []) if not c.undone]
+    if not changes:
+        return [[("no changes in this session (write_file and edit_file are tracked; commands are not)", "dim")]]
+    first: dict[str, Checkpoint] = {}
+    counts: dict[str, int] = {}
+    for change in changes:
+        first.setdefault(change.path, change)
+        counts[change.path] = counts.get(change.path, 0) + 1
+    lines: list[Line] = []
+    for path, change in first.items():
+        n = counts[path]
+        lines.append([(f"{neutralize(change.shown)}", "bold"), (f" · {n} change{'s' if n > 1 else ''}", "dim")])
+        if not change.kept:
+            lines.append([("  (the content before was too big to keep; no diff)", "dim")])
+            continue
+        now = _current(path)
+        before = _text(checkpoints.content(change.before)) if change.existed else ""
+        body = unified_diff(before, now if now is not None else "", change.shown)
+        if now is None:
+            lines.append([("  (deleted since)", "yellow")])
+        lines += coloured_diff(body, DIFF_COMMAND_LINES) if body else [[("  (same as before the session)", "dim")]]
+    return lines
+
+
+def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]:
+    """Undo the latest change; the lines to print and a note for the model (None if nothing changed)."""
+    if checkpoints is None:
+        return [[("undo is not available here", "yellow")]], None
+    outcome = checkpoints.undo_last()
+    change = outcome.checkpoint
+    if outcome.status == NOTHING:
+        return [[("nothing to undo (no write_file or edit_file change left in this session)", "dim")]], None
+    shown = neutralize(change.shown)
+    if outcome.status == CHANGED_SINCE:
+        return [[(f"not undone: {shown} changed since {change.tool} wrote it (by you or another program); "
+                  "undoing would lose that change. /diff shows it.", "yellow")]], None
+    if outcome.status == NOT_KEPT:
+        return [[(f"cannot undo {change.tool} on {shown}: the content before was too big to keep", "yellow")]], None
+    before = _text(checkpoints.content(change.before)) if change.existed else ""
+    body = unified_diff(_text(checkpoints.content(change.after)), before, change.shown)
+    done = "removed the file it created" if not change.existed else "restored the content from before it"
+    left = sum(1 for c in checkpoints.changes() if not c.undone)
+    lines = [[("↶ ", "cyan"), (f"undid {change.tool} on {shown}: {done}", ""), (f" · {left} more to undo", "dim")],
+             *coloured_diff(body, UNDO_DIFF_LINES)]
+    note = f"The user ran /undo: {change.shown} is back to its content before your {change.tool} call"
+    return lines, note + (" (the file no longer exists)." if not change.existed else ".")
+
+
+def permissions_lines(approvals: Approvals, arg: str) -> list[Line]:
+    """List the grants; `revoke N` or `clear` takes them back."""
+    words = arg.split()
+    if words[:1] == ["clear"]:
+        approvals.reset()
+        return [[("all \"always\" answers revoked", "")]]
+    if words[:1] == ["revoke"]:
+        try:
+            grant = approvals.grants[int(words[1]) - 1]
+        except (IndexError, ValueError):
+            return [[("usage: /permissions revoke N (N from /permissions)", "yellow")]]
+        approvals.revoke(grant)
+        return [[(f"revoked: {neutralize(grant.describe())}", "")]]
+    if words:
+        return [[("usage: /permissions [revoke N | clear]", "yellow")]]
+    if approvals.mode == "auto":
+        return [[("mode auto: nothing is asked", "dim")]]
+    if not approvals.grants:
+        return [[("no \"always\" answers in this conversation (answer a to a question to add one)", "dim")]]
+    rows = [[(f"{i:>3}. ", "dim"), (neutralize(g.describe()), "")] for i, g in enumerate(approvals.grants, 1)]
+    return [[("allowed without asking, until /reset:", "")], *rows, [("  /permissions revoke N · /permissions clear", "dim")]]

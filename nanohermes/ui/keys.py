@@ -1,0 +1,125 @@
+"""The keyboard while a turn runs: Esc stops the turn as Ctrl-C does, and what the user types
+is kept for the next prompt instead of landing in an approval question (or being echoed over
+the live area).
+
+Terminal only. The watcher owns stdin while it runs: cbreak mode (no echo, no line editing;
+signals stay on, so Ctrl-C works as ever) and a thread that reads it. It is stopped, and what
+is still pending read, before anything else reads the keyboard.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import threading
+
+ESC = 0x1B
+ESC_SEQUENCE_WAIT_S = 0.05  # the rest of an arrow key's sequence arrives within microseconds; a lone Esc has none
+POLL_S = 0.05  # how soon stop() is noticed
+READ_BYTES = 1024
+BACKSPACES = (0x7F, 0x08)
+ENTERS = (0x0D, 0x0A)
+
+
+def _sequence_end(data: bytes, i: int) -> int:
+    """Index after the escape sequence starting at data[i] (ESC): CSI (`ESC [ … final`),
+    SS3 (`ESC O x`), or Alt+key (`ESC x`)."""
+    if i + 1 >= len(data):
+        return i + 1
+    if data[i + 1] == ord("["):
+        j = i + 2
+        while j < len(data) and not 0x40 <= data[j] <= 0x7E:
+            j += 1
+        return j + 1
+    return i + 3 if data[i + 1] == ord("O") else i + 2
+
+
+class KeyWatcher:
+    def __init__(self, fd: int = 0):
+        self.fd = fd
+        self._typed = bytearray()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._saved = None
+
+    @staticmethod
+    def available(fd: int = 0) -> bool:
+        try:
+            import termios  # noqa: F401  (not on Windows)
+        except ImportError:
+            return False
+        return os.isatty(fd)
+
+    def start(self) -> None:
+        import termios
+        import tty
+
+        try:
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd, termios.TCSANOW)
+        except (termios.error, OSError):  # not our terminal after all: Ctrl-C still works
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="nanohermes-keys", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Give the keyboard back: keys still pending are kept as typed text, not left for a prompt."""
+        import termios
+
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        while self._readable(0):
+            self._feed(os.read(self.fd, READ_BYTES), interrupting=False)
+        termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+    def take_typed(self) -> str:
+        """What was typed while the turn ran (for the next prompt), and forget it."""
+        text = self._typed.decode("utf-8", "ignore").strip("\n")
+        self._typed.clear()
+        return text
+
+    def _readable(self, timeout: float) -> bool:
+        try:
+            return bool(select.select([self.fd], [], [], timeout)[0])
+        except (OSError, ValueError):
+            return False
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self._readable(POLL_S):
+                try:
+                    data = os.read(self.fd, READ_BYTES)
+                except OSError:
+                    return
+                self._feed(data, interrupting=True)
+
+    def _feed(self, data: bytes, interrupting: bool) -> None:
+        i = 0
+        while i < len(data):
+            byte = data[i]
+            if byte == ESC:
+                if i + 1 == len(data) and self._readable(ESC_SEQUENCE_WAIT_S):
+                    data += os.read(self.fd, READ_BYTES)
+                if i + 1 == len(data):  # a lone Esc: stop the turn
+                    if interrupting:
+                        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                    i += 1
+                else:  # arrows, Alt+key: not text, not a stop
+                    i = _sequence_end(data, i)
+                continue
+            if byte in BACKSPACES:
+                self._backspace()
+            elif byte in ENTERS:
+                self._typed += b"\n"
+            elif byte >= 0x20 or byte == 0x09:
+                self._typed.append(byte)
+            i += 1
+
+    def _backspace(self) -> None:
+        text = self._typed.decode("utf-8", "ignore")[:-1]
+        self._typed[:] = text.encode("utf-8")

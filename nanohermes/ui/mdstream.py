@@ -1,0 +1,114 @@
+"""Streamed Markdown that never repeats in the scrollback.
+
+A terminal cannot redraw what has scrolled out of view, so redrawing a whole answer taller
+than the screen leaves copies of it behind. Here only the unfinished tail is live: every
+Markdown block that is complete (a blank line, then a new unindented line, outside a code
+fence; or a closing fence) is rendered once and printed above the live area, and when the
+unfinished block itself outgrows the live window its top lines are printed too, as aider's
+mdstream does (lines above the last few no longer change as text is appended: wrapping is
+greedy and code lines are fixed). Rendering one block at a time also keeps each redraw
+cheap, where re-parsing the whole answer on every delta is quadratic.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Callable
+
+from nanohermes.ui.escape import neutralize
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+LIVE_WINDOW_LINES = 8  # the live tail: the sentence being written and a little context, cheap to redraw
+SCREEN_MARGIN_LINES = 6  # rows kept for the status line and the prompt in a small terminal
+MIN_RENDER_INTERVAL_S = 0.05  # 20 redraws a second look smooth
+RENDER_COST_FACTOR = 5  # a slow render (a long code block) spaces out the next ones...
+MAX_RENDER_INTERVAL_S = 0.5  # ...but the tail never lags more than this behind the text
+
+
+def _closes(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
+
+
+def stable_end(text: str, start: int = 0) -> int:
+    """How much of `text` (from `start`, a block boundary) is complete Markdown blocks: the
+    offset where the last block that can no longer change ends."""
+    end, pos, fence, after_blank = start, start, None, False
+    for line in text[start:].splitlines(keepends=True):
+        complete = line.endswith("\n")
+        if fence is not None:
+            if complete and _closes(line, fence):
+                fence, end = None, pos + len(line)  # a closed fence is a whole block
+        else:
+            if after_blank and line.strip() and line[0] not in " \t":
+                end = pos  # an unindented line after a blank one starts a new block
+            opening = FENCE.match(line)
+            if complete and opening:
+                fence = opening.group(1)
+            after_blank = complete and not line.strip()
+        pos += len(line)
+    return end
+
+
+class MarkdownStream:
+    """One assistant message. `feed` text as it arrives; `finish` at the end. Stable lines go
+    to `emit` (printed once, above the live area); `live_lines` is what the live area shows."""
+
+    def __init__(self, console, emit: Callable[[list], None]):
+        self.console = console
+        self.emit = emit
+        self.source = ""
+        self.done = 0  # chars of source already printed as complete blocks
+        self.tail_printed = 0  # lines of the unfinished block printed because it outgrew the window
+        self.started = False  # a block was printed: the next one is separated by a blank line
+        self.live_lines: list = []
+        self._next_render = 0.0
+
+    def feed(self, text: str) -> None:
+        self.source += neutralize(text)
+        now = time.monotonic()
+        if now < self._next_render or not self.console.is_terminal:
+            return  # not a terminal: print once, at the end
+        self._update(final=False)
+        spent = time.monotonic() - now if self._next_render else 0.0  # the first render pays for imports
+        self._next_render = time.monotonic() + min(MAX_RENDER_INTERVAL_S, max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent))
+
+    def finish(self) -> None:
+        self._update(final=True)
+        self.live_lines = []
+
+    def _update(self, final: bool) -> None:
+        end = len(self.source) if final else stable_end(self.source, self.done)
+        if end > self.done:
+            lines = self._render(self.source[self.done:end])
+            self._print(lines, self.tail_printed)
+            self.done, self.tail_printed = end, 0
+        tail = self.source[self.done:]
+        lines = self._render(tail) if tail.strip() else []
+        overflow = len(lines) - self._window()
+        if overflow > self.tail_printed:
+            self._print(lines[:overflow], self.tail_printed)
+            self.tail_printed = overflow
+        self.live_lines = lines[self.tail_printed:]
+
+    def _print(self, lines: list, skip: int) -> None:
+        """Print lines[skip:]; a block's first line gets a blank line above it, as rich would."""
+        fresh = lines[skip:]
+        if not fresh:
+            return
+        if skip == 0 and self.started:
+            fresh = [[], *fresh]
+        self.started = True
+        self.emit(fresh)
+
+    def _window(self) -> int:
+        return max(1, min(LIVE_WINDOW_LINES, self.console.height - SCREEN_MARGIN_LINES))
+
+    def _render(self, text: str) -> list:
+        from rich.markdown import Markdown
+
+        lines = self.console.render_lines(Markdown(text), self.console.options, pad=False)
+        while lines and not "".join(segment.text for segment in lines[-1]).strip():
+            lines.pop()
+        return lines

@@ -1,0 +1,121 @@
+"""The REPL in a real pseudo-terminal, its output played into a terminal emulator (pyte) with
+a scrollback, so a test can assert what a user would see on the screen and above it.
+
+pexpect reads the child and keeps the tests in step (`expect`); everything it reads is also
+fed to the emulator. Rows and columns are the pty's and the emulator's alike.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pexpect
+import pyte
+
+BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
+HISTORY_LINES = 10_000
+
+
+class _Feed:
+    """pexpect's logfile_read: every chunk read from the child goes to the emulator too."""
+
+    def __init__(self, stream: pyte.Stream):
+        self.stream = stream
+
+    def write(self, data: str) -> None:
+        self.stream.feed(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class Terminal:
+    def __init__(self, server, workspace, *args, rows: int = 30, cols: int = 100, colour: bool = False, timeout: float = 20):
+        # No cursor-position request: pexpect does not answer it, and keys typed while
+        # prompt_toolkit waits for the answer would be misread.
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows), "PROMPT_TOOLKIT_NO_CPR": "1"}
+        if colour:
+            env.pop("NO_COLOR", None)
+        self.rows, self.cols = rows, cols
+        self.screen = pyte.HistoryScreen(cols, rows, history=HISTORY_LINES, ratio=0.5)
+        self.child = pexpect.spawn(BIN, ["--base-url", server.url, *args], cwd=str(workspace), env=env,
+                                   encoding="utf-8", timeout=timeout, dimensions=(rows, cols))
+        self.child.logfile_read = _Feed(pyte.Stream(self.screen))
+        self.ready()
+
+    # -- driving ---------------------------------------------------------------------------
+
+    def ready(self) -> None:
+        """Wait for the prompt to be drawn and the cursor shown again."""
+        self.child.expect("›")
+        self.child.expect(r"\x1b\[\?25h")
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)  # Enter is "\r" in a terminal; "\n" (Ctrl-J) inserts a newline
+
+    def expect(self, pattern, timeout: float | None = None) -> None:
+        self.child.expect(pattern, timeout=timeout if timeout is not None else -1)
+
+    def wait_screen(self, text: str, timeout: float = 20) -> None:
+        """Until `text` is visible on the screen (not only somewhere in the byte stream)."""
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.display()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never showed; the screen:\n" + "\n".join(self.display()))
+            try:
+                self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                pass
+
+    def pump(self, seconds: float) -> None:
+        """Keep reading (and updating the screen) for `seconds`."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.child.read_nonblocking(65536, timeout=min(left, 0.05))
+            except pexpect.TIMEOUT:
+                pass
+
+    def settle(self, quiet: float = 0.3, timeout: float = 10) -> None:
+        """Read until the child has been quiet for `quiet` seconds (a live status never is)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self.child.read_nonblocking(65536, timeout=quiet)
+            except pexpect.TIMEOUT:
+                return
+
+    def exit(self) -> int:
+        self.send("/exit\r")
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        return self.child.exitstatus
+
+    # -- what is seen ----------------------------------------------------------------------
+
+    def _line(self, chars) -> str:
+        return "".join(chars[x].data for x in range(self.cols)).rstrip()
+
+    def display(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def scrollback(self) -> list[str]:
+        """Every line scrolled off the top, oldest first, then the screen."""
+        return [self._line(line) for line in self.screen.history.top] + self.display()
+
+    def capture(self) -> str:
+        """The screen as text, trailing blank lines dropped (for a report)."""
+        lines = self.display()
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
+
+    def colours_on_line(self, text: str) -> set[str]:
+        """Foreground colours used on the first screen line holding `text`."""
+        for y, line in enumerate(self.display()):
+            if text in line:
+                row = self.screen.buffer[y]
+                return {row[x].fg for x in range(self.cols) if row[x].data.strip()}
+        raise AssertionError(f"{text!r} is not on the screen")
