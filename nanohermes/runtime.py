@@ -14,6 +14,7 @@ from nanohermes.provider import Provider
 from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext
+from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.outputs import OutputStore
 
 
@@ -21,8 +22,9 @@ def all_tools(skills: Skills) -> list[Tool]:
     from nanohermes.tools.builtin import BUILTIN_TOOLS
     from nanohermes.tools.knowledge import remember, skill
     from nanohermes.tools.recall import recall
+    from nanohermes.tools.task_tools import TASK_TOOLS
 
-    tools = [*BUILTIN_TOOLS, remember, recall]
+    tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
     if len(skills):  # an unused tool schema is paid for on every request
         tools.append(skill)
     return tools
@@ -94,6 +96,9 @@ class Runtime:
         self.agent.switch(self.config)
 
     def close(self) -> None:
+        tasks = self.agent.ctx.tasks
+        if tasks is not None:  # a session's background tasks end with it, process groups and all
+            tasks.stop_all()
         self.session.close()
 
 
@@ -115,7 +120,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
         provider = Provider(config, on_retry=warn)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         ctx = ToolContext(
-            workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
+            tasks=BackgroundTasks(), workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
             allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
         )
         agent = Agent(

@@ -24,6 +24,7 @@ from nanohermes.tools.outputs import OutputStore
 if TYPE_CHECKING:
     from nanohermes.prompt.skills import Skills
     from nanohermes.storage.memory import MemoryStore
+    from nanohermes.tools.background import BackgroundTasks
 
 
 @dataclass
@@ -37,6 +38,7 @@ class ToolContext:
     allow_outside_workspace: bool = False
     memory: MemoryStore | None = None  # for `remember`
     skills: Skills | None = None  # for `skill`
+    tasks: BackgroundTasks | None = None  # run_command's background tasks, for task_output and task_stop
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
 
 
