@@ -24,6 +24,7 @@ from nanohermes.tools.outputs import OutputStore
 if TYPE_CHECKING:
     from nanohermes.prompt.skills import Skills
     from nanohermes.storage.memory import MemoryStore
+    from nanohermes.loop.subagents import Subagents
     from nanohermes.tools.background import BackgroundTasks
 
 
@@ -39,6 +40,7 @@ class ToolContext:
     memory: MemoryStore | None = None  # for `remember`
     skills: Skills | None = None  # for `skill`
     tasks: BackgroundTasks | None = None  # run_command's background tasks, for task_output and task_stop
+    subagents: Subagents | None = None  # runs helper agents for `task` (None inside a helper)
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
 
 

@@ -6,7 +6,7 @@ import time
 
 from nanohermes import events as ev
 from nanohermes.ui.escape import escape
-from nanohermes.ui.plain import tool_line, usage_line
+from nanohermes.ui.plain import nested_line, tool_line, usage_line
 
 MIN_RENDER_INTERVAL_S = 0.1  # re-parsing the whole answer as Markdown on every delta is quadratic
 RENDER_COST_FACTOR = 3  # ...so a slow render (a long answer) also spaces out the next ones
@@ -39,6 +39,9 @@ class RichRenderer:
             self.console.print(f"[{style}]· {escape(event.text)}[/]", highlight=False)
         elif isinstance(event, ev.Usage):
             self.console.print(f"[dim]{usage_line(event)}[/]", highlight=False)
+        elif isinstance(event, ev.SubagentEvent) and nested_line(event) is not None:
+            self.end_stream()  # a helper's tool lines, indented and dimmed under the parent's call
+            self.console.print(f"[dim]{escape(nested_line(event))}[/]", highlight=False)
 
     def _update_live(self) -> None:
         if not self.console.is_terminal:

@@ -26,6 +26,8 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 def event_dict(event) -> dict:
     """`TextDelta("hi")` -> {"type": "text_delta", "text": "hi"}: every event, whatever its fields."""
+    if isinstance(event, ev.SubagentEvent):  # the helper's own event, typed like the parent's
+        return {"type": "subagent_event", "label": event.label, "event": event_dict(event.event)}
     fields = asdict(event) if is_dataclass(event) else {}
     return {"type": _CAMEL.sub("_", type(event).__name__).lower(), **fields}
 
