@@ -47,6 +47,9 @@ class Config:
     # A helper agent (the `task` tool) stops after this many requests: enough to read twenty
     # files and answer, few enough that a lost helper does not spend a parent's budget.
     task_max_steps: int = 30
+    # Before a compaction forgets messages, the same summary request asks for the lasting
+    # preferences, facts and decisions in them, which are saved to memory as automatic entries.
+    auto_memory: bool = True
 
     @property
     def effective_base_url(self) -> str:
