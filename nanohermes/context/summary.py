@@ -19,7 +19,7 @@ from functools import cache
 from typing import Callable, NamedTuple
 
 from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS
-from nanohermes.context.memories import Candidate, memory_request, split_memories
+from nanohermes.context.memories import MEMORY_INSTRUCTION, Candidate, split_memories
 from nanohermes.text import head_tail_text, strip_thinking
 
 SUMMARY_HEADER = "[Earlier conversation summary]"
@@ -70,7 +70,7 @@ def instruction(focus: str | None, kept_user: bool, memories: bool = False) -> d
     if focus and focus.strip():
         parts.append(f"The user asks the note to focus on: {focus.strip()}")
     if memories:
-        parts.append(memory_request(True))
+        parts.append(MEMORY_INSTRUCTION)
     return {"role": "user", "content": "\n\n".join(parts)}
 
 

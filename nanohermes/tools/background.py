@@ -94,15 +94,25 @@ class Task:
 
     def stop(self, reason: str = STOPPED) -> bool:
         """TERM the whole group, KILL what is left after KILL_GRACE. False if it had ended."""
+        if not self.terminate(reason):
+            return False
+        self.finish_stopping(time.monotonic() + KILL_GRACE)
+        return True
+
+    def terminate(self, reason: str = STOPPED) -> bool:
+        """Send TERM to the group; False if the task had ended (nothing was sent)."""
         if self.done.is_set() and self.proc.poll() is not None:
             return False  # finished and drained: its group is gone (and its id may be reused)
         with self.lock:
             self.ended_by = self.ended_by or reason
         _signal_group(self.proc.pid, signal.SIGTERM)
-        if not self.done.wait(KILL_GRACE):
+        return True
+
+    def finish_stopping(self, deadline: float) -> None:
+        """After terminate(): KILL the group if it is not done by `deadline` (monotonic)."""
+        if not self.done.wait(max(deadline - time.monotonic(), 0)):
             _signal_group(self.proc.pid, signal.SIGKILL)  # something ignores TERM, or holds the pipes
             self.done.wait(KILL_GRACE)
-        return True
 
     def _drain(self) -> None:
         """The reader thread: both pipes to EOF, the deadline if one was set, then reap."""
@@ -159,8 +169,13 @@ class BackgroundTasks:
         return list(self._tasks.values())
 
     def stop_all(self) -> list[Task]:
-        """Stop every task still running (or still holding its pipes); returns those stopped."""
-        return [task for task in self.all() if task.stop()]
+        """Stop every task still running (or still holding its pipes); returns those stopped.
+        All get TERM first, so leaving waits one grace period, not one per task."""
+        stopped = [task for task in self.all() if task.terminate()]
+        deadline = time.monotonic() + KILL_GRACE
+        for task in stopped:
+            task.finish_stopping(deadline)
+        return stopped
 
 
 def _child_env() -> dict[str, str]:

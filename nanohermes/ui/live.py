@@ -39,9 +39,9 @@ class RichRenderer:
             self.console.print(f"[{style}]· {escape(event.text)}[/]", highlight=False)
         elif isinstance(event, ev.Usage):
             self.console.print(f"[dim]{usage_line(event)}[/]", highlight=False)
-        elif isinstance(event, ev.SubagentEvent) and nested_line(event) is not None:
+        elif isinstance(event, ev.SubagentEvent) and (line := nested_line(event)) is not None:
             self.end_stream()  # a helper's tool lines, indented and dimmed under the parent's call
-            self.console.print(f"[dim]{escape(nested_line(event))}[/]", highlight=False)
+            self.console.print(f"[dim]{escape(line)}[/]", highlight=False)
 
     def _update_live(self) -> None:
         if not self.console.is_terminal:

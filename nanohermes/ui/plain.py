@@ -87,8 +87,8 @@ class PlainRenderer:
             self._say(f"[{event.level}] {event.text}" if event.level != "info" else f"· {event.text}")
         elif isinstance(event, ev.Usage):
             self._say(usage_line(event))
-        elif isinstance(event, ev.SubagentEvent) and nested_line(event) is not None:
-            self._say(nested_line(event))
+        elif isinstance(event, ev.SubagentEvent) and (line := nested_line(event)) is not None:
+            self._say(line)
 
     def _say(self, text: str) -> None:
         print(text, file=self.err, flush=True)

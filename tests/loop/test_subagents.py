@@ -189,3 +189,16 @@ def test_delegating_ten_file_reads_grows_the_parents_context_by_the_answer_and_a
     assert alone.chars > 100_000  # ten 10 KB reads, kept: under the 120,000-char high-water mark
     assert delegated.helper_answer_chars == len(ANSWER)
     assert delegated.chars <= len(ANSWER) + 500
+
+
+def test_what_a_helper_could_not_ask_to_run_makes_the_parents_run_unfinished(server, files, monkeypatch):
+    scripted(server, parent=[call("task", {"description": "build", "prompt": "build it"}), text("could not build")],
+             helper=[call("run_command", {"command": "make"}), text("make needs approval")])
+    runtime = runtime_for(server, files, monkeypatch, mode="ask")
+    result = runtime.agent.run_turn("build")
+    runtime.close()
+    assert result.cannot_ask == ["run_command"]  # so `-p` exits 3 and says how to allow it
+    helper_result = helper_requests(server)[-1]["messages"][-1]["content"]
+    assert helper_result.startswith("refused: run_command needs the user's approval")
+    assert parent_requests(server)[-1]["messages"][-1]["content"].startswith(
+        "[helper 'build' answered after 2 steps; its transcript: session parent.task1; refused without approval: run_command]")

@@ -121,3 +121,13 @@ def test_stop_all_ends_every_running_task(ctx, tasks):
     time.sleep(0.2)
     assert len(tasks.stop_all()) == 3
     assert not any(alive(pid) for pid in pids)
+
+
+def test_tasks_that_ignore_sigterm_are_killed_after_one_grace_period_for_all(ctx, tasks):
+    pids = [tasks.get(start(ctx, "trap '' TERM; sleep 60")).pid for _ in range(3)]
+    time.sleep(0.2)
+    began = time.monotonic()
+    assert len(tasks.stop_all()) == 3
+    assert time.monotonic() - began < 2.5  # TERM to all at once, then one KILL_GRACE
+    assert all(dies_soon(pid) for pid in pids)
+    assert all(t.state == "stopped" for t in tasks.all())
