@@ -44,6 +44,12 @@ class Config:
     # Mark the stable prefix and the latest message with cache_control, for providers that
     # cache only at explicit breakpoints (Anthropic models through OpenRouter or LiteLLM).
     cache_breakpoints: bool = False
+    # A helper agent (the `task` tool) stops after this many requests: enough to read twenty
+    # files and answer, few enough that a lost helper does not spend a parent's budget.
+    task_max_steps: int = 30
+    # Before a compaction forgets messages, the same summary request asks for the lasting
+    # preferences, facts and decisions in them, which are saved to memory as automatic entries.
+    auto_memory: bool = True
 
     @property
     def effective_base_url(self) -> str:
@@ -96,7 +102,7 @@ def _field_type(name: str) -> type:
     return next((a for a in typing.get_args(hint) if a is not type(None)), hint)
 
 
-_POSITIVE = {"max_steps", "max_tokens", "context_window", "command_timeout", "request_timeout"}
+_POSITIVE = {"max_steps", "max_tokens", "context_window", "command_timeout", "request_timeout", "task_max_steps"}
 
 
 def _checked(name: str, value, home: Path):

@@ -39,3 +39,12 @@ class SessionError(NanoHermesError):
 
 class ToolError(Exception):
     """A tool could not do what was asked; the message goes to the model as the result."""
+
+
+class ToolInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a tool that can still say what it leaves behind (a helper agent names
+    its transcript): `answer` becomes the call's result, and the turn stops as on any Ctrl-C."""
+
+    def __init__(self, answer: str):
+        super().__init__(answer)
+        self.answer = answer

@@ -94,6 +94,15 @@ class AssistantMessageDone:
     has_tool_calls: bool
 
 
+@dataclass(frozen=True)
+class SubagentEvent:
+    """An event of a helper agent (the `task` tool), wrapped so renderers can show it nested
+    and dimmed under the parent's call: its tool calls, notices and usage."""
+
+    label: str  # the task's description
+    event: object
+
+
 # Why a turn stopped before the model answered (TurnResult.stop_code); the front ends word them.
 STOP_MAX_STEPS = "max_steps"  # stop_detail: {"steps": n, "max_steps": n}
 STOP_REPEATING = "repeating"  # the model kept making the same call

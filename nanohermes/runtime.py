@@ -8,6 +8,7 @@ from typing import Callable
 from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
+from nanohermes.loop.subagents import Subagents
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
@@ -15,18 +16,21 @@ from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext
+from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.outputs import OutputStore
 
 
 def all_tools(skills: Skills) -> list[Tool]:
     from nanohermes.tools.builtin import BUILTIN_TOOLS
+    from nanohermes.tools.delegate import task
     from nanohermes.tools.knowledge import remember, skill
     from nanohermes.tools.recall import recall
+    from nanohermes.tools.task_tools import TASK_TOOLS
 
-    tools = [*BUILTIN_TOOLS, remember, recall]
+    tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
     if len(skills):  # an unused tool schema is paid for on every request
         tools.append(skill)
-    return tools
+    return [*tools, task]  # last: a helper's list (all but `task`) is then a prefix of it, for prompt caches
 
 
 class SystemPrompt:
@@ -96,6 +100,9 @@ class Runtime:
         self.agent.switch(self.config)
 
     def close(self) -> None:
+        tasks = self.agent.ctx.tasks
+        if tasks is not None:  # a session's background tasks end with it, process groups and all
+            tasks.stop_all()
         self.session.close()
 
 
@@ -114,11 +121,13 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     prompt = SystemPrompt(config, memory, skills, warn)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
+        subagents = Subagents()  # the `task` tool's helpers; they need the agent, set below
         provider = Provider(config, on_retry=warn)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
-            workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
+            tasks=BackgroundTasks(), subagents=subagents, workspace=config.workspace, home=config.home,
+            command_timeout=config.command_timeout,
             allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
             checkpoints=checkpoints,
         )
@@ -127,6 +136,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
             system_prompt=prompt.system, memory_for=prompt.memory_for, emit=emit,
             approvals=Approvals(config.mode, approve, cannot_ask_hint),
         )
+        subagents.parent = agent
         agent.resume()
     except BaseException:
         session.close()

@@ -22,6 +22,7 @@ from nanohermes.context.budget import (
 from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger, without_ledger
 from nanohermes.context.excerpt import render_excerpt
+from nanohermes.context.memories import Candidate, memory_request
 from nanohermes.context.placeholders import clear_old_outputs
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary import (
@@ -58,6 +59,7 @@ class CompactionReport:
     digest: str | None = None  # the deterministic digest, when the summariser failed
     summary_error: str | None = None
     summary_reused_prefix: bool | None = None  # how the summary was asked for (None: no summary)
+    memories: list[Candidate] = field(default_factory=list)  # lasting facts the summary found in `dropped`
     thrash_skipped: bool = False
     notices: list[str] = field(default_factory=list)
 
@@ -89,11 +91,14 @@ class CompactionReport:
 
 
 class ContextEngine:
-    """Keeps what is sent under the high-water mark. One per conversation (or call reset())."""
+    """Keeps what is sent under the high-water mark. One per conversation (or call reset()).
+    With `ask_for_memories`, a summary request also asks for what the dropped messages hold
+    that long-term memory should keep; the report carries it (context/memories.py)."""
 
     def __init__(self, settings: ContextSettings | None = None, **overrides) -> None:
         """`settings` (default: ContextSettings()) with any field overridden by keyword."""
         self.settings = replace(settings or ContextSettings(), **overrides)
+        self.ask_for_memories = False
         self.sizes = SizeCache()
         self._auto_savings: list[float] = []  # saved fraction of each automatic summarising compaction
         self._length_after_auto = 0
@@ -157,7 +162,9 @@ class ContextEngine:
             report.notices.append("automatic compaction skipped: the last two freed under 10 % each (something large "
                                   "that cannot be cut is in the context); /compact forces one")
             return messages
-        keep = 0 if report.forced else max(0, report.low_water_chars - SUMMARY_RESERVE_CHARS)
+        # The kept tail gets what the low-water mark leaves after the system message and a summary.
+        room = report.low_water_chars - SUMMARY_RESERVE_CHARS - self.sizes.size(messages[0])
+        keep = 0 if report.forced else max(0, room)
         plan = plan_cut(messages, keep, self.sizes.size)
         if plan is None:
             report.notices.append("nothing to summarise: only the latest messages are left")
@@ -202,7 +209,8 @@ class ContextEngine:
         previous = summary_text(messages[plan.previous_summary]) if plan.previous_summary else None
         request = self._summary_request(messages, plan, report, previous, focus, token_estimate, facts, overflow)
         report.summary_reused_prefix = request.reuses_prefix
-        summary, report.summary_error = request_summary(summarize, request)
+        summary, report.summary_error, memories = request_summary(summarize, request)
+        report.memories = memories if self.ask_for_memories else []
         ledger = file_ledger(report.dropped, previous)  # paths kept mechanically: small models summarise badly
         if summary:
             report.summary = "\n\n".join(part for part in (without_ledger(summary), ledger) if part)
@@ -221,9 +229,11 @@ class ContextEngine:
         """The conversation up to the cut plus the instruction, when the summary model is the
         conversation's and that fits the window; else a summary prompt and an excerpt."""
         if self.settings.summary_reuses_prefix and not overflow and self._prefix_fits(messages, plan, token_estimate):
-            return SummaryRequest([*messages[: plan.start], instruction(focus, plan.kept_user is not None)], True)
+            ask = instruction(focus, plan.kept_user is not None, self.ask_for_memories)
+            return SummaryRequest([*messages[: plan.start], ask], True)
         excerpt = render_excerpt(report.dropped, previous, focus, plan.kept_user is not None,
                                  max(EXCERPT_MIN_CHARS, report.high_water_chars // 2), facts)
+        excerpt = "\n\n".join(part for part in (excerpt, memory_request(self.ask_for_memories)) if part)
         return SummaryRequest([{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False)
 
     def _prefix_fits(self, messages: list[dict], plan: CutPlan, token_estimate: int | None) -> bool:
@@ -232,7 +242,7 @@ class ContextEngine:
             return True  # an unknown window: the conversation was sent whole before, so it fits
         total = self.size(messages)
         prefix_tokens = token_estimate * self.size(messages[: plan.start]) // max(1, total)
-        instruction_tokens = len(instruction(None, True)["content"]) // 3
+        instruction_tokens = len(instruction(None, True, self.ask_for_memories)["content"]) // 3
         return prefix_tokens + instruction_tokens + SUMMARY_REPLY_TOKENS <= window
 
     def _trim(self, messages: list[dict], target: int, report: CompactionReport) -> list[dict]:

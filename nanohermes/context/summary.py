@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS
+from nanohermes.context.memories import MEMORY_INSTRUCTION, Candidate, split_memories
 from nanohermes.text import head_tail_text, strip_thinking
 
 SUMMARY_HEADER = "[Earlier conversation summary]"
@@ -57,15 +58,19 @@ def summary_prompt(max_words: int = SUMMARY_MAX_WORDS) -> str:
     return template.replace("{max_words}", str(max_words)).strip()
 
 
-def instruction(focus: str | None, kept_user: bool) -> dict:
-    """The final user message of a summary request that reuses the conversation's prefix."""
+def instruction(focus: str | None, kept_user: bool, memories: bool = False) -> dict:
+    """The final user message of a summary request that reuses the conversation's prefix;
+    `memories`: the reply also lists what to keep in long-term memory (context/memories.py)."""
+    reply = "the note and the memories" if memories else "the note"
     parts = [INSTRUCTION_HEADER, summary_prompt(),
              "Summarise the whole conversation above (if it starts with an earlier summary, that summary is "
-             "the previous summary to update). Do not call any tool; reply with the note only."]
+             f"the previous summary to update). Do not call any tool; reply with {reply} only."]
     if kept_user:
         parts.append("The latest user request stays in the context verbatim after your note.")
     if focus and focus.strip():
         parts.append(f"The user asks the note to focus on: {focus.strip()}")
+    if memories:
+        parts.append(MEMORY_INSTRUCTION)
     return {"role": "user", "content": "\n\n".join(parts)}
 
 
@@ -75,19 +80,28 @@ def clean_summary(text) -> str:
     return head_tail_text(text, SUMMARY_MAX_CHARS, "\n…[summary cut]…\n")
 
 
-def request_summary(summarize: Summarize, request: SummaryRequest) -> tuple[str | None, str | None]:
-    """Ask `summarize` up to SUMMARY_ATTEMPTS times. Returns (summary, None) or (None, why it failed)."""
+class SummaryReply(NamedTuple):
+    summary: str | None  # None: it failed, `error` says why
+    error: str | None
+    memories: list[Candidate]  # what the reply's memories section offers to keep (never in `summary`)
+
+
+def request_summary(summarize: Summarize, request: SummaryRequest) -> SummaryReply:
+    """Ask `summarize` up to SUMMARY_ATTEMPTS times; the memories section is split off before
+    the summary is cleaned and capped."""
     error = None
     for _ in range(SUMMARY_ATTEMPTS):
         try:
-            summary = clean_summary(summarize(request))
+            reply = summarize(request)
         except Exception as exc:  # the contract: any failure of the callback means "use the digest"
             error = f"{type(exc).__name__}: {exc}"[:200]
             continue
+        text, memories = split_memories(strip_thinking(reply if isinstance(reply, str) else ""))
+        summary = clean_summary(text)
         if summary:
-            return summary, None
+            return SummaryReply(summary, None, memories)
         error = "the summariser returned nothing"
-    return None, error
+    return SummaryReply(None, error, [])
 
 
 def summary_message(summary: str) -> dict:

@@ -15,7 +15,7 @@ from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.context import pairing_problems, sanitize_tool_pairs
 from nanohermes.context.tokens import estimate_tokens_by_ratio
-from nanohermes.errors import ContextOverflowError
+from nanohermes.errors import ContextOverflowError, ToolInterrupted
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
@@ -105,6 +105,9 @@ class Agent:
                 self.keeper.fit()
         except StopTurn as stop:
             return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
+        except ToolInterrupted as stop:  # before KeyboardInterrupt, its base: the stopped call keeps its own answer
+            self._answer_open_calls(INTERRUPTED, first=stop.answer)
+            return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
         except KeyboardInterrupt:  # streaming, a tool, or between the two: every call gets a result
             usage.interrupted(self.keeper.tokens.estimate, estimate_tokens_by_ratio("".join(self._partial)))
             self._answer_open_calls(INTERRUPTED)
@@ -200,10 +203,11 @@ class Agent:
         self.messages.append(message)
         self.session.record_message(message, facts)
 
-    def _answer_open_calls(self, text: str) -> None:
-        """Give every call of the last assistant message that has no result one."""
-        for call_id in unanswered_calls(self.messages):
-            self.append({"role": "tool", "tool_call_id": call_id, "content": text})
+    def _answer_open_calls(self, text: str, first: str | None = None) -> None:
+        """Give every call of the last assistant message that has no result one (`first`, when
+        given, goes to the first of them: the call that was running)."""
+        for i, call_id in enumerate(unanswered_calls(self.messages)):
+            self.append({"role": "tool", "tool_call_id": call_id, "content": first if i == 0 and first is not None else text})
 
     def _close_interrupted_stream(self) -> None:
         """Ctrl-C while streaming: keep what was said, drop half-received tool calls."""

@@ -8,6 +8,9 @@ import json
 
 REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instead of a result
 REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
+# Calls whose result changes while their arguments do not: waiting on a background task is
+# the same task_output call again and again. They are not counted (the step limit bounds them).
+POLLING_TOOLS = frozenset({"task_output"})
 
 
 class RepeatGuard:
@@ -20,6 +23,8 @@ class RepeatGuard:
 
     def see(self, name: str, arguments: str) -> str | None:
         """Record a call about to run. Returns the refusal text when it repeats a loop too often."""
+        if name in POLLING_TOOLS:
+            return None
         self._keys = (self._keys + [_call_key(name, arguments)])[-2 * REPEAT_STOP :]
         count = self.repeats()
         if count < REPEAT_LIMIT:

@@ -17,6 +17,7 @@ from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
 from nanohermes.errors import ContextOverflowError
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.storage.memory import MemoryStoreError
 from nanohermes.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class ContextKeeper:
         self.same_summary_model = self.config.effective_summary_model == self.config.model
         self.settings = settings_for_window(None, self.config.max_tokens, self.same_summary_model)
         self.engine = ContextEngine(self.settings)
+        self.engine.ask_for_memories = self.config.auto_memory and ctx.memory is not None  # memory before forgetting
         self.tokens = PromptTokenTracker()
         self.meter = PrefixMeter()
         self.ctx = ctx
@@ -98,6 +100,7 @@ class ContextKeeper:
                                       facts=self.ctx.outputs.facts(), overflow=overflow_tokens is not None)
         if report is None:
             return None
+        remembered = self._remember(report.memories) if report.layers else []
         if report.layers:  # something changed (an over-limit check that could do nothing did not)
             old, agent.messages = agent.messages, new
             self.recall_offered = True
@@ -105,12 +108,30 @@ class ContextKeeper:
                 "layers": report.layers, "forced": force, "before_chars": report.before_chars,
                 "after_chars": report.after_chars, "replaced_messages": len(report.dropped),
                 "cleared_outputs": report.placeholder_ids, "summary_reused_prefix": report.summary_reused_prefix,
+                **({"memories": [e.id for e in remembered]} if remembered else {}),
             })
         line = report.one_line()
         if (report.layers or report.notices) and line != self._last_notice:  # say it once, not every step
             self._last_notice = line
             agent.emit(ev.Notice(line, "warning" if report.over_budget or report.thrash_skipped else "info"))
+        if remembered:
+            listed = "; ".join(f"[{e.kind}] {e.text}" for e in remembered)
+            agent.emit(ev.Notice(f"remembered from the compacted messages (/memory list auto): {listed}"))
         return report
+
+    def _remember(self, candidates) -> list:
+        """What the summary found worth keeping in the dropped messages, added to memory as
+        automatic entries (a near-duplicate of what memory holds is not added). The new entries."""
+        added = []
+        for candidate in candidates:
+            try:
+                result = self.ctx.memory.add(candidate.text, candidate.kind, auto=True)
+            except MemoryStoreError as exc:  # locked or corrupt: the compaction itself went fine
+                self.agent.emit(ev.Notice(f"memories from the compaction not saved: {exc}", "warning"))
+                break
+            if not result.merged:
+                added.append(result.entry)
+        return added
 
     def on_overflow(self, exc: ContextOverflowError) -> None:
         if exc.n_ctx and exc.n_ctx != self.settings.window:

@@ -36,6 +36,7 @@ class SessionInfo:
     title: str = ""
     workspace: str | None = None  # None: written before sessions recorded it
     unreadable: bool = False
+    parent: str | None = None  # a helper agent's session: the session that started it
 
 
 def list_sessions(home: Path) -> list[SessionInfo]:
@@ -57,8 +58,9 @@ def in_workspace(infos: list[SessionInfo], workspace: Path) -> list[SessionInfo]
 
 
 def latest_session(home: Path, workspace: Path) -> SessionInfo | None:
-    """The most recently used session started in `workspace` (what --continue resumes)."""
-    mine = in_workspace(list_sessions(home), workspace)
+    """The most recently used session started in `workspace` (what --continue resumes); a
+    helper's session is never it: --continue means the conversation the user had."""
+    mine = [i for i in in_workspace(list_sessions(home), workspace) if i.parent is None]
     return mine[0] if mine else None
 
 
@@ -96,6 +98,8 @@ def _head_fields(head: bytes, whole: bool) -> dict:
             continue
         if event.get("type") == "meta" and isinstance(event.get("workspace"), str):
             fields["workspace"] = event["workspace"]
+        if event.get("type") == "meta" and isinstance(event.get("parent"), str):
+            fields["parent"] = event["parent"]
         elif event.get("type") == "title":
             fields["title"] = str(event.get("title") or "")
     return fields

@@ -61,6 +61,7 @@ class Entry:
     created: str  # UTC, ISO 8601, second resolution
     updated: str
     uses: int = 0  # times injected into a prompt
+    auto: bool = False  # saved by a compaction from what it dropped, not by the user or `remember`
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,9 @@ def find_near_duplicate(entries: Sequence[Entry], text: str) -> int | None:
 
 
 def least_useful(entries: Sequence[Entry]) -> int:
-    """Index of the entry to evict: fewest uses, then least recently updated, then oldest position."""
-    return min(range(len(entries)), key=lambda i: (entries[i].uses, entries[i].updated, i))
+    """Index of the entry to evict: automatic ones first, then fewest uses, then least recently
+    updated, then oldest position."""
+    return min(range(len(entries)), key=lambda i: (not entries[i].auto, entries[i].uses, entries[i].updated, i))
 
 
 @dataclass(frozen=True)
@@ -242,8 +244,8 @@ def parse_memory_file(raw: bytes, path: Path) -> list[Entry]:
         for e in entries:
             if not all(isinstance(getattr(e, name), str) for name in ("id", "kind", "text", "created", "updated")):
                 raise ValueError(f"entry {e.id!r} has a field of the wrong type")
-            if not isinstance(e.uses, int):
-                raise ValueError(f"entry {e.id!r} has a non-integer use count")
+            if not isinstance(e.uses, int) or not isinstance(e.auto, bool):
+                raise ValueError(f"entry {e.id!r} has a non-integer use count or a non-boolean auto mark")
         return entries
     except (UnicodeDecodeError, ValueError, TypeError) as exc:
         raise MemoryStoreError(
@@ -273,19 +275,22 @@ class MemoryStore:
     def entries(self) -> list[Entry]:
         return list(self._load())
 
-    def add(self, text: str, kind: str = "fact") -> AddResult:
-        """Store `text`, merging into a near-duplicate; when full, evict the least useful entry."""
+    def add(self, text: str, kind: str = "fact", auto: bool = False) -> AddResult:
+        """Store `text`, merging into a near-duplicate; when full, evict the least useful entry.
+        An `auto` entry (a compaction's) never rewrites one memory already holds: that stays."""
         text, kind = check_new_text(text, kind)
         with self._locked(LOCK_TIMEOUT):
             entries = list(self._load())
             now = _utc_stamp(self._clock())
             dup = find_near_duplicate(entries, text)
+            if dup is not None and auto:
+                return AddResult(entries[dup], merged=True)
             if dup is not None:
                 entry = replace(entries[dup], text=text, kind=kind, updated=now)
                 entries[dup] = entry
                 result = AddResult(entry, merged=True)
             else:
-                entry = Entry(new_entry_id(text, now, {e.id for e in entries}), kind, text, now, now)
+                entry = Entry(new_entry_id(text, now, {e.id for e in entries}), kind, text, now, now, auto=auto)
                 evicted = entries.pop(least_useful(entries)) if len(entries) >= MAX_ENTRIES else None
                 entries.append(entry)
                 result = AddResult(entry, merged=False, evicted=evicted)
@@ -359,7 +364,7 @@ class MemoryStore:
     def _save(self, entries: list[Entry]) -> None:
         """Atomic: a temp file (mkstemp: mode 0600) in the same directory, then os.replace."""
         # One entry per line: readable and diffable, and far cheaper than indent= on every turn.
-        lines = ",\n".join(json.dumps(vars(e), ensure_ascii=False) for e in entries)
+        lines = ",\n".join(json.dumps(_stored(e), ensure_ascii=False) for e in entries)
         payload = f'{{"version": {FILE_VERSION}, "entries": [\n{lines}\n]}}\n'
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".memory.", suffix=".tmp")
         try:
@@ -373,6 +378,12 @@ class MemoryStore:
             raise
         st = os.stat(self.path)
         self._set_cache((st.st_ino, st.st_mtime_ns, st.st_size), list(entries))
+
+
+def _stored(entry: Entry) -> dict:
+    """An entry as memory.json holds it: `auto` only when set, so a file without automatic
+    entries stays readable by versions that do not know the mark."""
+    return {k: v for k, v in vars(entry).items() if k != "auto" or v}
 
 
 class _LockGuard:

@@ -1,8 +1,9 @@
 """Sessions: `$NANOHERMES_HOME/sessions/NAME.jsonl`, append-only events, one writer at a time.
 
 Events (one JSON object per line):
-  {"type": "meta", "version": 1, "created": ..., "workspace": ...}
-                                                  first line (older files lack the workspace)
+  {"type": "meta", "version": 1, "created": ..., "workspace": ..., "parent": ...}
+                                                  first line (older files lack the workspace); a
+                                                  helper agent's session names its parent's
   {"type": "title", "title": ...}                 the first request (whitespace collapsed, cut), written
                                                   just before it, so listing reads it from the head
   {"type": "message", "message": {...}, "facts": {...}, "memory": "..."}
@@ -173,13 +174,15 @@ def _apply(state: SessionState, event: dict) -> None:
 class Session:
     """An open, locked session file. Use as a context manager or call close()."""
 
-    def __init__(self, home: Path, name: str | None = None, workspace: Path | str | None = None):
-        """`workspace` goes into a new file's meta event, so listings can show and filter by it."""
+    def __init__(self, home: Path, name: str | None = None, workspace: Path | str | None = None, parent: str | None = None):
+        """`workspace` goes into a new file's meta event, so listings can show and filter by it;
+        `parent` too: the session of the agent that started this one as its helper."""
         folder = sessions_dir(home)
         self.generated = name is None
         self.name = check_name(name) if name else _unused_name(folder)
         self.path = folder / f"{self.name}.jsonl"
         self.workspace = str(workspace) if workspace is not None else None
+        self.parent = parent
         self._wrote = False  # anything recorded since opening: close() then writes stats
         self._lock = self._acquire_lock()
         try:
@@ -227,6 +230,8 @@ class Session:
             meta = {"type": "meta", "version": FORMAT_VERSION, "created": time.time()}
             if self.workspace:
                 meta["workspace"] = self.workspace
+            if self.parent:
+                meta["parent"] = self.parent
             self._write(f, meta)
         return f
 

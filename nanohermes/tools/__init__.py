@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from nanohermes.prompt.skills import Skills
     from nanohermes.storage.checkpoints import Checkpoints
     from nanohermes.storage.memory import MemoryStore
+    from nanohermes.loop.subagents import Subagents
+    from nanohermes.tools.background import BackgroundTasks
 
 
 @dataclass
@@ -38,6 +40,8 @@ class ToolContext:
     allow_outside_workspace: bool = False
     memory: MemoryStore | None = None  # for `remember`
     skills: Skills | None = None  # for `skill`
+    tasks: BackgroundTasks | None = None  # run_command's background tasks, for task_output and task_stop
+    subagents: Subagents | None = None  # runs helper agents for `task` (None inside a helper)
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
     call_id: str = ""  # the call being run (set by the loop for each call)

@@ -110,11 +110,21 @@ def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> st
     return f"$ {command}" + (f"\n(timeout {timeout:g} s)" if timeout else "")
 
 
-@tool(params={"command": "bash command", "timeout": "seconds (default 120)"}, approval=True, preview=_preview)
-def run_command(ctx: ToolContext, command: str, timeout: float | None = None) -> ToolOutput:
+def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> str:
+    return _preview(ctx, command, timeout) + ("\n(in the background)" if background else "")
+
+
+@tool(params={"command": "bash command", "timeout": "seconds (default 120)",
+              "background": "start it, return a task id at once (servers, long runs)"},
+      approval=True, preview=_preview_call)
+def run_command(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> ToolOutput:
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():
         raise ToolError("command is empty")
+    if background:  # tools/task_tools.py; no timeout unless one is asked for (a server runs on)
+        from nanohermes.tools.task_tools import start_background
+
+        return ToolOutput(start_background(ctx, command, timeout))
     limit = ctx.command_timeout if timeout is None else timeout
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")

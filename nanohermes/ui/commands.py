@@ -158,3 +158,4 @@ def _permissions(repl, arg: str) -> bool:
 
 
 from nanohermes.ui import switch_commands  # noqa: E402,F401  registers /model, /mode, /resume (needs `command` above)
+from nanohermes.ui import task_commands  # noqa: E402,F401  registers /tasks

@@ -12,6 +12,7 @@ from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.mdstream import MarkdownStream
+from nanohermes.ui.plain import nested_line
 from nanohermes.ui.progress import LiveArea
 from nanohermes.ui.toolview import Line, call_text, coloured_diff, interrupted_line, output_tail, result_line, unified_diff
 
@@ -137,6 +138,13 @@ class RichRenderer:
             yield held
         finally:
             self._held = None
+
+    def _on_SubagentEvent(self, event: ev.SubagentEvent) -> None:
+        """A helper's (sub-agent's) tool calls, nested and dimmed under the parent's call."""
+        line = nested_line(event)
+        if line is not None:
+            self.end_stream()
+            self.say_lines([[(neutralize(line), "dim")]])
 
     def _on_Notice(self, event: ev.Notice) -> None:
         if self._held is not None:

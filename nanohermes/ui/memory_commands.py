@@ -5,13 +5,15 @@ from __future__ import annotations
 from nanohermes.storage.memory import KINDS, MAX_ENTRIES, Entry, MemoryStore, MemoryStoreError
 
 USAGE = (
-    "usage: /memory [list] | /memory add [KIND:] TEXT | /memory forget ID | /memory search QUERY\n"
-    f"kinds: {', '.join(KINDS)} (default fact)"
+    "usage: /memory [list [auto]] | /memory add [KIND:] TEXT | /memory forget ID|auto | /memory search QUERY\n"
+    f"kinds: {', '.join(KINDS)} (default fact); auto: the entries compactions saved from what they dropped"
 )
+AUTO = "auto"
 
 
 def _row(entry: Entry) -> str:
-    return f"{entry.id}  [{entry.kind}] {' '.join(entry.text.split())}  (used {entry.uses}×, {entry.updated[:10]})"
+    kind = f"{entry.kind}, auto" if entry.auto else entry.kind
+    return f"{entry.id}  [{kind}] {' '.join(entry.text.split())}  (used {entry.uses}×, {entry.updated[:10]})"
 
 
 def _split_kind(text: str) -> tuple[str, str]:
@@ -22,8 +24,15 @@ def _split_kind(text: str) -> tuple[str, str]:
     return "fact", text
 
 
-def _list(store: MemoryStore) -> str:
+def _list(store: MemoryStore, arg: str = "") -> str:
     entries = store.entries()
+    if arg == AUTO:
+        automatic = [e for e in entries if e.auto]
+        if not automatic:
+            return "no automatic memories (compactions save them from the messages they drop)"
+        return "\n".join([f"{len(automatic)} automatic of {len(entries)} memories:", *map(_row, automatic)])
+    if arg:
+        return USAGE
     if not entries:
         return "no memories yet (add one with /memory add TEXT)"
     return "\n".join([f"{len(entries)}/{MAX_ENTRIES} memories:", *map(_row, entries)])
@@ -43,6 +52,9 @@ def _add(store: MemoryStore, text: str) -> str:
 def _forget(store: MemoryStore, entry_id: str) -> str:
     if not entry_id:
         return USAGE
+    if entry_id == AUTO:
+        removed = [store.forget(e.id) for e in store.entries() if e.auto]
+        return f"forgot {len(removed)} automatic memor{'y' if len(removed) == 1 else 'ies'}"
     removed = store.forget(entry_id)
     return f"forgot {_row(removed)}" if removed else f"no memory with id {entry_id!r} (see /memory list)"
 
@@ -56,7 +68,7 @@ def _search(store: MemoryStore, query: str) -> str:
     return "\n".join(f"{score:5.2f}  {_row(entry)}" for entry, score in hits)
 
 
-_SUBCOMMANDS = {"list": lambda store, arg: _list(store), "add": _add, "forget": _forget, "search": _search}
+_SUBCOMMANDS = {"list": _list, "add": _add, "forget": _forget, "search": _search}
 
 
 def memory_command(store: MemoryStore, arg: str) -> str:

@@ -18,6 +18,24 @@ def tool_line(name: str, arguments: str) -> str:
     return describe_call(ToolCall.of(name, arguments), TOOL_LINE_CHARS)
 
 
+NESTED_PREFIX = "  ┆ "  # a helper agent's lines, under the parent's `task` call
+
+
+def nested_line(event: ev.SubagentEvent) -> str | None:
+    """A helper agent's event as one indented line: its tool calls and results, notices and
+    usage (its text is not shown: its answer comes back as the parent's tool result)."""
+    inner = event.event
+    if isinstance(inner, ev.ToolStarted):
+        return f"{NESTED_PREFIX}→ {tool_line(inner.name, inner.arguments)}"
+    if isinstance(inner, ev.ToolFinished):
+        return f"{NESTED_PREFIX}  {'✓' if inner.ok else '✗'} {inner.summary}"
+    if isinstance(inner, ev.Notice):
+        return f"{NESTED_PREFIX}· {inner.text}"
+    if isinstance(inner, ev.Usage):
+        return f"{NESTED_PREFIX}helper {event.label!r}: {usage_line(inner)}"
+    return None
+
+
 def stop_message(result: ev.TurnResult) -> str:
     """Why a turn stopped before the model answered, in the words of the command line."""
     detail = result.stop_detail
@@ -72,6 +90,8 @@ class PlainRenderer:
             self._say(f"[{event.level}] {event.text}" if event.level != "info" else f"· {event.text}")
         elif isinstance(event, ev.Usage):
             self._say(usage_line(event))
+        elif isinstance(event, ev.SubagentEvent) and (line := nested_line(event)) is not None:
+            self._say(line)
 
     def _say(self, text: str) -> None:
         print(text, file=self.err, flush=True)

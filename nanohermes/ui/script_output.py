@@ -26,6 +26,8 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 def event_dict(event) -> dict:
     """`TextDelta("hi")` -> {"type": "text_delta", "text": "hi"}: every event, whatever its fields."""
+    if isinstance(event, ev.SubagentEvent):  # the helper's own event, typed like the parent's
+        return {"type": "subagent_event", "label": event.label, "event": event_dict(event.event)}
     fields = asdict(event) if is_dataclass(event) else {}
     return {"type": _CAMEL.sub("_", type(event).__name__).lower(), **fields}
 
@@ -138,7 +140,8 @@ class StreamJsonOutput:
 
     def __call__(self, event) -> None:
         self.log.see(event)
-        if not isinstance(event, ev.LIVE_PROGRESS):
+        inner = event.event if isinstance(event, ev.SubagentEvent) else event  # a helper's progress too
+        if not isinstance(inner, ev.LIVE_PROGRESS):
             self._line(event_dict(event))
 
     def started(self, session: dict, lines: list[str]) -> None:

@@ -100,12 +100,12 @@ def check_fit(before: list[dict], after: list[dict], report, high: int) -> None:
         return
     layers = set(report.layers)
     minimal = total_size(before[start:]) + (total_size([before[latest]]) if latest is not None and latest < start else 0)
-    plan = plan_cut(before, max(0, low - SUMMARY_RESERVE_CHARS))
+    plan = plan_cut(before, max(0, low - SUMMARY_RESERVE_CHARS - total_size(before[:1])))
     kept = total_size(before[plan.start :]) + (total_size([before[plan.kept_user]]) if plan and plan.kept_user else 0) if plan else 0
     summary_reaches_low = plan is not None and total_size(before[:1]) + kept + SUMMARY_TYPICAL_CHARS <= low
     if layers == {"placeholders"} and summary_reaches_low:
         assert total_size(after) <= low, "clearing outputs is used only when it reaches the low-water mark"
-    elif layers & {"summary", "digest"} and "trim" not in layers and minimal + SUMMARY_RESERVE_CHARS <= low:
+    elif layers & {"summary", "digest"} and "trim" not in layers and total_size(before[:1]) + minimal + SUMMARY_RESERVE_CHARS <= low:
         event("low-water bound checked")
         assert total_size(after) <= low, "a compaction lands at the low-water mark whenever it can"
     if "trim" in layers:

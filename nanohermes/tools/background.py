@@ -1,0 +1,190 @@
+"""Background tasks: commands that run on while the loop goes on (dev servers, long test runs).
+
+`run_command` with `background: true` starts one and returns at once; `task_output` reads what
+it printed since the last read; `task_stop` ends it; the end of the session stops them all.
+Each task is its own process group, so stopping it stops its children too. One reader thread
+per task drains both pipes to the end, so a chatty task never blocks on a full pipe; the
+capture keeps the first TASK_CAPTURE_BYTES of each stream and counts what it dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nanohermes.errors import ToolError
+from nanohermes.tools.shell import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SECRET_ENV
+
+TASK_CAPTURE_BYTES = 524_288  # per stream, the reference design's 512 KB: a server's start says whether it came up
+MAX_RUNNING_TASKS = 8  # a session is not a process manager; each task may hold 1 MB of capture
+ID_PREFIX = "bg"  # bg1, bg2, …: not to be confused with a helper agent's `task`
+
+RUNNING, EXITED, STOPPED, TIMED_OUT = "running", "exited", "stopped", "timed out"
+
+
+@dataclass
+class StreamCapture:
+    """The first TASK_CAPTURE_BYTES of a stream, how many bytes it had in all, and how far
+    task_output has read."""
+
+    limit: int = TASK_CAPTURE_BYTES
+    data: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    read: int = 0  # offset into `data` of the first byte not yet returned
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+    @property
+    def dropped(self) -> int:
+        return self.total - len(self.data)
+
+    def unread(self) -> bytes:
+        return bytes(self.data[self.read :])
+
+
+class Task:
+    """One background command: its process group, its captures, and how it ended."""
+
+    def __init__(self, task_id: str, command: str, cwd: Path, timeout: float | None):
+        self.id, self.command, self.timeout = task_id, command, timeout
+        self.stdout, self.stderr = StreamCapture(), StreamCapture()
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.ended_by: str | None = None  # STOPPED or TIMED_OUT when we ended it
+        self.lock = threading.Lock()  # the reader writes the captures while task_output reads them
+        self.done = threading.Event()  # set once the pipes are drained and the process reaped
+        self.proc = subprocess.Popen(
+            ["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True, env=_child_env(),
+        )
+        self._reader = threading.Thread(target=self._drain, name=f"nanohermes-{task_id}", daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def state(self) -> str:
+        if self.ended_by:
+            return self.ended_by
+        return RUNNING if self.proc.poll() is None else EXITED
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.proc.poll()
+
+    def seconds(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    def wait(self, seconds: float) -> None:
+        """Until it has finished (pipes drained) or `seconds` passed."""
+        if seconds > 0:
+            self.done.wait(seconds)
+
+    def stop(self, reason: str = STOPPED) -> bool:
+        """TERM the whole group, KILL what is left after KILL_GRACE. False if it had ended."""
+        if not self.terminate(reason):
+            return False
+        self.finish_stopping(time.monotonic() + KILL_GRACE)
+        return True
+
+    def terminate(self, reason: str = STOPPED) -> bool:
+        """Send TERM to the group; False if the task had ended (nothing was sent)."""
+        if self.done.is_set() and self.proc.poll() is not None:
+            return False  # finished and drained: its group is gone (and its id may be reused)
+        with self.lock:
+            self.ended_by = self.ended_by or reason
+        _signal_group(self.proc.pid, signal.SIGTERM)
+        return True
+
+    def finish_stopping(self, deadline: float) -> None:
+        """After terminate(): KILL the group if it is not done by `deadline` (monotonic)."""
+        if not self.done.wait(max(deadline - time.monotonic(), 0)):
+            _signal_group(self.proc.pid, signal.SIGKILL)  # something ignores TERM, or holds the pipes
+            self.done.wait(KILL_GRACE)
+
+    def _drain(self) -> None:
+        """The reader thread: both pipes to EOF, the deadline if one was set, then reap."""
+        captures = {self.proc.stdout.fileno(): self.stdout, self.proc.stderr.fileno(): self.stderr}
+        deadline = self.started + self.timeout if self.timeout else None
+        try:
+            with selectors.DefaultSelector() as selector:
+                for pipe in (self.proc.stdout, self.proc.stderr):
+                    selector.register(pipe, selectors.EVENT_READ)
+                while selector.get_map():
+                    if deadline is not None and time.monotonic() >= deadline:
+                        deadline = None
+                        threading.Thread(target=self.stop, args=(TIMED_OUT,), daemon=True).start()
+                    for key, _ in selector.select(timeout=POLL_SECONDS):
+                        chunk = os.read(key.fd, READ_CHUNK)
+                        if not chunk:
+                            selector.unregister(key.fileobj)
+                            continue
+                        with self.lock:
+                            captures[key.fd].add(chunk)
+            self.proc.wait()
+        finally:
+            self.proc.stdout.close()
+            self.proc.stderr.close()
+            self.ended = time.monotonic()
+            self.done.set()
+
+
+class BackgroundTasks:
+    """The session's background tasks, by id. stop_all() when the session ends."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+        self._numbers = 0
+
+    def start(self, command: str, cwd: Path, timeout: float | None = None) -> Task:
+        running = [t.id for t in self._tasks.values() if t.state == RUNNING]
+        if len(running) >= MAX_RUNNING_TASKS:
+            raise ToolError(f"{len(running)} background tasks are running already ({', '.join(running)}); "
+                            "stop one with task_stop first")
+        self._numbers += 1
+        task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout)
+        self._tasks[task.id] = task
+        return task
+
+    def get(self, task_id: str) -> Task:
+        task = self._tasks.get(str(task_id).strip())
+        if task is None:
+            known = ", ".join(self._tasks) or "none were started in this session"
+            raise ToolError(f"no background task {task_id!r} (tasks: {known})")
+        return task
+
+    def all(self) -> list[Task]:
+        return list(self._tasks.values())
+
+    def stop_all(self) -> list[Task]:
+        """Stop every task still running (or still holding its pipes); returns those stopped.
+        All get TERM first, so leaving waits one grace period, not one per task."""
+        stopped = [task for task in self.all() if task.terminate()]
+        deadline = time.monotonic() + KILL_GRACE
+        for task in stopped:
+            task.finish_stopping(deadline)
+        return stopped
+
+
+def _child_env() -> dict[str, str]:
+    """As for run_command: the provider's key stays out of what a command can print."""
+    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)  # start_new_session made the pid the group id
+    except (ProcessLookupError, PermissionError):
+        pass
