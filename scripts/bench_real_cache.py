@@ -73,8 +73,8 @@ def proxy(upstream: str, timings: Timings) -> ThreadingHTTPServer:
                 self.wfile.write(line)
                 self.wfile.flush()
                 text = line.decode("utf-8", "replace").strip()
-                if text.startswith("data: {") and '"timings"' in text:
-                    record = json.loads(text[6:]).get("timings", {})
+                if '"timings"' in text and text.startswith(("data: {", "{")):  # a stream's last chunk, or a whole reply
+                    record = json.loads(text.removeprefix("data: ")).get("timings", {})
             if body and record:
                 with timings.lock:
                     timings.requests.append({"prompt_n": record.get("prompt_n", 0), "cache_n": record.get("cache_n", 0)})
@@ -135,7 +135,7 @@ def main() -> None:
     timings = Timings()
     server = proxy(upstream, timings)
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    results = {name: run_policy(src, url, upstream, timings) for name, src in (("current", args.current), ("new", ROOT))}
+    results = {name: run_policy(src, url, upstream, timings) for name, src in (("new", ROOT), ("current", args.current))}
     server.shutdown()
     print("| policy | requests | prompt tokens | evaluated | served from cache | wall time | answers right |")
     print("|---|---:|---:|---:|---:|---:|---:|")
