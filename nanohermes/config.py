@@ -50,8 +50,9 @@ class Config:
     # Before a compaction forgets messages, the same summary request asks for the lasting
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
-    # Tables, each parsed by the module that uses it (only when present): [web_search]
-    # (tools/search_backends.py; None: the tool is not offered).
+    # Tables, each parsed by the module that uses it (only when present): [mcp.servers.NAME]
+    # (nanohermes/mcp/settings.py) and [web_search] (tools/search_backends.py; None: not offered).
+    mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
 
     @property
@@ -129,8 +130,12 @@ def _checked(name: str, value, home: Path):
 
 
 def _parsed_tables(values: dict, home: Path) -> dict:
-    """Take the [web_search] table out of `values`, parsed and checked by its module."""
+    """Take the [mcp] and [web_search] tables out of `values`, parsed and checked by their modules."""
     tables = {}
+    if "mcp" in values:
+        from nanohermes.mcp.settings import parse_mcp_table
+
+        tables["mcp"] = parse_mcp_table(values.pop("mcp"), home / "config.toml")
     if "web_search" in values:
         from nanohermes.tools.search_backends import parse_web_search_table
 

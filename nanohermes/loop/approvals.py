@@ -59,6 +59,8 @@ class Approvals:
             args = parse_arguments(tool, arguments)
         except ToolError:
             return None  # dispatch rejects the same arguments with a clear error; nothing can run
+        if tool.asks is not None and not tool.asks(args):
+            return None
         path = _shown_path(tool.name, args, ctx)
         if any(covers(g, tool.name, args, path) for g in self.grants):
             return None

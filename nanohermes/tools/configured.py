@@ -31,4 +31,13 @@ def configured_tools(config: Config) -> ConfiguredTools:
         from nanohermes.tools.web_search import make_web_search
 
         found.tools.append(make_web_search(config.web_search))
+    if config.mcp:
+        from nanohermes.mcp.hub import McpHub
+        from nanohermes.mcp.listing import prompt_section
+        from nanohermes.mcp.tool import make_mcp_tool
+
+        found.mcp = McpHub(config.mcp, config.home, config.workspace)
+        # Decided now, from the tool lists of the servers' last start: no server starts here.
+        found.prompt_section = prompt_section([(s, found.mcp.known_tools(s.name)) for s in config.mcp])
+        found.tools.append(make_mcp_tool(found.mcp))
     return found
