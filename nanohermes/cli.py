@@ -31,6 +31,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions
 sessions_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
                            help="List saved sessions (this workspace's; --all for every one), remove or prune them.")
 app.add_typer(sessions_app, name="sessions")
+mcp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                      help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.")
+app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool):
@@ -278,6 +281,19 @@ def doctor_command(
         print(check.line())
     print(summary_line(checks))
     raise typer.Exit(exit_code(checks))
+
+
+@mcp_app.command("list")
+def mcp_list(workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Start stdio servers in DIR instead of the current directory.")):
+    """Start each configured MCP server, show its state and tools, and stop it again."""
+    from nanohermes.errors import NanoHermesError
+    from nanohermes.mcp.report import list_servers
+
+    try:
+        config = _config(workspace=workspace)
+    except NanoHermesError as exc:
+        _fail(str(exc))
+    raise typer.Exit(list_servers(config, print))
 
 
 def main():
