@@ -296,6 +296,19 @@ def mcp_list(workspace: Optional[Path] = typer.Option(None, "--workspace", "-C",
     raise typer.Exit(list_servers(config, print))
 
 
+@app.command("acp")
+def acp_command(
+    model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    mode: Optional[Mode] = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
+):
+    """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""
+    from nanohermes.acp.main import serve
+
+    flags = {k: v for k, v in (("model", model), ("base_url", base_url), ("mode", mode.value if mode else None)) if v}
+    raise typer.Exit(serve(flags))
+
+
 def main():
     try:
         app()
