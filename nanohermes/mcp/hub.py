@@ -63,7 +63,7 @@ class _Connection:
     def __init__(self, settings: McpServerSettings, workspace: Path, log_path: Path):
         self.settings, self.workspace, self.log_path = settings, workspace, log_path
         self.state, self.error, self.failed_at = STARTING, "", 0.0
-        self.was_running = False  # it started, then stopped: the next use restarts it at once
+        self.retry_at_once = False  # it ran and stopped, or its start was interrupted: the next use starts it again
         self.client = None
         self.tools: list[McpToolInfo] = []
         self.stop = asyncio.Event()
@@ -79,6 +79,10 @@ class _Connection:
             self.task.cancel()
             self._fail(f"it did not start and list its tools within {self.settings.startup_timeout:g} s")
             raise McpUnavailable(self.error) from None
+        except asyncio.CancelledError:  # Ctrl-C while it started: stop it; the next use tries again
+            self.retry_at_once = True
+            self.task.cancel()
+            raise
 
     async def _serve(self, ready: asyncio.Future) -> None:
         try:
@@ -86,7 +90,7 @@ class _Connection:
                 async with AsyncExitStack() as stack:
                     self.client = await open_client(stack, self.settings, self.workspace, log)
                     self.tools = await _list_tools(self.client)
-                    self.state, self.was_running = RUNNING, True
+                    self.state, self.retry_at_once = RUNNING, True
                     ready.set_result(self.tools)
                     await self.stop.wait()
         except BaseException as exc:  # cancelled, or any failure (groups too): the server's state, never a crash
@@ -186,7 +190,7 @@ class McpHub:
         conn = self._conns.get(name)
         if conn is not None and conn.state == RUNNING:
             return conn
-        if conn is not None and conn.state == FAILED and not conn.was_running \
+        if conn is not None and conn.state == FAILED and not conn.retry_at_once \
                 and time.monotonic() - conn.failed_at < RETRY_AFTER_FAILURE_S:
             raise McpUnavailable(conn.error)
         settings = self.servers[name]
@@ -235,4 +239,4 @@ class McpHub:
             pass  # a server that ignores TERM and KILL cannot keep the session from ending
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=WAIT_SLACK_S)
-        self._loop = None
+        self._loop, self._conns = None, {}

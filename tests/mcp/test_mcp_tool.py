@@ -3,7 +3,10 @@ SDK's MCPServer) over stdio and streamable HTTP, through the one dispatch every 
 Each server is started once per module; the tests that stop one come last."""
 
 import json
+import signal
 import sys
+import threading
+import time
 
 import pytest
 
@@ -99,6 +102,20 @@ def test_a_slow_call_is_a_timeout_error_and_the_server_keeps_answering(hub):
     slow = call(hub, "demo.slow", {"seconds": 5})
     assert not slow.ok and slow.content == "error: demo.slow: no answer within 1 s (the call was cancelled)"
     assert call(hub, "demo.add", {"a": 1, "b": 2}).ok
+
+
+def test_ctrl_c_while_a_call_waits_stops_the_wait_at_once_and_the_server_keeps_answering(hub):
+    sent_at = []
+
+    def press_ctrl_c():
+        sent_at.append(time.monotonic())
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Timer(0.3, press_ctrl_c).start()
+    with pytest.raises(KeyboardInterrupt):
+        hub.call("demo", "slow", {"seconds": 5})
+    assert time.monotonic() - sent_at[0] < 1.0  # the 5 s call was not waited for
+    assert call(hub, "demo.echo", {"text": "still"}).content == "mcp demo.echo:\nstill"
 
 
 def test_a_call_over_streamable_http_works_like_one_over_stdio(http_hub):
