@@ -55,9 +55,11 @@ class TurnRunner:
         return self._running is not None and self._running != key
 
     def stop(self) -> None:
-        """End serve_forever after the running job (the client went away)."""
+        """The client went away: stop the running job (no one is left to answer) and end."""
         self.shutting_down = True
         self._jobs.put(None)
+        if self._running is not None:
+            self.interrupt(self._running)
 
     # -- the main thread ---------------------------------------------------------------------
 

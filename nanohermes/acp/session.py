@@ -63,13 +63,20 @@ class AcpSession:
                 if kind == "update":
                     await self.conn.session_update(session_id=self.id, update=payload)
                 else:  # a permission question: asked without holding up this queue's other items
-                    task = asyncio.create_task(self._ask(*payload))
-                    payload[-1].add_done_callback(lambda answer, t=task: answer.cancelled() and
-                                                  self.loop.call_soon_threadsafe(t.cancel))
+                    self._start_question(*payload)
             except Exception as exc:  # the client went away or rejected one update: the turn goes on
                 log.warning("session %s: an update was not delivered: %s", self.id, exc)
             finally:
                 self.outbox.task_done()
+
+    def _start_question(self, tool_call: ToolCallUpdate, options: list, answer: concurrent.futures.Future) -> None:
+        task = asyncio.create_task(self._ask(tool_call, options, answer))
+
+        def forget_when_cancelled(future: concurrent.futures.Future) -> None:
+            if future.cancelled():  # the turn was stopped (in the main thread): stop waiting for the editor
+                self.loop.call_soon_threadsafe(task.cancel)
+
+        answer.add_done_callback(forget_when_cancelled)
 
     async def _ask(self, tool_call: ToolCallUpdate, options: list, answer: concurrent.futures.Future) -> None:
         try:
