@@ -281,8 +281,46 @@ def doctor_command(
 
 
 def main():
+    """The edge: every way out of a run becomes an exit code, and an exception nobody expected
+    becomes one paragraph naming the log file that holds its traceback (crash.py)."""
+    from nanohermes import signals
+
+    signals.install()
     try:
         app()
+        code = EXIT_OK
+    except SystemExit as done:  # typer's own exit, with the code the command chose
+        code = done.code if isinstance(done.code, int) else EXIT_OK if done.code is None else EXIT_FAILURE
     except KeyboardInterrupt:
-        print("\nnanohermes: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        code = _say_stopped("interrupted", EXIT_INTERRUPTED)
+    except signals.Terminated as stop:
+        code = _say_stopped(f"stopped by {stop}", stop.exit_code)
+    except Exception as exc:
+        from nanohermes.crash import report_crash
+
+        code = _say_stopped(report_crash(exc), EXIT_FAILURE)
+    signals.block_all()  # a late Ctrl-C must not turn this code into a death by signal
+    _flush_quietly()
+    sys.exit(code)
+
+
+def _say_stopped(message: str, code: int) -> int:
+    try:
+        print(f"nanohermes: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # the terminal is gone (SIGHUP) or stderr closed
+        pass
+    return code
+
+
+def _flush_quietly() -> None:
+    """A closed terminal or pipe must not add a second error at exit (Python would exit 120)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError):
+                pass

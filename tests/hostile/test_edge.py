@@ -1,0 +1,32 @@
+"""The edge of the CLI: whatever goes wrong inside, the user reads one paragraph, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.cli import run_main_with
+
+# A bug deep inside a run, injected into a fresh interpreter running the real entry point.
+BUG = "import nanohermes.config as c\ndef boom(*a, **k): raise ZeroDivisionError('an unexpected bug')\nc.load_config = boom"
+
+
+def test_an_unexpected_exception_is_one_paragraph_naming_the_log_with_the_traceback(workspace, isolated_home):
+    r = run_main_with(BUG, ["-p", "hi", "--base-url", "http://127.0.0.1:9/v1"], workspace)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "unexpected error (ZeroDivisionError: an unexpected bug)" in r.stderr
+    logs = list((isolated_home / "logs").glob("crash-*.log"))
+    assert len(logs) == 1 and str(logs[0]) in r.stderr
+    assert "Traceback" in logs[0].read_text() and "in boom" in logs[0].read_text()
+    assert oct(logs[0].stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_crash_log_falls_back_to_the_temp_dir_when_the_state_dir_is_unusable(workspace, tmp_path):
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    r = run_main_with(BUG, ["-p", "hi", "--base-url", "http://127.0.0.1:9/v1"], workspace,
+                      {"NANOHERMES_HOME": str(not_a_dir / "home")})
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    named = r.stderr.split("the traceback is in ", 1)[1].split(" — ", 1)[0]
+    assert Path(named).is_file() and "ZeroDivisionError" in Path(named).read_text()
+    Path(named).unlink()
