@@ -43,15 +43,26 @@ from nanohermes.storage.locking import FileLock, LockTimeout
 
 FORMAT_VERSION = 1
 TITLE_MAX_CHARS = 200  # stored; listings cut it to their column
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch: `$` would let a final "\n" through
 
 
 def sessions_dir(home: Path) -> Path:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """`home/sessions`, created 0700; SessionError when the state directory cannot be written."""
     path = home / "sessions"
-    path.mkdir(exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.mkdir(exist_ok=True, mode=0o700)
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    except OSError as exc:
+        raise SessionError(unusable_state_dir(home, exc.strerror or str(exc))) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise SessionError(unusable_state_dir(home, f"{path} is not writable"))
     return path
+
+
+def unusable_state_dir(home: Path, why: str) -> str:
+    return (f"Cannot use the state directory {home} ({why}): NanoHermes keeps sessions and memory there. "
+            "Make it writable, or point NANOHERMES_HOME at a directory you can write.")
 
 
 def generate_name() -> str:
@@ -68,6 +79,8 @@ def _unused_name(folder: Path) -> str:
             return name
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise SessionError(unusable_state_dir(folder.parent, exc.strerror or str(exc))) from None
 
 
 def title_of(text: str) -> str:
@@ -76,7 +89,7 @@ def title_of(text: str) -> str:
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise SessionError(f"Session name {name!r} is not allowed: use letters, digits, '.', '_' and '-' (up to 100).")
     return name
 
@@ -199,6 +212,9 @@ class Session:
                 f"Session {self.name!r} is in use by another nanohermes process ({self.path}). "
                 "Finish that one first, or pick another name with --session."
             ) from None
+        except OSError as exc:  # the lock's path is a directory, or not writable
+            raise SessionError(f"Cannot lock session {self.name!r}: {lock.path} cannot be opened ({exc.strerror}). "
+                               "Remove whatever is at that path, or pick another name with --session.") from None
         return lock
 
     def _load(self) -> SessionState:
@@ -220,8 +236,11 @@ class Session:
 
     def _open_for_append(self):
         new = not self.path.exists() or self.path.stat().st_size == 0
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.chmod(self.path, 0o600)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.chmod(self.path, 0o600)
+        except OSError as exc:
+            raise SessionError(f"Cannot write session file {self.path} ({exc.strerror}).") from None
         f = os.fdopen(fd, "a", encoding="utf-8")
         if new:
             meta = {"type": "meta", "version": FORMAT_VERSION, "created": time.time()}
