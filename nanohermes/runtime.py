@@ -112,7 +112,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     prompt = SystemPrompt(config, memory, skills, warn)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
-        provider = Provider(config, on_retry=warn)
+        provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)))
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         ctx = ToolContext(
             workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
