@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from nanohermes.calls import NO_FACTS, ResultFacts
 from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES
 from nanohermes.errors import ToolError
-from nanohermes.text import clamp_counted
+from nanohermes.text import clamp_counted, valid_unicode
 from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
@@ -128,12 +129,12 @@ def parse_arguments(tool_: Tool, raw: str | dict | None) -> dict:
 
 
 def _coerce(tool_name: str, name: str, kind: str, value):
-    """Small models send "10" for 10 and "true" for true; accept what is unambiguous."""
+    """Small models send "10" for 10 and "true" for true; accept what is unambiguous. A number
+    must be finite and not negative (every count, offset and timeout here): NaN would turn a
+    timeout off and -1 a limit inside out."""
+    if kind in ("integer", "number") and not isinstance(value, bool):
+        return _number(tool_name, name, kind, value)
     try:
-        if kind == "integer" and not isinstance(value, bool):
-            return int(value)
-        if kind == "number" and not isinstance(value, bool):
-            return float(value)
         if kind == "boolean":
             if isinstance(value, bool):
                 return value
@@ -145,6 +146,22 @@ def _coerce(tool_name: str, name: str, kind: str, value):
     except (TypeError, ValueError):
         pass
     raise ToolError(f"argument {name} of {tool_name} must be a {kind}, got {json.dumps(value)[:80]}")
+
+
+def _number(tool_name: str, name: str, kind: str, value) -> int | float:
+    try:
+        number = value if isinstance(value, int) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = None
+    if number is None or (isinstance(number, float) and not math.isfinite(number)):
+        raise ToolError(f"argument {name} of {tool_name} must be a finite {kind}, got {json.dumps(value)[:80]}")
+    if number < 0:
+        raise ToolError(f"argument {name} of {tool_name} must not be negative, got {json.dumps(value)[:80]}")
+    if kind == "integer":
+        if number != int(number):
+            raise ToolError(f"argument {name} of {tool_name} must be a whole number, got {json.dumps(value)[:80]}")
+        return int(number)
+    return float(number)
 
 
 def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments) -> ToolResult:
@@ -163,5 +180,6 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
         output, ok = f"error: {exc}", False
     except Exception as exc:  # a bug in one tool must not end the session
         output, ok = f"error: {name} failed: {type(exc).__name__}: {exc}", False
+    output = valid_unicode(output)  # a file name that is not UTF-8 must not break the session file or the request
     content, cut = clamp_counted(output, ctx.max_output)
     return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts)
