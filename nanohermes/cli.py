@@ -287,21 +287,33 @@ def main():
 
     signals.install()
     try:
-        app()
-        code = EXIT_OK
-    except SystemExit as done:  # typer's own exit, with the code the command chose
-        code = done.code if isinstance(done.code, int) else EXIT_OK if done.code is None else EXIT_FAILURE
-    except KeyboardInterrupt:
-        code = _say_stopped("interrupted", EXIT_INTERRUPTED)
+        code = _run_app()
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being reported
+        code = EXIT_INTERRUPTED
     except signals.Terminated as stop:
-        code = _say_stopped(f"stopped by {stop}", stop.exit_code)
+        code = stop.exit_code
+    finally:
+        signals.block_all()  # from here no signal can turn the code into a death by signal (-2)
+    _flush_quietly()
+    sys.exit(code)
+
+
+def _run_app() -> int:
+    from nanohermes import signals
+
+    try:
+        app()
+        return EXIT_OK
+    except SystemExit as done:  # typer's own exit, with the code the command chose
+        return done.code if isinstance(done.code, int) else EXIT_OK if done.code is None else EXIT_FAILURE
+    except KeyboardInterrupt:
+        return _say_stopped("interrupted", EXIT_INTERRUPTED)
+    except signals.Terminated as stop:
+        return _say_stopped(f"stopped by {stop}; the session is saved", stop.exit_code)
     except Exception as exc:
         from nanohermes.crash import report_crash
 
-        code = _say_stopped(report_crash(exc), EXIT_FAILURE)
-    signals.block_all()  # a late Ctrl-C must not turn this code into a death by signal
-    _flush_quietly()
-    sys.exit(code)
+        return _say_stopped(report_crash(exc), EXIT_FAILURE)
 
 
 def _say_stopped(message: str, code: int) -> int:

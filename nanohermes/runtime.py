@@ -94,7 +94,10 @@ class Runtime:
         self.agent.switch(self.config)
 
     def close(self) -> None:
-        self.session.close()
+        from nanohermes.signals import deferred
+
+        with deferred():  # a second Ctrl-C must not leave the session without its closing stats
+            self.session.close()
 
 
 def build_runtime(config: Config, session_name: str | None, emit: Callable[[object], None], approve: Approver | None,

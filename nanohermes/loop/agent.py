@@ -18,11 +18,13 @@ from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.signals import Terminated, deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 INTERRUPTED = "[interrupted by user]"
+STOPPED = "[interrupted: NanoHermes was stopped by {}]"  # SIGTERM or SIGHUP
 NO_ANSWER = "[no answer: the request failed]"
 NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
 CUT_CALL_RETRY = ("[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
@@ -70,8 +72,9 @@ class Agent:
     # -- the turn ---------------------------------------------------------------------------
 
     def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history.
-        The result names the calls refused because nothing could ask (cannot_ask)."""
+        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history;
+        so does Terminated (SIGTERM, SIGHUP), which is then raised again for the front end to
+        leave. The result names the calls refused because nothing could ask (cannot_ask)."""
         self.approvals.unasked.clear()
         result = self._run_turn(user_text)
         result.cannot_ask = list(self.approvals.unasked)
@@ -102,9 +105,12 @@ class Agent:
                 self.keeper.fit()
         except StopTurn as stop:
             return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
-        except KeyboardInterrupt:  # streaming, a tool, or between the two: every call gets a result
-            self._answer_open_calls(INTERRUPTED)
-            self._close_interrupted_stream()
+        except (KeyboardInterrupt, Terminated) as stop:  # streaming, a tool, or between: every call gets a result
+            with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
+                self._answer_open_calls(INTERRUPTED if isinstance(stop, KeyboardInterrupt) else STOPPED.format(stop))
+                self._close_interrupted_stream()
+            if isinstance(stop, Terminated):  # SIGTERM/SIGHUP: the history is valid; now leave
+                raise
             return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
 
     def _start_turn(self, user_text: str) -> None:

@@ -210,7 +210,10 @@ def run_repl(config: Config, session_name: str | None) -> int:
         return repl.loop()
     finally:
         repl.runtime.close()
-        print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
+        try:
+            print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
+        except OSError:  # the terminal is gone (SIGHUP): the session is saved all the same
+            pass
 
 
 def leaving_line(session, workspace: Path) -> str:
