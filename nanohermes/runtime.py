@@ -11,9 +11,11 @@ from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
+from nanohermes.redact import Redactor
 from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext
+from nanohermes.text import valid_unicode
 from nanohermes.tools.outputs import OutputStore
 
 
@@ -42,7 +44,7 @@ class SystemPrompt:
     def rebuild(self) -> None:
         inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills)
         self.inputs = inputs
-        self.text = build_system_prompt(inputs)
+        self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
         for warning in warnings:
             self.warn(warning)
 
@@ -53,7 +55,7 @@ class SystemPrompt:
         """A mode switch changes the mode line only; the rest of the prefix stays as built."""
         self.config = replace(self.config, mode=mode)
         self.inputs = replace(self.inputs, mode=mode)
-        self.text = build_system_prompt(self.inputs)
+        self.text = valid_unicode(build_system_prompt(self.inputs))
 
     def memory_for(self, query: str) -> str:
         """The memory block for a user message ("" when nothing relevant is remembered)."""
@@ -120,6 +122,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
         ctx = ToolContext(
             workspace=config.workspace, home=config.home, command_timeout=config.command_timeout,
             allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
+            redactor=Redactor.for_config(config),
         )
         agent = Agent(
             config=config, provider=provider, session=session, tools=all_tools(skills), ctx=ctx,

@@ -7,6 +7,7 @@ repeat guard, usage counting and keeping the context (loop/keeper.py) are collab
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from nanohermes import events as ev
@@ -21,6 +22,7 @@ from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.signals import Terminated, deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
+from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 INTERRUPTED = "[interrupted by user]"
@@ -118,6 +120,7 @@ class Agent:
         self.guard.reset()
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.append({"role": "assistant", "content": NO_ANSWER})  # strict templates need alternation
+        user_text = self.ctx.redactor.text(valid_unicode(user_text))  # argv and stdin may carry any bytes
         block = self.memory_for(user_text)
         self.messages.append({"role": "user", "content": attach_block(user_text, block)})
         self.session.record_message({"role": "user", "content": user_text}, memory=block)
@@ -185,7 +188,10 @@ class Agent:
             refusal = self.approvals.refusal(tool, arguments, self.keeper.ctx)
         if refusal is not None:
             return ToolResult(refusal, refusal, ok=False)
-        return dispatch(self.keeper.ctx, self.tools, name, arguments)
+        ctx = self.keeper.ctx
+        if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
+            ctx = replace(ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
+        return dispatch(ctx, self.tools, name, arguments)
 
     @property
     def ctx(self) -> ToolContext:
@@ -194,6 +200,7 @@ class Agent:
     # -- history ----------------------------------------------------------------------------
 
     def append(self, message: dict, facts: dict | None = None) -> None:
+        message = self.ctx.redactor.message(message)  # a secret is neither stored nor sent
         self.messages.append(message)
         self.session.record_message(message, facts)
 

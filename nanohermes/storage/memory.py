@@ -175,8 +175,17 @@ def bm25_rank(index: Bm25Index, query: Sequence[str], top_k: int, k1: float = BM
     return ranked[:top_k]
 
 
+# A memory's text is data: written like a marker of the block (or one a model might take for
+# it: any case, spaces anywhere) it would end the block early and what follows would read as
+# the user's own words. An entry that names the marker has its angle brackets replaced.
+_MARKER_NAME = re.compile(r"\s*".join("nanohermes-memory"), re.IGNORECASE)
+
+
 def entry_line(entry: Entry) -> str:
-    return f"- [{entry.kind}] {' '.join(entry.text.split())}"
+    text = " ".join(entry.text.split())
+    if _MARKER_NAME.search(text):
+        text = text.replace("<", "‹").replace(">", "›")
+    return f"- [{entry.kind}] {text}"
 
 
 def render_block(entries: Sequence[Entry], budget: int = INJECT_CHAR_BUDGET) -> str:

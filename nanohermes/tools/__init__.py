@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 from nanohermes.calls import NO_FACTS, ResultFacts
 from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES
 from nanohermes.errors import ToolError
+from nanohermes.redact import NO_SECRETS, Redactor
 from nanohermes.text import clamp_counted, valid_unicode
 from nanohermes.tools.outputs import OutputStore
 
@@ -39,6 +40,11 @@ class ToolContext:
     memory: MemoryStore | None = None  # for `remember`
     skills: Skills | None = None  # for `skill`
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
+    redactor: Redactor = NO_SECRETS  # secrets taken out of every result (redact.py)
+    # Asks for an action a tool finds only while it runs (web_fetch reaching a local address
+    # after DNS or a redirect): the preview in, None when allowed or the refusal text out. The
+    # loop binds it to the approvals for each call; None: nothing can allow such an action.
+    confirm: Callable[[str], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,8 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
         output, ok = f"error: {exc}", False
     except Exception as exc:  # a bug in one tool must not end the session
         output, ok = f"error: {name} failed: {type(exc).__name__}: {exc}", False
-    output = valid_unicode(output)  # a file name that is not UTF-8 must not break the session file or the request
+    # A file name that is not UTF-8 must not break the session file or the request; a key a
+    # command printed must reach neither.
+    output = ctx.redactor.text(valid_unicode(output))
     content, cut = clamp_counted(output, ctx.max_output)
     return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts)
