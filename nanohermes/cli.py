@@ -80,6 +80,12 @@ def run(
             code = run_repl(config, session)
     except NanoHermesError as exc:
         code = _report_failure(str(exc), output_format if prompt is not None else "text")
+    except (typer.Exit, typer.Abort):  # a usage error already said (_fail), or an abort
+        raise
+    except Exception as exc:  # a bug: the paragraph main() would print, and the JSON a script expects
+        from nanohermes.crash import report_crash
+
+        code = _report_failure(report_crash(exc), output_format if prompt is not None else "text")
     raise typer.Exit(code)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.support.cli import run_main_with
@@ -30,3 +31,10 @@ def test_the_crash_log_falls_back_to_the_temp_dir_when_the_state_dir_is_unusable
     named = r.stderr.split("the traceback is in ", 1)[1].split(" — ", 1)[0]
     assert Path(named).is_file() and "ZeroDivisionError" in Path(named).read_text()
     Path(named).unlink()
+
+
+def test_an_unexpected_exception_in_a_json_run_is_also_an_error_object_on_stdout(workspace, isolated_home):
+    r = run_main_with(BUG, ["-p", "hi", "--output-format", "json", "--base-url", "http://127.0.0.1:9/v1"], workspace)
+    assert r.returncode == 1 and "Traceback" not in r.stderr + r.stdout
+    error = json.loads(r.stdout)
+    assert error["type"] == "error" and error["exit_code"] == 1 and "unexpected error (ZeroDivisionError" in error["message"]
