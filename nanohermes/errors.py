@@ -39,3 +39,22 @@ class SessionError(NanoHermesError):
 
 class ToolError(Exception):
     """A tool could not do what was asked; the message goes to the model as the result."""
+
+
+SIGNAL_EXIT_BASE = 128  # the shell's convention: a run ended by signal N exits 128 + N
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP asked the process to stop (signals.py raises it). A BaseException, as
+    KeyboardInterrupt is, but not one: what treats Ctrl-C as "stop this turn, keep going" (the
+    REPL's prompt, an approval question) must not swallow a request to exit."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return SIGNAL_EXIT_BASE + self.signum

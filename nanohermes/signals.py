@@ -14,21 +14,12 @@ import signal
 import threading
 from contextlib import contextmanager
 
+from nanohermes.errors import Terminated
+
+__all__ = ["TERMINATING", "Terminated", "block_all", "deferred", "install"]
+
 # The signals that mean "stop now and leave"; SIGINT (Ctrl-C) is Python's KeyboardInterrupt.
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
-SIGNAL_EXIT_BASE = 128  # the shell's convention: killed by signal N exits 128 + N
-
-
-class Terminated(BaseException):
-    """The process was asked to stop by SIGTERM or SIGHUP."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-    @property
-    def exit_code(self) -> int:
-        return SIGNAL_EXIT_BASE + self.signum
 
 
 def _raise_terminated(signum, frame):

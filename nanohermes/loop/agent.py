@@ -13,13 +13,13 @@ from typing import Callable
 from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.context import pairing_problems, sanitize_tool_pairs
-from nanohermes.errors import ContextOverflowError
+from nanohermes.errors import ContextOverflowError, Terminated
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
 from nanohermes.provider import AssistantTurn, Provider
-from nanohermes.signals import Terminated, deferred
+from nanohermes.signals import deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
 from nanohermes.text import valid_unicode
