@@ -100,7 +100,7 @@ def test_a_complete_reply_is_kept_when_done_never_comes(serve, workspace, usage)
 
 
 def test_a_server_that_sends_headers_and_then_nothing_is_announced_and_retried_once(serve, workspace, isolated_home):
-    (isolated_home / "config.toml").write_text("request_timeout = 1.5\nslow_reply_notice = 0.4\n")
+    (isolated_home / "config.toml").write_text("request_timeout = 1\nslow_reply_notice = 0.3\n")
     server = serve(raw.open_event_stream(), hold_open=30)
     r = one_shot(server.url, workspace)
     assert r.code == 1 and "the server has not answered yet" in r.err and "timed out" in r.err
