@@ -128,7 +128,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
     from nanohermes.runtime import build_runtime
     from nanohermes.ui.script_output import error_dict, make_output, result_dict
 
-    task = sys.stdin.read() if prompt == "-" else prompt
+    task = _read_stdin() if prompt == "-" else prompt
     if not task.strip():
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     output = make_output(output_format)
@@ -150,6 +150,12 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         print(f"nanohermes: {message}", file=sys.stderr)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
+
+
+def _read_stdin() -> str:
+    """The task from stdin; bytes that are not UTF-8 (a binary diff piped in) become U+FFFD."""
+    stream = getattr(sys.stdin, "buffer", None)
+    return stream.read().decode("utf-8", "replace") if stream is not None else sys.stdin.read()
 
 
 def _start_lines(runtime) -> tuple[dict, list[str]]:

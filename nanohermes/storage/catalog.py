@@ -16,8 +16,7 @@ from pathlib import Path
 
 from nanohermes.errors import SessionError
 from nanohermes.storage.locking import FileLock, LockTimeout
-from nanohermes.storage.replay import title_of
-from nanohermes.storage.session import check_name
+from nanohermes.storage.session import check_name, title_of
 
 HEAD_BYTES = 16_384  # meta and title are the first two events, each far smaller
 TAIL_BYTES = 16_384  # the stats event is one short line

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nanohermes.storage.catalog import SessionInfo
-from nanohermes.storage.replay import TITLE_MAX_CHARS
+from nanohermes.storage.session import TITLE_MAX_CHARS
 
 MIN_TITLE_CHARS = 20  # below this a title says nothing; the row wraps instead
 WORKSPACE_CHARS = 24  # long paths keep their tail (the project's own folder name)

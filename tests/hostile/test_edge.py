@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
-from tests.support.cli import run_main_with
+from tests.support.cli import BIN, run_main_with
+from tests.support.scripted_server import text
 
 # A bug deep inside a run, injected into a fresh interpreter running the real entry point.
 BUG = "import nanohermes.config as c\ndef boom(*a, **k): raise ZeroDivisionError('an unexpected bug')\nc.load_config = boom"
@@ -38,3 +40,11 @@ def test_an_unexpected_exception_in_a_json_run_is_also_an_error_object_on_stdout
     assert r.returncode == 1 and "Traceback" not in r.stderr + r.stdout
     error = json.loads(r.stdout)
     assert error["type"] == "error" and error["exit_code"] == 1 and "unexpected error (ZeroDivisionError" in error["message"]
+
+
+def test_a_task_on_stdin_that_is_not_utf8_is_read_not_crashed_on(server, workspace):
+    server.add(text("ok"))
+    r = subprocess.run([BIN, "-p", "-", "--base-url", server.url], cwd=workspace, input=b"fix \xff this\n",
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0 and b"Traceback" not in r.stderr
+    assert server.chat_requests()[0]["messages"][-1]["content"] == "fix \ufffd this\n"
