@@ -18,10 +18,12 @@ Approver = Callable[[Tool, dict, str], str]  # (tool, arguments, preview) -> "ye
 PREVIEW_FALLBACK_CHARS = 500
 # Plan mode offers only read-only tools, but a model may still call one it saw earlier in the
 # session (before a /mode switch) or one it imagines: it must learn why, not "unknown tool".
-PLAN_MODE_ASKED = ("blocked in plan mode: this {name} needs the user's approval (it can act on this machine or its "
-                   "network), and plan mode allows only actions that change nothing, so it was not done.")
 PLAN_MODE_BLOCKED = ("blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
                      "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead.")
+# A read-only tool that finds, while it runs, that it is about to act (web_fetch reaching a
+# local address): plan mode refuses that part.
+PLAN_MODE_ASKED = ("blocked in plan mode: this {name} needs the user's approval (it can act on this machine or its "
+                   "network), and plan mode allows only actions that change nothing, so it was not done.")
 
 
 class Approvals:

@@ -37,10 +37,10 @@ from pathlib import Path
 
 from nanohermes.errors import SessionError
 from nanohermes.storage.locking import FileLock, LockTimeout
-from nanohermes.storage.replay import SessionState, encode_working_set, replay, title_of
+from nanohermes.storage.replay import TITLE_MAX_CHARS, SessionState, encode_working_set, replay, title_of
 from nanohermes.text import valid_unicode_in
 
-__all__ = ["Session", "SessionState", "check_name", "sessions_dir"]
+__all__ = ["TITLE_MAX_CHARS", "Session", "SessionState", "check_name", "sessions_dir", "title_of"]  # replay.py holds the rest
 
 FORMAT_VERSION = 1
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch: `$` would let a final "\n" through
