@@ -321,7 +321,7 @@ def _run_app() -> int:
     except KeyboardInterrupt:
         return _say_stopped("interrupted", EXIT_INTERRUPTED)
     except signals.Terminated as stop:
-        return _say_stopped(f"stopped by {stop}; the session is saved", stop.exit_code)
+        return _say_stopped(f"stopped by {stop} (sessions are saved as they go)", stop.exit_code)
     except Exception as exc:
         from nanohermes.crash import report_crash
 

@@ -56,7 +56,7 @@ def test_a_termination_signal_during_a_command_is_handled_as_ctrl_c(server, work
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == code, err
-    assert f"stopped by {signal.Signals(signum).name}; the session is saved" in err and "Traceback" not in err
+    assert f"stopped by {signal.Signals(signum).name} (sessions are saved as they go)" in err and "Traceback" not in err
     last = saved_messages(isolated_home, "sig")[-1]
     assert last["role"] == "tool" and last["content"] == f"[interrupted: NanoHermes was stopped by {signal.Signals(signum).name}]"
     for pid_file in ("bg.pid", "sh.pid"):  # the shell and what it put in the background
