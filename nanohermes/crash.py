@@ -71,6 +71,7 @@ def _argv() -> str:
 
 
 def _without_secrets(text: str) -> str:
-    """A traceback's messages may quote a request; the key never goes to disk."""
-    key = os.environ.get("OPENAI_API_KEY", "")
-    return text.replace(key, "[redacted]") if len(key) >= 8 else text
+    """A traceback's messages (and the task in argv) may quote a key; none goes to disk."""
+    from nanohermes.redact import Redactor
+
+    return Redactor.for_config().text(text)

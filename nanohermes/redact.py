@@ -27,9 +27,10 @@ class Redactor:
     secrets: tuple[tuple[str, str], ...] = field(default=())  # (name, value)
 
     @classmethod
-    def for_config(cls, config, environ=None) -> "Redactor":
+    def for_config(cls, config=None, environ=None) -> "Redactor":
+        """The secrets of `config` (a Config; None: the environment's only) and of the environment."""
         found: dict[str, str] = {}
-        for f in fields(config):
+        for f in fields(config) if config is not None else ():
             value = getattr(config, f.name)
             if SECRET_NAME.search(f.name) and isinstance(value, str):
                 found.setdefault(value, f.name)

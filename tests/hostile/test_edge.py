@@ -24,6 +24,13 @@ def test_an_unexpected_exception_is_one_paragraph_naming_the_log_with_the_traceb
     assert oct(logs[0].stat().st_mode & 0o777) == "0o600"
 
 
+def test_the_crash_log_never_holds_the_api_key(workspace, isolated_home):
+    key = "sk-live-crash-0123456789"
+    r = run_main_with(BUG, ["-p", f"use {key}", "--base-url", "http://127.0.0.1:9/v1"], workspace, {"OPENAI_API_KEY": key})
+    log = next((isolated_home / "logs").glob("crash-*.log")).read_text()
+    assert r.returncode == 1 and key not in log and "use [redacted: OPENAI_API_KEY]" in log
+
+
 def test_the_crash_log_falls_back_to_the_temp_dir_when_the_state_dir_is_unusable(workspace, tmp_path):
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
