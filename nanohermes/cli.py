@@ -316,12 +316,12 @@ def _run_app() -> int:
     try:
         app()
         return EXIT_OK
+    except signals.Terminated as stop:  # before SystemExit, which it is
+        return _say_stopped(f"stopped by {stop} (sessions are saved as they go)", stop.exit_code)
     except SystemExit as done:  # typer's own exit, with the code the command chose
         return done.code if isinstance(done.code, int) else EXIT_OK if done.code is None else EXIT_FAILURE
     except KeyboardInterrupt:
         return _say_stopped("interrupted", EXIT_INTERRUPTED)
-    except signals.Terminated as stop:
-        return _say_stopped(f"stopped by {stop} (sessions are saved as they go)", stop.exit_code)
     except Exception as exc:
         from nanohermes.crash import report_crash
 

@@ -2,10 +2,11 @@
 does: the loop answers every open tool call, the session is saved, commands' process groups
 are ended; then the process exits 128 + the signal's number (143, 129).
 
-Terminated is a BaseException, not a KeyboardInterrupt: code that treats Ctrl-C as "stop this
-turn, keep going" (the REPL's prompt, an approval question) must not swallow a request to
-exit. Clean-up that must not be torn runs inside `deferred()`: a second Ctrl-C pressed while
-it runs is absorbed, a termination signal is held and raised once it is done.
+Terminated (errors.py) is a SystemExit, not a KeyboardInterrupt: code that treats Ctrl-C as
+"stop this turn, keep going" (the REPL's prompt, an approval question) must not swallow a
+request to exit, and asyncio, under the REPL's prompt, lets a SystemExit through. Clean-up
+that must not be torn runs inside `deferred()`: a second Ctrl-C pressed while it runs is
+absorbed, a termination signal is held and raised once it is done.
 """
 
 from __future__ import annotations
