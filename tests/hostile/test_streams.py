@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
+from nanohermes.provider.watch import FINISH_GRACE_S
 from tests.support import raw_servers as raw
 from tests.support.scripted_server import RawSSE, Reply, text
 
@@ -96,7 +97,7 @@ def test_a_complete_reply_is_kept_when_done_never_comes(serve, workspace, usage)
     server = serve(raw.open_event_stream(*events), hold_open=30)
     r = one_shot(server.url, workspace)
     assert r.code == 0 and r.out == "the whole answer\n", r.err
-    assert len(server.posts()) == 1 and r.elapsed < (1.5 if usage else RAW_DONE_GRACE_S)
+    assert len(server.posts()) == 1 and r.elapsed < (FINISH_GRACE_S - 0.1 if usage else RAW_DONE_GRACE_S)
 
 
 def test_a_server_that_sends_headers_and_then_nothing_is_announced_and_retried_once(serve, workspace, isolated_home):
@@ -108,11 +109,11 @@ def test_a_server_that_sends_headers_and_then_nothing_is_announced_and_retried_o
 
 
 def test_a_slow_server_is_told_about_but_not_aborted(server, workspace, isolated_home):
-    (isolated_home / "config.toml").write_text("slow_reply_notice = 0.25\n")
-    server.add(Reply(content="late but here", delay=0.6, chunk_size=100))  # 0.6 s before the first token
+    (isolated_home / "config.toml").write_text("slow_reply_notice = 0.2\n")
+    server.add(Reply(content="late but here", first_delay=1.2))  # headers, then 1.2 s before the first chunk
     r = one_shot(server.url, workspace)
     assert r.code == 0 and r.out == "late but here\n", r.err
-    assert "the server has not answered yet (0." in r.err
+    assert "the server has not answered yet (" in r.err and "still waiting" in r.err
 
 
 NOT_THE_API = {
