@@ -66,9 +66,12 @@ class ReplyWatch:
             self._changed.notify()
 
     def _run(self) -> None:
-        with self._changed:
-            while not self._stopped:
-                self._changed.wait(max(self._check(), 0.01))
+        try:
+            with self._changed:
+                while not self._stopped:
+                    self._changed.wait(max(self._check(), 0.01))
+        except Exception:  # a thread's traceback would reach the terminal; the read timeout still holds
+            pass
 
     def _check(self) -> float:
         """End the connection or say the server is slow when it is time; seconds until next time."""

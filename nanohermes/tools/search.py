@@ -130,7 +130,7 @@ def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | 
     found = _Found()
     with subprocess.Popen(args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         fired: list[bool] = []
-        deadline = threading.Timer(timeout, lambda: (fired.append(True), proc.kill()))
+        deadline = threading.Timer(timeout, lambda: (fired.append(True), _end(proc, reap=False)))
         deadline.start()
         try:
             _read_rg_matches(proc, found, hidden)
@@ -219,10 +219,14 @@ def search_with_python(pattern: str, target: Path, base: Path, glob: str | None,
     return _Found([(rel, line, text) for rel, line, text in result["matches"]], result["stopped"])
 
 
-def _end(child: subprocess.Popen) -> None:
+def _end(child: subprocess.Popen, reap: bool = True) -> None:
     """A search child never outlives its call (a timeout, Ctrl-C, SIGTERM)."""
-    if child.poll() is None:
-        child.kill()
+    try:
+        if child.poll() is None:
+            child.kill()
+    except OSError:  # it ended meanwhile
+        pass
+    if reap:
         child.wait()
 
 
