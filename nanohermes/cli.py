@@ -83,6 +83,12 @@ def run(
             code = run_repl(config, session)
     except NanoHermesError as exc:
         code = _report_failure(str(exc), output_format if prompt is not None else "text")
+    except (typer.Exit, typer.Abort):  # a usage error already said (_fail), or an abort
+        raise
+    except Exception as exc:  # a bug: the paragraph main() would print, and the JSON a script expects
+        from nanohermes.crash import report_crash
+
+        code = _report_failure(report_crash(exc), output_format if prompt is not None else "text")
     raise typer.Exit(code)
 
 
@@ -125,7 +131,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
     from nanohermes.runtime import build_runtime
     from nanohermes.ui.script_output import error_dict, make_output, result_dict
 
-    task = sys.stdin.read() if prompt == "-" else prompt
+    task = _read_stdin() if prompt == "-" else prompt
     if not task.strip():
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     output = make_output(output_format)
@@ -147,6 +153,12 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         print(f"nanohermes: {message}", file=sys.stderr)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
+
+
+def _read_stdin() -> str:
+    """The task from stdin; bytes that are not UTF-8 (a binary diff piped in) become U+FFFD."""
+    stream = getattr(sys.stdin, "buffer", None)
+    return stream.read().decode("utf-8", "replace") if stream is not None else sys.stdin.read()
 
 
 def _start_lines(runtime) -> tuple[dict, list[str]]:
@@ -310,8 +322,58 @@ def acp_command(
 
 
 def main():
+    """The edge: every way out of a run becomes an exit code, and an exception nobody expected
+    becomes one paragraph naming the log file that holds its traceback (crash.py)."""
+    from nanohermes import signals
+
+    signals.install()
+    try:
+        code = _run_app()
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being reported
+        code = EXIT_INTERRUPTED
+    except signals.Terminated as stop:
+        code = stop.exit_code
+    finally:
+        signals.block_all()  # from here no signal can turn the code into a death by signal (-2)
+    _flush_quietly()
+    sys.exit(code)
+
+
+def _run_app() -> int:
+    from nanohermes import signals
+
     try:
         app()
+        return EXIT_OK
+    except signals.Terminated as stop:  # before SystemExit, which it is
+        return _say_stopped(f"stopped by {stop} (sessions are saved as they go)", stop.exit_code)
+    except SystemExit as done:  # typer's own exit, with the code the command chose
+        return done.code if isinstance(done.code, int) else EXIT_OK if done.code is None else EXIT_FAILURE
     except KeyboardInterrupt:
-        print("\nnanohermes: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        return _say_stopped("interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:
+        from nanohermes.crash import report_crash
+
+        return _say_stopped(report_crash(exc), EXIT_FAILURE)
+
+
+def _say_stopped(message: str, code: int) -> int:
+    try:
+        print(f"nanohermes: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # the terminal is gone (SIGHUP) or stderr closed
+        pass
+    return code
+
+
+def _flush_quietly() -> None:
+    """A closed terminal or pipe must not add a second error at exit (Python would exit 120)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError):
+                pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import typing
 from dataclasses import dataclass, field, fields
@@ -38,8 +39,11 @@ class Config:
     context_window: int | None = None  # tokens; learned from the server when not set
     system_prompt: str = ""  # the user's persona, appended after the built-in rules
     command_timeout: int = 120
-    request_timeout: float = 600.0
-    max_retries: int = 4  # 429 / 5xx / timeouts / dropped connections, with exponential backoff
+    request_timeout: float = 600.0  # seconds without a byte of the reply (keep-alive comments do not count)
+    # Seconds without any reply before the user is told the server has not answered yet (a
+    # local model on a CPU can take minutes over a long prompt: it is told, not aborted).
+    slow_reply_notice: float = 20.0
+    max_retries: int = 4  # 429 / 5xx / dropped connections, with exponential backoff
     allow_outside_workspace: bool = False
     # Mark the stable prefix and the latest message with cache_control, for providers that
     # cache only at explicit breakpoints (Anthropic models through OpenRouter or LiteLLM).
@@ -82,9 +86,12 @@ _ENV = {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url", "NANOHERMES_
 def _read_file_config(home: Path) -> dict:
     path = home / "config.toml"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start:exc.start + 1]!r}); "
+                          "TOML files must be UTF-8. Save it as UTF-8, or remove it.") from None
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
     import tomllib  # here: `nanohermes --version` needs only MODES from this module
@@ -106,26 +113,59 @@ def _field_type(name: str) -> type:
     return next((a for a in typing.get_args(hint) if a is not type(None)), hint)
 
 
-_POSITIVE = {"max_steps", "max_tokens", "context_window", "command_timeout", "request_timeout", "task_max_steps"}
+# The range each number may take, with the reason for its ends. A value outside is an error
+# that names the setting, never clamped or truncated quietly.
+RANGES: dict[str, tuple[float, float]] = {
+    "max_steps": (1, 100_000),  # a run longer than this is a loop, not a task
+    "max_tokens": (1, 1_000_000),  # above any model's output window
+    "temperature": (0.0, 2.0),  # what OpenAI-compatible servers accept
+    "context_window": (1_024, 100_000_000),  # below 1k tokens not even the system prompt fits
+    "command_timeout": (1, 86_400),  # seconds: a day is the longest a command may hold a turn
+    "request_timeout": (1.0, 86_400.0),  # seconds without reply bytes before a request fails
+    "max_retries": (0, 20),  # more than this only delays the error
+    "task_max_steps": (1, 100_000),  # a helper agent's step limit, like max_steps
+    "slow_reply_notice": (0.0, 86_400.0),  # seconds; 0 turns the notice off
+}
+
+
+def _as_kind(kind: type, value):
+    """The value as `kind`, from its TOML type or an environment/flag string; ValueError else."""
+    if kind is bool:
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+            return value.lower() in ("true", "1")
+        if isinstance(value, bool):
+            return value
+        raise ValueError
+    if kind is int:  # ints are ints: 1.5 or 1e300 is not silently truncated
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            return int(value)
+        raise ValueError
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError
+        number = float(value)
+        if not math.isfinite(number):  # nan, inf: no request or timer can use them
+            raise ValueError
+        return number
+    if not isinstance(value, kind):
+        raise ValueError
+    return value
 
 
 def _checked(name: str, value, home: Path):
     """The value as its field's type, or a ConfigError naming the setting (env values are strings)."""
     kind = _field_type(name)
     try:
-        if kind is bool and isinstance(value, str):
-            if value.lower() not in ("true", "false", "1", "0"):
-                raise ValueError
-            value = value.lower() in ("true", "1")
-        elif kind in (int, float) and not isinstance(value, bool):
-            value = kind(value)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ValueError
+        value = _as_kind(kind, value)
     except (TypeError, ValueError):
+        article = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}.get(kind, kind.__name__)
         raise ConfigError(f"Setting {name} = {value!r} (from {home / 'config.toml'}, the environment or a flag) "
-                          f"must be a{'n' if kind is int else ''} {kind.__name__}.") from None
-    if name in _POSITIVE and value <= 0 or name == "max_retries" and value < 0:
-        raise ConfigError(f"Setting {name} must be positive, got {value}.")
+                          f"must be {article}.") from None
+    low, high = RANGES.get(name, (None, None))
+    if low is not None and not low <= value <= high:
+        raise ConfigError(f"Setting {name} = {value!r} is out of range: it must be between {low:g} and {high:g}.")
     return value
 
 

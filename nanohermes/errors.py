@@ -48,3 +48,26 @@ class ToolInterrupted(KeyboardInterrupt):
     def __init__(self, answer: str):
         super().__init__(answer)
         self.answer = answer
+
+
+SIGNAL_EXIT_BASE = 128  # the shell's convention: a run ended by signal N exits 128 + N
+
+
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP asked the process to stop (signals.py raises it). A SystemExit, which
+    asyncio (the REPL's prompt) and most libraries let through where they would log and swallow
+    other BaseExceptions; not a KeyboardInterrupt, which the REPL's prompt and an approval
+    question treat as "stop this turn, keep going". Uncaught, it still exits 128 + N."""
+
+    def __init__(self, signum: int):
+        super().__init__(SIGNAL_EXIT_BASE + signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return SIGNAL_EXIT_BASE + self.signum
+
+    def __str__(self) -> str:
+        import signal
+
+        return signal.Signals(self.signum).name

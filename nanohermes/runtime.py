@@ -12,9 +12,11 @@ from nanohermes.loop.subagents import Subagents
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
+from nanohermes.redact import Redactor
 from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.storage.session import Session
+from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.configured import ConfiguredTools, configured_tools
@@ -51,7 +53,7 @@ class SystemPrompt:
     def rebuild(self) -> None:
         inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=self.mcp_listing)
         self.inputs = inputs
-        self.text = build_system_prompt(inputs)
+        self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
         for warning in warnings:
             self.warn(warning)
 
@@ -62,7 +64,7 @@ class SystemPrompt:
         """A mode switch changes the mode line only; the rest of the prefix stays as built."""
         self.config = replace(self.config, mode=mode)
         self.inputs = replace(self.inputs, mode=mode)
-        self.text = build_system_prompt(self.inputs)
+        self.text = valid_unicode(build_system_prompt(self.inputs))
 
     def memory_for(self, query: str) -> str:
         """The memory block for a user message ("" when nothing relevant is remembered)."""
@@ -105,12 +107,15 @@ class Runtime:
         self.agent.switch(self.config)
 
     def close(self) -> None:
+        from nanohermes.signals import deferred
+
         tasks = self.agent.ctx.tasks
-        if tasks is not None:  # a session's background tasks end with it, process groups and all
-            tasks.stop_all()
-        if self.configured is not None:  # MCP servers stop with the session
-            self.configured.close()
-        self.session.close()
+        with deferred():  # a second Ctrl-C must not leave tasks running or the session without its closing stats
+            if tasks is not None:  # a session's background tasks end with it, process groups and all
+                tasks.stop_all()
+            if self.configured is not None:  # MCP servers stop with the session
+                self.configured.close()
+            self.session.close()
 
 
 def build_runtime(config: Config, session_name: str | None, emit: Callable[[object], None], approve: Approver | None,
@@ -130,7 +135,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         subagents = Subagents()  # the `task` tool's helpers; they need the agent, set below
-        provider = Provider(config, on_retry=warn)
+        provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)))
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
@@ -138,6 +143,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
             command_timeout=config.command_timeout,
             allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
             checkpoints=checkpoints,
+            redactor=Redactor.for_config(config),
         )
         agent = Agent(
             config=config, provider=provider, session=session, tools=all_tools(skills, configured.tools), ctx=ctx,

@@ -71,3 +71,34 @@ def head_tail_text(text: str, max_chars: int, marker: str = "â€¦[{n} chars cut]â
     head = int(max_chars * head_share)
     tail = max_chars - head
     return text[:head] + marker.replace("{n}", f"{len(text) - head - tail:,}") + text[len(text) - tail :]
+
+
+# Code points no UTF-8 encoder takes: a byte of an undecodable file name (os.fsdecode's
+# surrogateescape turns 0xFF into U+DCFF) or a lone surrogate the model escaped in JSON (\ud800).
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_ESCAPED_BYTES = range(0xDC80, 0xDD00)  # surrogateescape: byte 0x80-0xFF + 0xDC00
+
+
+def _shown(match: re.Match) -> str:
+    point = ord(match.group())
+    return f"\\x{point - 0xDC00:02x}" if point in _ESCAPED_BYTES else "\ufffd"
+
+
+def valid_unicode(text: str) -> str:
+    """Text that encodes as UTF-8 everywhere (session file, request, terminal): a byte of an
+    undecodable file name is shown escaped (`bad\\xffname.txt`), any other lone surrogate as
+    U+FFFD. Text that is already valid comes back as it is."""
+    if text.isascii() or _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATES.sub(_shown, text)
+
+
+def valid_unicode_in(value):
+    """valid_unicode over every string in a JSON-like value (keys too)."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {valid_unicode_in(k): valid_unicode_in(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [valid_unicode_in(v) for v in value]
+    return value

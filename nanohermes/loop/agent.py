@@ -15,17 +15,20 @@ from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.context import pairing_problems, sanitize_tool_pairs
 from nanohermes.context.tokens import estimate_tokens_by_ratio
-from nanohermes.errors import ContextOverflowError, ToolInterrupted
+from nanohermes.errors import ContextOverflowError, Terminated, ToolInterrupted
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.signals import deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
+from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 INTERRUPTED = "[interrupted by user]"
+STOPPED = "[interrupted: NanoHermes was stopped by {}]"  # SIGTERM or SIGHUP
 NO_ANSWER = "[no answer: the request failed]"
 NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
 CUT_CALL_RETRY = ("[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
@@ -73,8 +76,9 @@ class Agent:
     # -- the turn ---------------------------------------------------------------------------
 
     def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history.
-        The result names the calls refused because nothing could ask (cannot_ask)."""
+        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history;
+        so does Terminated (SIGTERM, SIGHUP), which is then raised again for the front end to
+        leave. The result names the calls refused because nothing could ask (cannot_ask)."""
         self.approvals.unasked.clear()
         result = self._run_turn(user_text)
         result.cannot_ask = list(self.approvals.unasked)
@@ -106,12 +110,17 @@ class Agent:
         except StopTurn as stop:
             return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
         except ToolInterrupted as stop:  # before KeyboardInterrupt, its base: the stopped call keeps its own answer
-            self._answer_open_calls(INTERRUPTED, first=stop.answer)
+            with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
+                self._answer_open_calls(INTERRUPTED, first=stop.answer)
             return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
-        except KeyboardInterrupt:  # streaming, a tool, or between the two: every call gets a result
-            usage.interrupted(self.keeper.tokens.estimate, estimate_tokens_by_ratio("".join(self._partial)))
-            self._answer_open_calls(INTERRUPTED)
-            self._close_interrupted_stream()
+        except (KeyboardInterrupt, Terminated) as stop:  # streaming, a tool, or between: every call gets a result
+            with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
+                partial = "".join(self._partial)
+                self._answer_open_calls(INTERRUPTED if isinstance(stop, KeyboardInterrupt) else STOPPED.format(stop))
+                self._close_interrupted_stream()
+                usage.interrupted(self.keeper.tokens.estimate, estimate_tokens_by_ratio(partial))
+            if isinstance(stop, Terminated):  # SIGTERM/SIGHUP: the history is valid; now leave
+                raise
             return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
 
     def _start_turn(self, user_text: str) -> None:
@@ -119,6 +128,7 @@ class Agent:
         self.guard.reset()
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.append({"role": "assistant", "content": NO_ANSWER})  # strict templates need alternation
+        user_text = self.ctx.redactor.text(valid_unicode(user_text))  # argv and stdin may carry any bytes
         block = self.memory_for(user_text)
         self.messages.append({"role": "user", "content": attach_block(user_text, block)})
         self.session.record_message({"role": "user", "content": user_text}, memory=block)
@@ -190,6 +200,8 @@ class Agent:
             refusal = self.approvals.refusal(tool, arguments, ctx)
         if refusal is not None:
             return ToolResult(refusal, refusal, ok=False), 0.0
+        if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
+            ctx = replace(ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
         started = time.monotonic()
         return dispatch(ctx, self.tools, name, arguments), time.monotonic() - started
 
@@ -200,6 +212,7 @@ class Agent:
     # -- history ----------------------------------------------------------------------------
 
     def append(self, message: dict, facts: dict | None = None) -> None:
+        message = self.ctx.redactor.message(message)  # a secret is neither stored nor sent
         self.messages.append(message)
         self.session.record_message(message, facts)
 

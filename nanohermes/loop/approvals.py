@@ -23,6 +23,10 @@ PREVIEW_FALLBACK_CHARS = 500
 # session (before a /mode switch) or one it imagines: it must learn why, not "unknown tool".
 PLAN_MODE_BLOCKED = ("blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
                      "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead.")
+# A read-only tool that finds, while it runs, that it is about to act (web_fetch reaching a
+# local address): plan mode refuses that part.
+PLAN_MODE_ASKED = ("blocked in plan mode: this {name} needs the user's approval (it can act on this machine or its "
+                   "network), and plan mode allows only actions that change nothing, so it was not done.")
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,25 @@ class Approvals:
 
     def revoke(self, grant: Grant) -> None:
         self.grants.remove(grant)
+
+    def confirm(self, tool: Tool, preview: str) -> str | None:
+        """Asked by a tool while it runs, for an action only it can see coming (web_fetch reaching
+        a local address after DNS or a redirect): None when allowed, else the text the model gets.
+        Decided as a call that needs approval is, but plan mode refuses it: it may act."""
+        if self.mode == "plan":
+            return PLAN_MODE_ASKED.format(name=tool.name)
+        if self.mode == "auto" or tool.name in self.grants:
+            return None
+        if self.approver is None:
+            self.unasked.append(tool.name)
+            hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
+            return f"refused: this {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not done.{hint}"
+        answer = self.approver(tool, {}, preview)
+        if answer == "always":
+            self.grants.add(tool.name)
+        if answer in ("yes", "always"):
+            return None
+        return f"refused: the user declined this {tool.name}; it was not done. Ask or try another way."
 
     def reset(self) -> None:
         """A new conversation starts without the old one's "always" answers."""

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
+from nanohermes.fileio import read_regular
 from nanohermes.prompt.skills import Skills, discover_skills
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
@@ -109,7 +110,7 @@ def load_template() -> str:
 def read_text_file(path: Path, warnings: list[str]) -> str | None:
     """The file's text; None when missing (silently) or unreadable / not UTF-8 (with a warning)."""
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular(path).decode("utf-8")  # an AGENTS.md that is a FIFO must not hang the start
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnicodeDecodeError as exc:

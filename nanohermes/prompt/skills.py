@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from nanohermes.fileio import read_regular
+
 SKILL_FILE = "SKILL.md"
 MAX_BODY_CHARS = 20_000  # same cap as project guidance: one skill may not swamp the window
 MAX_DESCRIPTION_CHARS = 200  # a listing line is paid on every request; the body holds the detail
@@ -97,7 +99,7 @@ class Skills:
 
     def body(self, skill: Skill) -> str:
         """The body (front matter removed), capped at MAX_BODY_CHARS with a note; OSError if gone."""
-        _, body = parse_front_matter(skill.path.read_bytes().decode("utf-8"))
+        _, body = parse_front_matter(read_regular(skill.path).decode("utf-8"))
         return cap_body(body, skill.path)
 
 
@@ -118,7 +120,7 @@ def discover_skills(home: Path, workspace: Path) -> tuple[Skills, list[str]]:
             continue
         for path in candidates:
             try:
-                skill = skill_from_text(path.read_bytes().decode("utf-8"), path)
+                skill = skill_from_text(read_regular(path).decode("utf-8"), path)
             except UnicodeDecodeError:
                 warnings.append(f"skipped skill {path}: not UTF-8 text")
                 continue

@@ -12,12 +12,16 @@ from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
 from nanohermes.provider.stream import AssistantTurn, NotTheAPI, StreamCut, assemble_stream, describe_body, text_of
+from nanohermes.provider.watch import ReplyWatch
 
 __all__ = ["AssistantTurn", "NotTheAPI", "Provider", "RETRY_POLICY", "StreamCut", "assemble_stream", "classify"]
 
 # Opening a connection takes milliseconds when the server is up; a host that swallows packets
 # would otherwise hold the first request for the whole request_timeout (600 s).
 CONNECT_TIMEOUT_S = 10.0
+# GET /models needs no inference: a server that takes longer is not going to tell the window,
+# and the first turn must not wait request_timeout (600 s) for it.
+MODELS_TIMEOUT_S = 10.0
 
 
 class CallerFailed(Exception):
@@ -38,9 +42,12 @@ def _guarded(on_text: Callable[[str], None]) -> Callable[[str], None]:
 class Provider:
     """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user."""
 
-    def __init__(self, config: Config, on_retry: Callable[[str], None] | None = None, sleep=time.sleep):
+    def __init__(self, config: Config, on_retry: Callable[[str], None] | None = None, sleep=time.sleep,
+                 on_wait: Callable[[str], None] | None = None):
+        """`on_wait(text)`: the server has not answered yet (said from the watch's thread)."""
         self.config = config
         self.on_retry = on_retry or (lambda text: None)
+        self.on_wait = on_wait or self.on_retry
         self._sleep = sleep
         self._client = None
 
@@ -70,7 +77,7 @@ class Provider:
             except Exception as exc:
                 if isinstance(exc, CallerFailed):
                     raise exc.__cause__ from None
-                if isinstance(exc, (NanoHermesError, TypeError, AttributeError)):  # ours, or a bug
+                if isinstance(exc, (NanoHermesError, TypeError, AttributeError, UnicodeError)):  # ours, or a bug
                     raise
                 kind, info = classify(exc)
                 rule = RETRY_POLICY[kind]
@@ -111,7 +118,8 @@ class Provider:
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
-            return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text))
+            with ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait) as watch:
+                return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text), watch)
 
         return self._with_retries(request, retries, on_restart=on_restart)
 
@@ -135,7 +143,8 @@ class Provider:
         """GET /models, once, without retries: the entries as the server sent them (extra
         fields such as llama.cpp's `meta` kept). ProviderError with the failure's kind."""
         def request():
-            response = self.client.models.with_raw_response.list().http_response
+            client = self.client.with_options(timeout=min(MODELS_TIMEOUT_S, self.config.request_timeout))
+            response = client.models.with_raw_response.list().http_response
             try:
                 body = response.json()
             except ValueError:  # a web page or plain text where the API should be

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import errno
+import json
 import math
 import random
 import re
 import socket
 from dataclasses import dataclass
 
-from nanohermes.provider.stream import NotTheAPI, StreamCut
+from nanohermes.provider.stream import SNIPPET_CHARS, NotTheAPI, ReplyTimeout, StreamCut
 
 BASE_URL_HINT = "Check --base-url / OPENAI_BASE_URL: OpenAI-compatible servers usually end in /v1 (e.g. http://127.0.0.1:8080/v1)."
 
@@ -33,7 +34,11 @@ QUICK_RETRY_S = 0.5
 RETRY_POLICY = {
     "rate_limit": RetryRule("rate_limit", True, "The provider is rate-limiting requests (HTTP 429). Wait a little, or check your plan's limits."),
     "server": RetryRule("server", True, "The provider returned a server error (HTTP {status}). Try again later."),
-    "timeout": RetryRule("timeout", True, "The request to {url} timed out."),
+    # A request that timed out already waited request_timeout seconds (600 by default) without
+    # a byte of the reply: one quick retry for a connection that died quietly; more would only
+    # multiply the wait (it was 4, about 50 minutes before the user heard anything).
+    "timeout": RetryRule("timeout", True, "The request to {url} timed out ({detail}). A slow local server may need a "
+                         "larger request_timeout in config.toml.", max_retries=1, delay_s=QUICK_RETRY_S),
     "connection": RetryRule("connection", True, "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right."),
     "refused": RetryRule("refused", True, "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right.",
                          max_retries=1, delay_s=QUICK_RETRY_S),
@@ -75,10 +80,14 @@ def classify(exc: Exception) -> tuple[str, dict]:
             "retry_after": _retry_after(exc)}
     if isinstance(exc, NotTheAPI):
         return "not_api", info
+    if isinstance(exc, json.JSONDecodeError):  # an event whose data is not JSON
+        return "not_api", {**info, "detail": f"an event stream whose data is not JSON ({exc.doc[:SNIPPET_CHARS]!r})"}
     if isinstance(exc, StreamCut):
         return "incomplete_stream", info
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, ReplyTimeout):
         return "timeout", info
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", {**info, "detail": "no answer within request_timeout"}
     if isinstance(exc, openai.APIConnectionError):
         refused = _connect_failure(exc)
         if refused is not None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from nanohermes.text import strip_thinking
+from nanohermes.text import strip_thinking, valid_unicode
 
 
 @dataclass
@@ -100,56 +101,166 @@ def reject_non_stream(stream) -> None:
     raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]))
 
 
-def _call_index(tc, calls: dict[int, dict]) -> int:
-    """Servers that omit `index`: a delta with a new id starts a call, others continue the last."""
-    if tc.index is not None:
-        return tc.index
-    if calls and (not tc.id or tc.id == calls[max(calls)]["id"]):
-        return max(calls)
-    return len(calls)
+class ReplyTimeout(Exception):
+    """No byte of the reply for request_timeout seconds (keep-alive comments do not count)."""
 
 
-def assemble_stream(stream, on_text: Callable[[str], None]) -> AssistantTurn:
-    """Fold chat.completion.chunk deltas into one AssistantTurn; tool calls are keyed by index."""
+class _NoWatch:
+    """assemble_stream without a ReplyWatch (recorded chunk lists, tests of the folding)."""
+
+    timed_out = False
+    timeout = 0.0
+
+    def attach(self, response) -> None: ...
+
+    def progress(self) -> None: ...
+
+    def finished(self) -> None: ...
+
+
+def _field(obj, name: str):
+    """A field of an SDK model or a plain dict. Servers send any shape; the SDK builds its models
+    without checking types, so a field of the wrong shape (`choices: null`, `delta: "x"`) reads
+    as absent here instead of raising later."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    if obj is None or isinstance(obj, (str, bytes, int, float, list, tuple)):
+        return None
+    return getattr(obj, name, None)
+
+
+def _piece(value) -> str:
+    """A piece of tool-call arguments: text as sent, a JSON value (some servers send the
+    arguments as an object) as its JSON text."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+# Delta fields that carry a reasoning model's thinking: not kept, but they are the reply moving.
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+class _Assembly:
+    """The turn being folded together from chunks; tool calls keyed by index."""
+
+    def __init__(self, on_text: Callable[[str], None]):
+        self.on_text = on_text
+        self.turn = AssistantTurn()
+        self.text: list[str] = []
+        self.calls: dict[int, dict] = {}
+        self.chunks = 0
+        self.usage_seen = False  # a usage field came (not only llama.cpp's timings): it is the last chunk
+
+    def add(self, chunk) -> bool:
+        """Fold one chunk in; True when it carried any of the reply (text, a call, thinking, a
+        finish_reason or usage), as opposed to an empty or malformed one."""
+        self.chunks += 1
+        carried = self._usage(chunk)
+        choices = _field(chunk, "choices")
+        for choice in choices if isinstance(choices, list) else ():
+            carried |= self._choice(choice)
+        return carried
+
+    def _usage(self, chunk) -> bool:
+        usage, timings = _field(chunk, "usage"), _field(chunk, "timings")
+        if usage is not None and not isinstance(usage, dict):
+            usage = usage.model_dump() if hasattr(usage, "model_dump") else None
+        if isinstance(usage, dict) and usage:
+            self.turn.usage = normalise_usage(usage, None)
+            self.usage_seen = True
+        if isinstance(timings, dict):  # llama.cpp: in the final chunk, beside or before usage
+            self.turn.usage = normalise_usage(self.turn.usage or {}, timings)
+        return bool(usage) or isinstance(timings, dict)
+
+    def _choice(self, choice) -> bool:
+        delta = _field(choice, "delta")
+        text = valid_unicode(text_of(_field(delta, "content")))
+        if text:
+            self.text.append(text)
+            self.on_text(text)
+        calls = _field(delta, "tool_calls")
+        carried = bool(text) or any(_field(delta, name) for name in _REASONING_FIELDS)
+        for tc in calls if isinstance(calls, list) else ():
+            carried |= self._call_delta(tc)
+        finish = _field(choice, "finish_reason")
+        if isinstance(finish, str) and finish:
+            self.turn.finish_reason = finish
+            carried = True
+        return carried
+
+    def _call_delta(self, tc) -> bool:
+        if tc is None or isinstance(tc, (str, int, float, list)):
+            return False
+        slot = self.calls.setdefault(self._index(tc), {"id": "", "name": "", "arguments": ""})
+        call_id, function = _field(tc, "id"), _field(tc, "function")
+        if isinstance(call_id, str) and call_id:
+            slot["id"] = call_id
+        name = _field(function, "name")
+        if isinstance(name, str) and name != slot["name"]:  # some servers repeat the name in every chunk
+            slot["name"] += name
+        slot["arguments"] += _piece(_field(function, "arguments"))
+        return True
+
+    def _index(self, tc) -> int:
+        """Servers that omit `index`: a delta with a new id starts a call, others continue the last."""
+        index, call_id = _field(tc, "index"), _field(tc, "id")
+        if isinstance(index, int) and not isinstance(index, bool):
+            return index
+        if self.calls and (not call_id or call_id == self.calls[max(self.calls)]["id"]):
+            return max(self.calls)
+        return max(self.calls, default=-1) + 1
+
+    def result(self) -> AssistantTurn:
+        """The whole turn. Every call gets an id of its own: two calls a server gave one id
+        would both run, but a tool result can answer only one of them."""
+        turn, seen = self.turn, set()
+        turn.content = valid_unicode("".join(self.text))  # a surrogate pair split over two chunks joins here
+        for n, (_, slot) in enumerate(sorted(self.calls.items())):
+            call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids
+            while call_id in seen:
+                call_id = f"{slot['id'] or 'call'}_{n}_{random.randrange(16**4):04x}"
+            seen.add(call_id)
+            function = {"name": valid_unicode(slot["name"]), "arguments": valid_unicode(slot["arguments"])}
+            turn.tool_calls.append({"id": call_id, "type": "function", "function": function})
+        return turn
+
+
+def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> AssistantTurn:
+    """Fold chat.completion.chunk deltas into one AssistantTurn. With a ReplyWatch, report the
+    reply's progress to it; a reply complete up to its finish_reason is kept whatever happens
+    to the connection after it (no [DONE], a timeout, a reset)."""
+    watch = watch or _NoWatch()
     reject_non_stream(stream)
-    turn = AssistantTurn()
-    text_parts: list[str] = []
-    calls: dict[int, dict] = {}
-    chunks = 0
+    watch.attach(getattr(stream, "response", None))
+    assembly = _Assembly(on_text)
+    chunks = iter(stream)
     try:
-        for chunk in stream:
-            chunks += 1
-            if getattr(chunk, "usage", None):
-                turn.usage = normalise_usage(chunk.usage.model_dump(), None)
-            timings = (getattr(chunk, "model_extra", None) or {}).get("timings")
-            if isinstance(timings, dict):  # llama.cpp: in the final chunk, beside or before usage
-                turn.usage = normalise_usage(turn.usage or {}, timings)
-            for choice in chunk.choices or []:
-                delta = choice.delta
-                text = text_of(delta.content) if delta is not None else ""
-                if text:
-                    text_parts.append(text)
-                    on_text(text)
-                for tc in (delta.tool_calls or []) if delta is not None else []:
-                    slot = calls.setdefault(_call_index(tc, calls), {"id": "", "name": "", "arguments": ""})
-                    if tc.id:
-                        slot["id"] = tc.id
-                    if tc.function is not None:
-                        name = tc.function.name or ""
-                        if name != slot["name"]:  # some servers repeat the name in every chunk
-                            slot["name"] += name
-                        slot["arguments"] += tc.function.arguments or ""
-                if choice.finish_reason:
-                    turn.finish_reason = choice.finish_reason
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except Exception:
+                if assembly.turn.finish_reason is not None:
+                    break  # the reply was complete: what failed after it changes nothing
+                if watch.timed_out:
+                    raise ReplyTimeout(f"no reply for {watch.timeout:g} s") from None
+                raise
+            finished_before = assembly.turn.finish_reason is not None
+            if assembly.add(chunk):
+                watch.progress()
+            if assembly.turn.finish_reason is not None and not finished_before:
+                watch.finished()  # usage and [DONE] follow at once, or never
+            if assembly.turn.finish_reason is not None and assembly.usage_seen:
+                break  # the finish_reason and the usage: nothing that matters comes after them
     finally:
         close = getattr(stream, "close", None)
         if close:
             close()
-    if turn.finish_reason is None:
-        raise StreamCut(f"the stream ended without a finish_reason after {chunks} chunk(s)" if chunks
+    if assembly.turn.finish_reason is None and watch.timed_out:  # the watch ended a silent connection
+        raise ReplyTimeout(f"no reply for {watch.timeout:g} s")
+    if assembly.turn.finish_reason is None:
+        raise StreamCut(f"the stream ended without a finish_reason after {assembly.chunks} chunk(s)" if assembly.chunks
                         else "the event stream held no chunks")
-    turn.content = "".join(text_parts)
-    for n, (_, slot) in enumerate(sorted(calls.items())):
-        call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids
-        turn.tool_calls.append({"id": call_id, "type": "function", "function": {"name": slot["name"], "arguments": slot["arguments"]}})
-    return turn
+    return assembly.result()

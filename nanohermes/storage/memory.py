@@ -177,8 +177,17 @@ def bm25_rank(index: Bm25Index, query: Sequence[str], top_k: int, k1: float = BM
     return ranked[:top_k]
 
 
+# A memory's text is data: written like a marker of the block (or one a model might take for
+# it: any case, spaces anywhere) it would end the block early and what follows would read as
+# the user's own words. An entry that names the marker has its angle brackets replaced.
+_MARKER_NAME = re.compile(r"\s*".join("nanohermes-memory"), re.IGNORECASE)
+
+
 def entry_line(entry: Entry) -> str:
-    return f"- [{entry.kind}] {' '.join(entry.text.split())}"
+    text = " ".join(entry.text.split())
+    if _MARKER_NAME.search(text):
+        text = text.replace("<", "‹").replace(">", "›")
+    return f"- [{entry.kind}] {text}"
 
 
 def render_block(entries: Sequence[Entry], budget: int = INJECT_CHAR_BUDGET) -> str:
@@ -323,7 +332,10 @@ class MemoryStore:
     # -- internals --
 
     def _locked(self, timeout: float):
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise MemoryStoreError(f"cannot create {self.path.parent}: {exc.strerror}") from None
         return _LockGuard(self._lock, timeout, self.path)
 
     def _record_uses(self, ids: set[str]) -> None:
@@ -366,7 +378,10 @@ class MemoryStore:
         # One entry per line: readable and diffable, and far cheaper than indent= on every turn.
         lines = ",\n".join(json.dumps(_stored(e), ensure_ascii=False) for e in entries)
         payload = f'{{"version": {FILE_VERSION}, "entries": [\n{lines}\n]}}\n'
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".memory.", suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".memory.", suffix=".tmp")
+        except OSError as exc:  # a read-only state directory: say so, never crash the turn
+            raise MemoryStoreError(f"cannot write {self.path}: {exc.strerror}") from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(payload)
@@ -399,6 +414,8 @@ class _LockGuard:
             raise MemoryStoreError(
                 f"{self._path} is locked by another NanoHermes process (waited {self._timeout:g} s); try again"
             ) from exc
+        except OSError as exc:  # the lock's path is a directory, or the state directory is read-only
+            raise MemoryStoreError(f"cannot lock {self._path}: {self._lock.path} cannot be opened ({exc.strerror})") from None
         return self
 
     def __exit__(self, *exc_info):

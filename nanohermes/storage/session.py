@@ -33,26 +33,37 @@ import os
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from nanohermes.calls import ResultFacts
 from nanohermes.errors import SessionError
-from nanohermes.storage.memory import attach_block
 from nanohermes.storage.locking import FileLock, LockTimeout
+from nanohermes.storage.replay import TITLE_MAX_CHARS, SessionState, encode_working_set, replay, title_of
+from nanohermes.text import valid_unicode_in
+
+__all__ = ["TITLE_MAX_CHARS", "Session", "SessionState", "check_name", "sessions_dir", "title_of"]  # replay.py holds the rest
 
 FORMAT_VERSION = 1
-TITLE_MAX_CHARS = 200  # stored; listings cut it to their column
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch: `$` would let a final "\n" through
 
 
 def sessions_dir(home: Path) -> Path:
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """`home/sessions`, created 0700; SessionError when the state directory cannot be written."""
     path = home / "sessions"
-    path.mkdir(exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.mkdir(exist_ok=True, mode=0o700)
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    except OSError as exc:
+        raise SessionError(unusable_state_dir(home, exc.strerror or str(exc))) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise SessionError(unusable_state_dir(home, f"{path} is not writable"))
     return path
+
+
+def unusable_state_dir(home: Path, why: str) -> str:
+    return (f"Cannot use the state directory {home} ({why}): NanoHermes keeps sessions and memory there. "
+            "Make it writable, or point NANOHERMES_HOME at a directory you can write.")
 
 
 def generate_name() -> str:
@@ -69,106 +80,14 @@ def _unused_name(folder: Path) -> str:
             return name
         except FileExistsError:
             continue
-
-
-def title_of(text: str) -> str:
-    """A session's title: its first request on one line, cut."""
-    return " ".join(str(text).split())[:TITLE_MAX_CHARS]
+        except OSError as exc:
+            raise SessionError(unusable_state_dir(folder.parent, exc.strerror or str(exc))) from None
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise SessionError(f"Session name {name!r} is not allowed: use letters, digits, '.', '_' and '-' (up to 100).")
     return name
-
-
-@dataclass
-class SessionState:
-    """What replaying a session file gives back."""
-
-    messages: list[dict] = field(default_factory=list)  # the working set, system excluded
-    outputs: dict[str, str] = field(default_factory=dict)  # tool call id -> full output (for recall)
-    facts: dict[str, ResultFacts] = field(default_factory=dict)  # tool call id -> what its result said
-    total_messages: int = 0
-    cut_or_cleared: bool = False  # some output was clamped or compacted away: recall has a use
-    workspace: str | None = None  # where the session was started (None in files before issue 12)
-    title: str | None = None  # the first request
-
-
-def replay(data: bytes, path: Path) -> tuple[SessionState, int | None]:
-    """Rebuild state from the file's bytes. Returns (state, byte offset of a torn last line or
-    None). Only an unterminated last line may be broken (a crash mid-write); anything else
-    that does not parse is corruption."""
-    state = SessionState()
-    lines = data.split(b"\n")
-    offset = 0
-    for number, raw in enumerate(lines, 1):
-        start, offset = offset, offset + len(raw) + 1
-        last = number == len(lines)  # after the final "\n": empty, or an unterminated event
-        if not raw.strip():
-            continue
-        try:
-            event = json.loads(raw.decode("utf-8"))
-            _apply(state, event)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            if last:
-                return state, start
-            raise SessionError(
-                f"Session file {path} is corrupt at line {number}; it was left untouched. "
-                "Move it away or start another session with --session NEW_NAME."
-            ) from None
-        if last:  # a whole event that lost its newline: keep it, but re-terminate the line
-            return state, None if data.endswith(b"\n") else len(data)
-    return state, None
-
-
-def _checked_message(message) -> dict:
-    if not isinstance(message, dict) or "role" not in message:
-        raise TypeError("not a chat message")
-    return message
-
-
-def encode_working_set(before: list[dict], after: list[dict]) -> list:
-    """`after` as indices into `before` (messages kept as they were) and new dicts."""
-    index = {id(m): i for i, m in enumerate(before)}
-    return [index.get(id(m), m) for m in after]
-
-
-def _apply(state: SessionState, event: dict) -> None:
-    """Raises KeyError/TypeError/AttributeError on an event of the wrong shape."""
-    kind = event["type"]
-    if kind == "message":
-        message = event["message"]
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant", "tool", "system"):
-            raise TypeError("not a chat message")
-        if state.title is None and message.get("role") == "user":  # files without a title event
-            state.title = title_of(message.get("content") or "")
-        if event.get("memory"):
-            message = {**message, "content": attach_block(str(message.get("content") or ""), str(event["memory"]))}
-        state.messages.append(message)
-        state.total_messages += 1
-        if message.get("role") == "tool":  # what recall returns unless a fuller output follows
-            call_id = str(message.get("tool_call_id", ""))
-            state.outputs.setdefault(call_id, message.get("content") or "")
-            if event.get("facts"):
-                state.facts[call_id] = ResultFacts.from_dict(event["facts"])
-    elif kind == "tool_output":
-        state.outputs[str(event["id"])] = str(event["full"])
-    elif kind == "compaction":
-        before = state.messages
-        state.messages = [before[item] if isinstance(item, int) else _checked_message(item) for item in event["messages"]]
-        state.cut_or_cleared = True
-    elif kind == "context":
-        if not all(isinstance(m, dict) and "role" in m for m in event["messages"]):
-            raise TypeError("not a list of chat messages")
-        state.messages = list(event["messages"])
-        state.cut_or_cleared = True
-    elif kind == "reset":
-        state.messages = []
-    elif kind == "meta":
-        state.workspace = event.get("workspace")
-    elif kind == "title":
-        state.title = str(event["title"])
 
 
 class Session:
@@ -202,19 +121,23 @@ class Session:
                 f"Session {self.name!r} is in use by another nanohermes process ({self.path}). "
                 "Finish that one first, or pick another name with --session."
             ) from None
+        except OSError as exc:  # the lock's path is a directory, or not writable
+            raise SessionError(f"Cannot lock session {self.name!r}: {lock.path} cannot be opened ({exc.strerror}). "
+                               "Remove whatever is at that path, or pick another name with --session.") from None
         return lock
 
     def _load(self) -> SessionState:
         if not self.path.exists():
             return SessionState()
         try:
-            data = self.path.read_bytes()
+            with open(self.path, "rb") as f:
+                state, mend_at = replay(f, self.path)
+                size = os.fstat(f.fileno()).st_size
         except OSError as exc:
             raise SessionError(f"Cannot read session file {self.path} ({exc.strerror}); it was left untouched.") from None
-        state, mend_at = replay(data, self.path)
         if mend_at is not None:
             with open(self.path, "r+b") as f:
-                if mend_at < len(data):  # drop only the unfinished last event
+                if mend_at < size:  # drop only the unfinished last event
                     f.truncate(mend_at)
                 else:  # a complete last event without its newline: terminate it
                     f.seek(0, os.SEEK_END)
@@ -223,8 +146,11 @@ class Session:
 
     def _open_for_append(self):
         new = not self.path.exists() or self.path.stat().st_size == 0
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.chmod(self.path, 0o600)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.chmod(self.path, 0o600)
+        except OSError as exc:
+            raise SessionError(f"Cannot write session file {self.path} ({exc.strerror}).") from None
         f = os.fdopen(fd, "a", encoding="utf-8")
         if new:
             meta = {"type": "meta", "version": FORMAT_VERSION, "created": time.time()}
@@ -237,7 +163,10 @@ class Session:
 
     @staticmethod
     def _write(f, event: dict) -> None:
-        f.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+        try:  # the text layer encodes the whole line before writing any of it
+            f.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
+        except UnicodeEncodeError:  # a lone surrogate got this far: write it shown, never lose the event
+            f.write(json.dumps(valid_unicode_in(event), ensure_ascii=False, separators=(",", ":")) + "\n")
         f.flush()
 
     def append(self, event: dict) -> None:

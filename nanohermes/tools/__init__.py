@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING, Callable
 from nanohermes.calls import NO_FACTS, ResultFacts
 from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES
 from nanohermes.errors import ToolError
-from nanohermes.text import clamp_counted
+from nanohermes.redact import NO_SECRETS, Redactor
+from nanohermes.text import clamp_counted, valid_unicode
 from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
@@ -46,6 +48,11 @@ class ToolContext:
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
     call_id: str = ""  # the call being run (set by the loop for each call)
     progress: Callable[[str], None] | None = None  # a long tool reports its latest output here, throttled
+    redactor: Redactor = NO_SECRETS  # secrets taken out of every result (redact.py)
+    # Asks for an action a tool finds only while it runs (web_fetch reaching a local address
+    # after DNS or a redirect): the preview in, None when allowed or the refusal text out. The
+    # loop binds it to the approvals for each call; None: nothing can allow such an action.
+    confirm: Callable[[str], str | None] | None = None
 
     def report(self, text: str) -> None:
         """Tell whoever watches (the REPL's status line) what a running tool is doing."""
@@ -144,12 +151,12 @@ def parse_arguments(tool_: Tool, raw: str | dict | None) -> dict:
 
 
 def _coerce(tool_name: str, name: str, kind: str, value):
-    """Small models send "10" for 10 and "true" for true; accept what is unambiguous."""
+    """Small models send "10" for 10 and "true" for true; accept what is unambiguous. A number
+    must be finite and not negative (every count, offset and timeout here): NaN would turn a
+    timeout off and -1 a limit inside out."""
+    if kind in ("integer", "number") and not isinstance(value, bool):
+        return _number(tool_name, name, kind, value)
     try:
-        if kind == "integer" and not isinstance(value, bool):
-            return int(value)
-        if kind == "number" and not isinstance(value, bool):
-            return float(value)
         if kind == "boolean":
             if isinstance(value, bool):
                 return value
@@ -163,6 +170,22 @@ def _coerce(tool_name: str, name: str, kind: str, value):
     except (TypeError, ValueError):
         pass
     raise ToolError(f"argument {name} of {tool_name} must be a {kind}, got {json.dumps(value)[:80]}")
+
+
+def _number(tool_name: str, name: str, kind: str, value) -> int | float:
+    try:
+        number = value if isinstance(value, int) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = None
+    if number is None or (isinstance(number, float) and not math.isfinite(number)):
+        raise ToolError(f"argument {name} of {tool_name} must be a finite {kind}, got {json.dumps(value)[:80]}")
+    if number < 0:
+        raise ToolError(f"argument {name} of {tool_name} must not be negative, got {json.dumps(value)[:80]}")
+    if kind == "integer":
+        if number != int(number):
+            raise ToolError(f"argument {name} of {tool_name} must be a whole number, got {json.dumps(value)[:80]}")
+        return int(number)
+    return float(number)
 
 
 def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments) -> ToolResult:
@@ -181,5 +204,11 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
         output, ok = f"error: {exc}", False
     except Exception as exc:  # a bug in one tool must not end the session
         output, ok = f"error: {name} failed: {type(exc).__name__}: {exc}", False
+    # A file name that is not UTF-8 must not break the session file or the request; a key a
+    # command printed must reach neither.
+    output = ctx.redactor.text(valid_unicode(output))
+    if facts.tail or facts.found or facts.path:  # the facts quote the output too (a command's last lines)
+        facts = replace(facts, tail=ctx.redactor.text(valid_unicode(facts.tail)), found=ctx.redactor.text(valid_unicode(facts.found)),
+                        path=valid_unicode(facts.path) if facts.path else facts.path)
     content, cut = clamp_counted(output, ctx.max_output)
     return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts)

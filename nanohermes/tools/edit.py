@@ -8,6 +8,7 @@ from pathlib import Path
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
+from nanohermes.fileio import read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import (
     BINARY_SNIFF_BYTES, DIFF_LINE_CHARS, MAX_FILE_BYTES, PREVIEW_DIFF_LINES, RESULT_DIFF_LINES,
@@ -33,7 +34,7 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
     size = require_file(target, shown)
     if size > MAX_FILE_BYTES:
         raise ToolError(f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte edit_file limit")
-    data = target.read_bytes()
+    data = read_regular(target)  # checked again as opened: a FIFO swapped in must not block
     refuse_binary(data[:BINARY_SNIFF_BYTES], shown, size)
     content = data.decode("utf-8", "surrogateescape")  # edits keep undecodable bytes as they were
     if not old_text:

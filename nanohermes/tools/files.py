@@ -17,7 +17,9 @@ from typing import BinaryIO, Iterator
 
 from nanohermes.errors import ToolError
 from nanohermes.calls import ResultFacts
+from nanohermes.fileio import open_regular, read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.text import valid_unicode
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
@@ -70,7 +72,7 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
     if limit is not None and limit < 1:
         raise ToolError("limit must be at least 1")
     first = max(offset or 1, 1)  # small models send offset=0 meaning "the start"
-    with open(target, "rb") as f:
+    with open_regular(target) as f:  # checked again as opened: a FIFO swapped in must not block
         refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
         page = _read_page(f, first, limit or DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
@@ -217,7 +219,7 @@ def _existing_text(target: Path) -> str | None:
     try:
         if target.stat().st_size > MAX_FILE_BYTES:
             return None
-        data = target.read_bytes()
+        data = read_regular(target)
     except (FileNotFoundError, IsADirectoryError):
         return None
     return None if b"\0" in data[:BINARY_SNIFF_BYTES] else data.decode("utf-8", "surrogateescape")
@@ -232,6 +234,9 @@ def _lines(n: int) -> str:
 
 
 def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
+    if path.strip().endswith("/"):  # "newdir/" would otherwise become a file named newdir
+        raise ToolError(f"{valid_unicode(path.strip())} ends in /, so it names a directory; give the path of the file to write "
+                        "(its directories are created)")
     target = resolve_path(ctx, path, must_exist=False)
     shown = display_path(ctx, target)
     if target.is_dir():
@@ -289,7 +294,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
 
 def _old_bytes(target: Path) -> bytes | None:
     """The old content for a checkpoint, or None when it is too big to keep."""
-    return target.read_bytes() if target.stat().st_size <= MAX_FILE_BYTES else None
+    return read_regular(target) if target.stat().st_size <= MAX_FILE_BYTES else None
 
 
 def write_with_checkpoint(ctx: ToolContext, tool_name: str, target: Path, shown: str, before: bytes | None,

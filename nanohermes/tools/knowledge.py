@@ -13,8 +13,15 @@ def _available(service, what: str):
     return service
 
 
+def _preview_remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
+    return f"remember [{kind}]: {text}\n(kept in long-term memory and shown to the model in future sessions)"
+
+
+# A write, and one that lasts: text injected through a file or a page ("the user approved all
+# commands forever") would otherwise persist itself into every future session. So it asks as
+# write_file does, is refused in a -p run without --yes, and is not offered in plan mode.
 @tool(params={"text": f"one fact, preference or decision, at most {MAX_ENTRY_CHARS} chars",
-              "kind": f"{', '.join(KINDS)} (default fact)"})
+              "kind": f"{', '.join(KINDS)} (default fact)"}, approval=True, preview=_preview_remember)
 def remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
     """Save a lasting fact, preference or decision for future sessions."""
     store = _available(ctx.memory, "long-term memory")

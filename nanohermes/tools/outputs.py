@@ -10,9 +10,10 @@ from nanohermes.calls import NO_FACTS, ResultFacts
 
 class OutputStore:
     """Keeps full outputs and facts; `record(call_id, full)` persists an output the model did
-    not see whole (the session's message event already holds the rest)."""
+    not see whole (the session's message event already holds the rest). An output may also be
+    anything with a `read()` that returns it (storage/replay.py: StoredOutput)."""
 
-    def __init__(self, outputs: dict[str, str] | None = None, facts: dict[str, ResultFacts] | None = None,
+    def __init__(self, outputs: dict | None = None, facts: dict[str, ResultFacts] | None = None,
                  record: Callable[[str, str], None] | None = None):
         self._outputs = outputs if outputs is not None else {}
         self._facts = facts if facts is not None else {}
@@ -26,7 +27,9 @@ class OutputStore:
             self._record(call_id, full)
 
     def get(self, call_id: str) -> str | None:
-        return self._outputs.get(call_id)
+        """The full output; one a resumed session left in its file is read from there now."""
+        value = self._outputs.get(call_id)
+        return value if value is None or isinstance(value, str) else value.read()
 
     def facts(self) -> dict[str, ResultFacts]:
         """Facts by call id (calls without any are absent)."""

@@ -10,12 +10,15 @@ from __future__ import annotations
 import difflib
 import itertools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 
 from nanohermes.errors import ToolError
+from nanohermes.fileio import read_regular
+from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext
 
 MAX_SUGGESTIONS = 5  # enough to contain the right one, few enough to read at a glance
@@ -27,6 +30,19 @@ if TYPE_CHECKING:
     import pathspec
 
 Rules = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
+# A byte of a file name that is not UTF-8, as results show it (`bad\xffname.txt`, text.py:
+# valid_unicode); a model that sends the name back as shown reaches the file.
+_SHOWN_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def unshown(raw: str) -> str:
+    """A path as results showed it back into the name on disk (`\xff` -> the byte 0xff)."""
+    return _SHOWN_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), raw) if "\\x" in raw else raw
+
+
+def shown_path(text: str) -> str:
+    """A path as results show it: bytes that are not UTF-8 escaped, so text stays valid."""
+    return valid_unicode(text)
 
 
 def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Path:
@@ -34,7 +50,12 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Pat
     raw = (path or "").strip()
     if not raw:
         raise ToolError("path is empty; give a path relative to the workspace")
+    if shown_path(raw) != raw:  # a lone surrogate the model escaped in JSON (\udcff) is no character
+        raise ToolError(f"{shown_path(raw)!r} holds a lone surrogate code point, which is not a character; "
+                        "name a byte that is not UTF-8 as \\xNN, the way results show such names")
     workspace = ctx.workspace.resolve()
+    if "\\x" in raw and not os.path.lexists(workspace / os.path.expanduser(raw)):
+        raw = unshown(raw)  # a name shown escaped, sent back as shown
     candidate = Path(os.path.expanduser(raw))
     if not candidate.is_absolute():
         candidate = workspace / candidate
@@ -42,15 +63,15 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Pat
     try:
         resolved = candidate.resolve()  # follows every symlink on the way
     except (OSError, RuntimeError) as exc:  # a symlink loop
-        raise ToolError(f"cannot resolve {raw}: {exc}") from None
+        raise ToolError(f"cannot resolve {shown_path(raw)}: {exc}") from None
     home = ctx.home.resolve()
     if lexical.is_relative_to(home) or resolved.is_relative_to(home):
-        raise ToolError(f"{raw} is inside NanoHermes' own state directory ({home}); tools never read or write it")
+        raise ToolError(f"{shown_path(raw)} is inside NanoHermes' own state directory ({home}); tools never read or write it")
     if not ctx.allow_outside_workspace:
         if not lexical.is_relative_to(workspace):
-            raise ToolError(f"{raw} is outside the workspace {workspace}; use a path inside it")
+            raise ToolError(f"{shown_path(raw)} is outside the workspace {workspace}; use a path inside it")
         if not resolved.is_relative_to(workspace):
-            raise ToolError(f"{raw} is a symlink to {resolved}, outside the workspace; refused")
+            raise ToolError(f"{shown_path(raw)} is a symlink to {shown_path(str(resolved))}, outside the workspace; refused")
     if must_exist and not os.path.lexists(resolved):
         raise missing_path_error(ctx, raw, lexical)
     return resolved
@@ -62,14 +83,14 @@ def display_path(ctx: ToolContext, path: Path) -> str:
     if path == workspace:
         return "."
     if path.is_relative_to(workspace):
-        return path.relative_to(workspace).as_posix()
-    return str(path)
+        return shown_path(path.relative_to(workspace).as_posix())
+    return shown_path(str(path))
 
 
 def missing_path_error(ctx: ToolContext, raw: str, target: Path) -> ToolError:
     found = closest_paths(ctx, target)
     hint = f" Closest existing paths: {', '.join(found)}." if found else ""
-    return ToolError(f"{raw} does not exist.{hint} Use glob to find files.")
+    return ToolError(f"{shown_path(raw)} does not exist.{hint} Use glob to find files.")
 
 
 def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) -> list[str]:
@@ -107,7 +128,7 @@ def _similar_in_parent(workspace: Path, target: Path) -> list[str]:
 
 
 def _shown(rel: str, entry: os.DirEntry) -> str:
-    return rel + "/" if entry.is_dir(follow_symlinks=False) else rel
+    return shown_path(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
 
 
 def list_directory(path: Path, limit: int = DIR_LISTING_LIMIT) -> tuple[list[str], int]:
@@ -174,9 +195,8 @@ def _rules_down_to(base: Path, root: Path) -> Rules:
 
 
 def _with_gitignore(rules: Rules, directory: Path | str, base: Path) -> Rules:
-    try:
-        with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
+    try:  # a .gitignore that is a FIFO must not hang the walk
+        lines = read_regular(os.path.join(directory, ".gitignore")).decode("utf-8", "replace").splitlines()
     except OSError:
         return rules
     rel = os.path.relpath(directory, base)

@@ -11,8 +11,10 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import threading
 from base64 import b64decode
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +26,10 @@ if TYPE_CHECKING:
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
+from nanohermes.fileio import NotRegularFile, kind_of, read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
-from nanohermes.tools.paths import display_path, resolve_path, state_dir, walk
+from nanohermes.tools.paths import display_path, resolve_path, shown_path, state_dir, walk
 
 MAX_MATCHES = 200  # enough to locate anything; more is a listing nobody reads
 MAX_LINE_CHARS = 240  # a match line is context, not content
@@ -34,12 +37,21 @@ MAX_SEARCH_FILE_BYTES = 1_048_576  # bigger files are build output, data or logs
 RG_MAX_FILESIZE = "1M"  # the same 1,048,576 bytes in rg's syntax (rg searches files of exactly 1M)
 MAX_GLOB_FILES = 500  # a listing past this is noise; narrow the pattern instead
 MAX_STDERR_LINES = 12
+# Each engine's limit: the pure-Python search stops a pattern that backtracks without end; rg
+# stops when it blocks on an ignore file that is a FIFO (it opens every .gitignore it finds),
+# and the search is made again without it.
+SEARCH_TIMEOUT_S = 30.0
 
 
 @dataclass
 class _Found:
     matches: list[tuple[str, int, str]] = field(default_factory=list)  # (path relative to base, line, text)
     stopped: bool = False  # more matches existed past MAX_MATCHES
+    note: str = ""  # how the search was made, when not the usual way
+
+
+class _TimedOut(Exception):
+    """rg did not finish within its time."""
 
 
 @functools.cache
@@ -64,59 +76,109 @@ def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = Non
     return run_grep(ctx, pattern, path, glob, ignore_case, find_rg())
 
 
-def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore_case: bool, rg: str | None) -> ToolOutput:
-    """grep with a chosen engine: rg's path, or None for the pure-Python search."""
+def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore_case: bool, rg: str | None,
+             timeout: float = SEARCH_TIMEOUT_S) -> ToolOutput:
+    """grep with a chosen engine: rg's path, or None for the pure-Python search; each is stopped
+    after `timeout` seconds (rg's search is then made again without it)."""
     target = resolve_path(ctx, path)
     workspace = ctx.workspace.resolve()
     base = workspace if target.is_relative_to(workspace) else target.parent
-    if target.is_file():
+    if not target.is_dir():  # rg reads a FIFO or /dev/zero named explicitly for ever: only files
         _check_searchable(target, display_path(ctx, target))
     home = state_dir(ctx)
-    if rg:
-        found = search_with_rg(rg, pattern, target, base, glob, ignore_case, home)
-    else:
-        found = search_with_python(pattern, target, base, glob, ignore_case, home)
+    try:
+        if not rg:
+            raise _TimedOut  # no rg at all: the built-in search
+        found = search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
+    except _TimedOut:
+        found = search_with_python(pattern, target, base, glob, ignore_case, home, timeout)
+        if rg:
+            found.note = (f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
+                          "so the built-in search was used)")
     return _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
 
 
 def _check_searchable(file: Path, shown: str) -> None:
-    """A file named explicitly and skipped by the caps would look like "no matches": say why instead."""
-    size = file.stat().st_size
-    if size > MAX_SEARCH_FILE_BYTES:
+    """A file named explicitly and skipped by the caps would look like "no matches", and one that
+    is not a regular file would block the search: say why instead."""
+    info = file.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{shown} is {kind_of(info.st_mode)}, not a regular file; grep searches files and directories only")
+    if info.st_size > MAX_SEARCH_FILE_BYTES:
         raise ToolError(
-            f"{shown} is {size} bytes; grep skips files over {MAX_SEARCH_FILE_BYTES} bytes "
+            f"{shown} is {info.st_size} bytes; grep skips files over {MAX_SEARCH_FILE_BYTES} bytes "
             "(read it with read_file offset/limit, or use run_command)"
         )
-    with open(file, "rb") as f:
-        if b"\0" in f.read(BINARY_SNIFF_BYTES):
-            raise ToolError(f"{shown} is a binary file; grep searches text files only")
+    try:
+        head = read_regular(file, BINARY_SNIFF_BYTES)
+    except NotRegularFile as exc:  # swapped for something else since the stat
+        raise ToolError(f"{shown} is {exc.kind}, not a regular file; grep searches files and directories only") from None
+    if b"\0" in head:
+        raise ToolError(f"{shown} is a binary file; grep searches text files only")
 
 
 def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool,
-                   exclude: Path | None = None) -> _Found:
-    """Stream `rg --json`, keep MAX_MATCHES, and kill rg as soon as one more shows up."""
+                   exclude: Path | None = None, timeout: float = SEARCH_TIMEOUT_S) -> _Found:
+    """Stream `rg --json`, keep MAX_MATCHES, and kill rg as soon as one more shows up (or at
+    `timeout`: _TimedOut)."""
     args = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--no-require-git"]
     args += ["--max-filesize", RG_MAX_FILESIZE]
     args += ["-g", glob] if glob else []
     args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
-    if exclude is not None and exclude.is_relative_to(base) and exclude != base:
-        args[-4:-4] = ["-g", "!/" + exclude.relative_to(base).as_posix()]  # anchored: only that directory
+    hidden = _excluded_prefix(exclude, base)
+    if hidden:
+        args[-4:-4] = ["-g", "!/" + glob_literal(hidden)]  # anchored: only that directory
     found = _Found()
     with subprocess.Popen(args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-        for line in proc.stdout:
-            if not line.startswith(b'{"type":"match"'):  # begin/end/summary records: skip without parsing
-                continue
-            if len(found.matches) == MAX_MATCHES:
-                found.stopped = True
-                proc.kill()
-                break
-            data = json.loads(line)["data"]
-            text = _rg_text(data["lines"]).rstrip("\r\n")
-            found.matches.append((_rg_text(data["path"]).removeprefix("./"), data["line_number"], text))
-        stderr = proc.stderr.read().decode("utf-8", "replace")
+        fired: list[bool] = []
+        deadline = threading.Timer(timeout, lambda: (fired.append(True), _end(proc, reap=False)))
+        deadline.start()
+        try:
+            _read_rg_matches(proc, found, hidden)
+            stderr = proc.stderr.read().decode("utf-8", "replace")
+        finally:
+            deadline.cancel()
+            _end(proc)  # Ctrl-C, SIGTERM or the match cap: rg never outlives the call
+    if fired and not found.stopped:
+        raise _TimedOut
     if proc.returncode == 2 and not found.matches:
         raise ToolError(_rg_error(pattern, stderr))
     return found
+
+
+def _read_rg_matches(proc: subprocess.Popen, found: _Found, hidden: str | None) -> None:
+    for line in proc.stdout:
+        if not line.startswith(b'{"type":"match"'):  # begin/end/summary records: skip without parsing
+            continue
+        data = json.loads(line)["data"]
+        path = _rg_path(data["path"]).removeprefix("./")
+        if hidden and (path == hidden or path.startswith(hidden + "/")):
+            continue  # the state directory, should rg's glob ever let it through
+        if len(found.matches) == MAX_MATCHES:
+            found.stopped = True
+            proc.kill()
+            return
+        found.matches.append((path, data["line_number"], _rg_text(data["lines"]).rstrip("\r\n")))
+
+
+def _excluded_prefix(exclude: Path | None, base: Path) -> str | None:
+    """The state directory relative to base (as rg names paths), when it lies inside."""
+    if exclude is None or exclude == base or not exclude.is_relative_to(base):
+        return None
+    return exclude.relative_to(base).as_posix()
+
+
+_GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\!])")
+
+
+def glob_literal(path: str) -> str:
+    """A path as an rg glob that matches it and only it: `ws/[s]tate` must not match `ws/state`."""
+    return _GLOB_SPECIAL.sub(r"\\\1", path)
+
+
+def _rg_path(field_: dict) -> str:
+    """A path as the file system names it: rg sends a name that is not UTF-8 as base64 bytes."""
+    return field_["text"] if "text" in field_ else os.fsdecode(b64decode(field_["bytes"]))
 
 
 def _rg_text(field_: dict) -> str:
@@ -133,58 +195,50 @@ def _rg_error(pattern: str, stderr: str) -> str:
 
 
 def search_with_python(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool,
-                       exclude: Path | None = None) -> _Found:
-    """The same search without rg: gitignore-aware walk, same size, binary and match caps."""
+                       exclude: Path | None = None, timeout: float = SEARCH_TIMEOUT_S) -> _Found:
+    """The same search without rg (gitignore-aware walk, same size, binary and match caps), in a
+    child process ended after `timeout` seconds: a pattern that backtracks cannot hold the session."""
     try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"grep could not search for {pattern!r}: invalid regex: {exc}") from None
-    if target.is_file():  # as rg: a file named explicitly is searched whatever the filters say
-        files = [(os.path.relpath(target, base), target)]
-    else:
-        import pathspec
-
-        only = pathspec.GitIgnoreSpec.from_lines([glob]) if glob else None
-        # rg matches -g against the path from its cwd, which is base
-        files = ((rel, Path(entry.path)) for rel, entry in walk(target, base, exclude=exclude) if only is None or only.match_file(rel))
-    found = _Found()
-    for rel, file in files:
-        if not _search_file(regex, rel, file, found):
-            break
-    return found
-
-
-def _search_file(regex: re.Pattern, rel: str, file: Path, found: _Found) -> bool:
-    """Add the file's matches to found; False once the cap is passed."""
+    request = {"pattern": pattern, "target": str(target), "base": str(base), "glob": glob, "ignore_case": ignore_case,
+               "exclude": str(exclude) if exclude else None, "max_matches": MAX_MATCHES, "max_file_bytes": MAX_SEARCH_FILE_BYTES}
+    child = subprocess.Popen([sys.executable, "-m", "nanohermes.tools.pysearch"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        if file.stat().st_size > MAX_SEARCH_FILE_BYTES:
-            return True
-        data = file.read_bytes()
-    except OSError:
-        return True
-    if b"\0" in data:
-        return True
-    text = data.decode("utf-8", "replace")
-    if not regex.search(text):  # most files do not match: one scan, no line split
-        return True
-    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: splitlines() would shift numbers vs rg
-        line = line.removesuffix("\r")
-        if regex.search(line):
-            if len(found.matches) == MAX_MATCHES:
-                found.stopped = True
-                return False
-            found.matches.append((rel, number, line))
-    return True
+        out, err = child.communicate(json.dumps(request).encode(), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"grep stopped after {timeout:g} s: the pattern {pattern!r} makes Python's regex engine backtrack "
+                        "without end (nested quantifiers such as (a+)+ on long lines). Simplify it, or install ripgrep "
+                        "(rg), whose engine never backtracks.") from None
+    finally:
+        _end(child)
+    if child.returncode != 0:
+        raise ToolError(f"grep failed: {err.decode('utf-8', 'replace').strip().splitlines()[-1:] or ['no output']}")
+    result = json.loads(out)
+    return _Found([(rel, line, text) for rel, line, text in result["matches"]], result["stopped"])
+
+
+def _end(child: subprocess.Popen, reap: bool = True) -> None:
+    """A search child never outlives its call (a timeout, Ctrl-C, SIGTERM)."""
+    try:
+        if child.poll() is None:
+            child.kill()
+    except OSError:  # it ended meanwhile
+        pass
+    if reap:
+        child.wait()
 
 
 def _format_grep(found: _Found, pattern: str, shown: str, glob: str | None, ignore_case: bool) -> ToolOutput:
     options = (f", glob {glob!r}" if glob else "") + (", ignore case" if ignore_case else "")
-    head = f"grep {pattern!r} in {shown}{options}"
+    head = f"grep {pattern!r} in {shown}{options}" + (f" {found.note}" if found.note else "")
     if not found.matches:
         return ToolOutput(f"{head}: no matches", ResultFacts(found="no matches"))
     matches = sorted(found.matches)  # rg runs threads: sort so output is stable
     files = len({path for path, _, _ in matches})
-    lines = [f"{path}:{number}: {cut_line(text, MAX_LINE_CHARS)}" for path, number, text in matches]
+    lines = [f"{shown_path(path)}:{number}: {cut_line(text, MAX_LINE_CHARS)}" for path, number, text in matches]
     what = f"{_count(len(matches), 'match')} in {_count(files, 'file')}"
     if found.stopped:
         what = f"first {what}"
@@ -224,7 +278,7 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
             continue
         hits.append((mtime, prefix + rel if inside else base + rel))
     hits.sort(key=lambda hit: (-hit[0], hit[1]))
-    return _format_glob(pattern, shown, [name for _, name in hits])
+    return _format_glob(pattern, shown, [shown_path(name) for _, name in hits])
 
 
 def _anchored(pattern: str) -> list[str]:
@@ -233,20 +287,22 @@ def _anchored(pattern: str) -> list[str]:
     return ["/" + p.removeprefix("./").lstrip("/") for p in _expand_braces(pattern.strip())]
 
 
-def _files_with_rg(rg: str, root: Path, exclude: Path) -> list[str] | None:
+def _files_with_rg(rg: str, root: Path, exclude: Path, timeout: float = SEARCH_TIMEOUT_S) -> list[str] | None:
     """Every file under root that is not ignored, relative to root, from `rg --files` (the
     same rules as the walk, faster). The glob pattern is not passed to rg: a matching -g glob
     overrides .gitignore there. None when rg cannot answer (the caller walks instead)."""
     args = [rg, "--files", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
-    if exclude.is_relative_to(root) and exclude != root:
-        args += ["-g", "!/" + exclude.relative_to(root).as_posix()]
+    hidden = _excluded_prefix(exclude, root)
+    if hidden:
+        args += ["-g", "!/" + glob_literal(hidden)]
     try:
-        proc = subprocess.run(args, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+        proc = subprocess.run(args, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if proc.returncode not in (0, 1):  # 1: nothing matched
         return None
-    return [os.fsdecode(line) for line in proc.stdout.split(b"\n") if line]
+    names = (os.fsdecode(line) for line in proc.stdout.split(b"\n") if line)
+    return [n for n in names if not hidden or not (n == hidden or n.startswith(hidden + "/"))]
 
 
 def _glob_spec(patterns: list[str], pattern: str) -> "pathspec.PathSpec":

@@ -3,7 +3,9 @@
 A child must never block on a full pipe, so both streams are read as they come (one
 selector loop, no threads) and bytes past the capture are counted and dropped. Errors are
 at the end of a log, so each stream keeps its head and its tail; the note in between says
-how much was not shown. The timeout kills the whole process group, TERM then KILL.
+how much was not shown. The command runs in its own process group, which ends with it: on
+the timeout (TERM, then KILL), on Ctrl-C or SIGTERM (KILL), and when the shell exits (what it
+put in the background gets TERM, then KILL).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ READ_CHUNK = 65_536  # one pipe buffer on Linux
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL: time to flush and exit cleanly
 BACKGROUND_GRACE = 0.5  # after the shell exits, how long background children may keep the pipes open
 POLL_SECONDS = 0.1  # how often the loop notices an exit while the pipes stay quiet
+GROUP_POLL_S = 0.02  # how often a group told to end is checked for stragglers
 MAX_MODEL_TIMEOUT_S = 600  # a timeout the model asks for is capped here (or at the configured default, if higher)
 SECRET_ENV = frozenset({"OPENAI_API_KEY"})
 COMMAND_ECHO_CHARS = 500  # a heredoc writing a file must not fill the header
@@ -167,11 +170,54 @@ def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], No
     finally:
         proc.stdout.close()
         proc.stderr.close()
-        if proc.poll() is None:  # interrupted (Ctrl-C) or a bug: leave nothing running
+        if proc.poll() is None:  # interrupted (Ctrl-C, SIGTERM) or a bug: leave nothing running
             _signal_group(proc, signal.SIGKILL)
             proc.wait()
+        _end_group(proc)
     outcome.code = proc.returncode
     return outcome
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """What the command left running in its process group (`server &`, a daemon that did not
+    detach) ends with it: TERM, then KILL after KILL_GRACE. The shell has been reaped, but while
+    any member lives the group's id stays taken, so the signal cannot reach anyone else."""
+    if not _group_alive(proc.pid):
+        return
+    _signal_group(proc, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(GROUP_POLL_S)
+    _signal_group(proc, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. Killed members the system has not reaped yet
+    (zombies: an init that reaps slowly, as in some containers) do not count."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member changed user (setuid): out of our reach either way
+        return False
+    return _running_member(pgid)
+
+
+def _running_member(pgid: int) -> bool:
+    """A member of the group that is not a zombie, from /proc (True where there is no /proc)."""
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()  # after "(comm)", which may hold spaces
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _drain(proc: subprocess.Popen, outcome: _Outcome, deadline: float, on_output: Callable[[bytes], None] | None) -> float | None:
@@ -241,7 +287,8 @@ def format_outcome(command: str, outcome: _Outcome, timeout: float, max_output: 
     if not outcome.stdout.total and not outcome.stderr.total:
         parts.append("(no output)")
     if outcome.background:
-        parts.append("note: background processes still held the output open; later output was not captured (redirect it to a file)")
+        parts.append("note: background processes still held the output open when the command ended; they were ended "
+                     "with it (a command's processes do not outlive it), and their later output was not captured")
     return "\n".join(parts)
 
 

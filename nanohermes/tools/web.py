@@ -3,15 +3,23 @@
 HTTP goes through httpx2 (the httpx fork the openai client depends on; plain httpx when
 that is what is installed), so no extra dependency. HTML goes through trafilatura, with a
 whole-page lxml text extraction when it finds no main content.
+
+A GET can act: `http://127.0.0.1:8080/admin/delete?all=1` on the user's machine, a cloud
+metadata service at 169.254.169.254. So every hop (the URL, then each redirect) is resolved
+first, and one that reaches an address that is not public (loopback, private, link-local,
+metadata) asks the user as run_command does (ToolContext.confirm): refused in plan mode and in
+a -p run without --yes. An origin allowed once is not asked again within the same call.
 """
 
 from __future__ import annotations
 
 import codecs
 import functools
+import ipaddress
 import socket
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 
 from nanohermes.errors import ToolError
@@ -54,22 +62,74 @@ class Fetched:
     declared_size: int | None  # Content-Length, when sent
 
 
+Guard = Callable[[str], None]  # called with each hop's URL before it is fetched; raises ToolError to refuse
+
+
 @tool(params={"url": "http(s) URL", "max_chars": "text limit (default 20000)"})
 def web_fetch(ctx: ToolContext, url: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """Fetch a web page (HTML as readable text) or a text/JSON URL."""
     if max_chars < 1:
         raise ToolError("max_chars must be at least 1")
-    return render(url, fetch(url), max_chars, ctx.max_output)
+    return render(url, fetch(url, guard=local_address_guard(ctx)), max_chars, ctx.max_output)
+
+
+def local_address_guard(ctx: ToolContext) -> Guard:
+    """A hop to an address that is not public asks through ctx.confirm (once per origin)."""
+    allowed: set[tuple[str, int]] = set()
+
+    def check(url: str) -> None:
+        parsed = _httpx().URL(url)
+        origin = (parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
+        found = None if origin in allowed else local_address(*origin)
+        if found is None:
+            return
+        address, what = found
+        preview = (f"web_fetch GET {url}\n{parsed.host} is {address}, {what}: a request there reaches services that "
+                   "trust this machine or its network")
+        refusal = ctx.confirm(preview) if ctx.confirm else "refused: nothing can approve a request to a local address here"
+        if refusal:
+            raise ToolError(f"web_fetch {url}: {parsed.host} is {address}, {what}. {refusal}")
+        allowed.add(origin)
+
+    return check
+
+
+def local_address(host: str, port: int) -> tuple[str, str] | None:
+    """(address, what it is) when `host` is, or resolves to, an address that is not public; None
+    for a public one, or a name that does not resolve (the fetch then says so)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return None
+    for *_, sockaddr in infos:
+        ip = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])  # an IPv6 zone (%eth0) is no part of the address
+        ip = getattr(ip, "ipv4_mapped", None) or ip  # ::ffff:127.0.0.1 is 127.0.0.1
+        if not ip.is_global:
+            return str(ip), _address_kind(ip)
+    return None
+
+
+def _address_kind(ip) -> str:
+    if ip.is_loopback:
+        return "a loopback address (this machine)"
+    if ip.is_unspecified:
+        return "the unspecified address (this machine)"
+    if ip.is_link_local:
+        return "a link-local address (where cloud metadata services answer)"
+    if ip.is_private:
+        return "a private network address"
+    return "not a public address"
 
 
 def fetch(url: str, *, connect_timeout: float = CONNECT_TIMEOUT, total_timeout: float = TOTAL_TIMEOUT,
-          max_bytes: int = MAX_RESPONSE_BYTES) -> Fetched:
-    """GET url, following at most MAX_REDIRECTS redirects; every failure is a ToolError naming the URL."""
+          max_bytes: int = MAX_RESPONSE_BYTES, guard: Guard | None = None) -> Fetched:
+    """GET url, following at most MAX_REDIRECTS redirects, each hop checked by `guard` first;
+    every failure is a ToolError naming the URL."""
     _check_scheme(url)
     deadline = time.monotonic() + total_timeout
     try:
         with _httpx().Client(headers={"User-Agent": USER_AGENT}, follow_redirects=False) as client:
-            return _follow(client, url, deadline, connect_timeout, total_timeout, max_bytes)
+            return _follow(client, url, deadline, connect_timeout, total_timeout, max_bytes, guard or (lambda hop: None))
     except _httpx().TimeoutException:
         raise ToolError(f"web_fetch {url}: timed out after {total_timeout:g} s") from None
     except _httpx().ConnectError as exc:
@@ -85,9 +145,10 @@ def _check_scheme(url: str) -> None:
         raise ToolError(f"web_fetch fetches http and https URLs only, got {url!r}{hint}")
 
 
-def _follow(client, url: str, deadline: float, connect: float, total: float, max_bytes: int) -> Fetched:
+def _follow(client, url: str, deadline: float, connect: float, total: float, max_bytes: int, guard: Guard) -> Fetched:
     chain = [url]
     while True:
+        guard(chain[-1])  # after DNS, and again after every redirect
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _httpx().ReadTimeout("deadline")

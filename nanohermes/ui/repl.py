@@ -67,15 +67,19 @@ class Repl:
     def _prompt_session(self):
         if self._prompt is None:
             from prompt_toolkit import PromptSession
-            from prompt_toolkit.history import FileHistory
+            from prompt_toolkit.history import FileHistory, InMemoryHistory
 
             from nanohermes.ui.completion import make_completer
 
-            history = self.runtime.config.home / "history"
-            history.touch(mode=0o600, exist_ok=True)
+            path = self.runtime.config.home / "history"
+            try:
+                path.touch(mode=0o600, exist_ok=True)
+                history = FileHistory(str(path))
+            except OSError:  # a read-only state directory: this run's history stays in memory
+                history = InMemoryHistory()
             completer = make_completer(COMMANDS, {"/model": self.models, "/mode": lambda: MODES,
                                                   "/resume": lambda: session_names(self.runtime.config.home)})
-            self._prompt = PromptSession(history=FileHistory(str(history)), completer=completer,
+            self._prompt = PromptSession(history=history, completer=completer,
                                          key_bindings=_key_bindings(self.cycle_mode), multiline=False, complete_while_typing=False)
             self._prompt.app.after_render += lambda app: self._drawn.set()
         return self._prompt
@@ -259,7 +263,10 @@ def run_repl(config: Config, session_name: str | None) -> int:
         return repl.loop()
     finally:
         repl.runtime.close()
-        print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
+        try:
+            print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
+        except OSError:  # the terminal is gone (SIGHUP): the session is saved all the same
+            pass
 
 
 def leaving_line(session, workspace: Path) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 
 HTML_PAGE = "<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>It works</h1></body></html>"
 
@@ -44,11 +45,29 @@ def stream_without_finish() -> bytes:
     return http_response("200 OK", "text/event-stream", f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n")
 
 
+def chunk(delta: dict, finish: str | None = None, **extra) -> dict:
+    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+
+
+def open_event_stream(*events) -> bytes:
+    """Headers and these events of an event stream that is never finished: no Content-Length,
+    no [DONE]; the connection stays open as long as the server holds it (RawServer hold_open)."""
+    head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n"
+    body = "".join(f"data: {e if isinstance(e, str) else json.dumps(e)}\n\n" for e in events)
+    return (head + body).encode()
+
+
 def server_error(message: str, as_json: bool = True) -> bytes:
     if as_json:
         return http_response("500 Internal Server Error", "application/json",
                              json.dumps({"error": {"message": message, "type": "server_error"}}))
     return http_response("500 Internal Server Error", "text/plain", message)
+
+
+def no_models() -> bytes:
+    """GET /models answered 404 (most servers outside llama.cpp and vLLM say nothing of the window)."""
+    return http_response("404 Not Found", "application/json", json.dumps({"error": {"message": "not found"}}))
 
 
 def closed_port_url() -> str:
@@ -60,10 +79,13 @@ def closed_port_url() -> str:
 
 
 class RawServer:
-    """Answers every request with `response` and records each request line ("POST /v1/…")."""
+    """Answers every request with `response` and records each request line ("POST /v1/…").
+    With `hold_open` it keeps each connection open that many seconds after the response,
+    sending a `: ping` comment every `ping_every` seconds if given (keep-alive comments)."""
 
-    def __init__(self, response: bytes):
-        self.response = response
+    def __init__(self, response: bytes, hold_open: float = 0.0, ping_every: float | None = None, models: bytes | None = None):
+        """`models`: another answer for GET requests (GET /models), sent and closed at once."""
+        self.response, self.hold_open, self.ping_every, self.models = response, hold_open, ping_every, models
         self.requests: list[str] = []
         self._sock = socket.socket()
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -89,12 +111,23 @@ class RawServer:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
-            with conn:
-                try:
-                    self.requests.append(_read_request(conn))
-                    conn.sendall(self.response)
-                except OSError:
-                    pass
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                self.requests.append(_read_request(conn))
+                if self.models is not None and self.requests[-1].startswith("GET"):
+                    conn.sendall(self.models)
+                    return
+                conn.sendall(self.response)
+                until = time.monotonic() + self.hold_open
+                while time.monotonic() < until and not self._closed:
+                    time.sleep(min(self.ping_every or 0.05, max(until - time.monotonic(), 0)))
+                    if self.ping_every:
+                        conn.sendall(b": ping\n\n")
+            except OSError:
+                pass
 
 
 def _read_request(conn: socket.socket) -> str:

@@ -30,6 +30,7 @@ class Reply:
     content_empty_string: bool = False  # llama.cpp sends content "" beside tool_calls
     chunk_size: int = 7
     delay: float = 0.0  # seconds between chunks (before the whole reply, when not streamed)
+    first_delay: float = 0.0  # seconds after the headers before the first chunk (a slow prompt)
     drop_after: int | None = None  # close the connection after this many chunks
 
 
@@ -205,6 +206,8 @@ class ScriptedServer:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                self.wfile.flush()
+                time.sleep(getattr(reply, "first_delay", 0.0))
                 try:
                     for i, chunk in enumerate(chunks):
                         if drop_after is not None and i >= drop_after:

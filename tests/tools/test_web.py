@@ -110,9 +110,14 @@ def base_url():
     server.server_close()
 
 
+def allow(preview: str) -> None:
+    """The user says yes: the test server is on 127.0.0.1, which web_fetch asks about."""
+    return None
+
+
 @pytest.fixture
 def ctx(workspace, isolated_home):
-    return ToolContext(workspace=workspace, home=isolated_home)
+    return ToolContext(workspace=workspace, home=isolated_home, confirm=allow)
 
 
 def get(ctx, url, **args):

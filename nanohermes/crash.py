@@ -1,0 +1,77 @@
+"""The last line of defence: an exception nobody expected becomes one paragraph on stderr that
+names the log file holding its traceback. No traceback ever reaches the user's terminal.
+
+The log goes to $NANOHERMES_HOME/logs/ (mode 0600); when the state directory itself is the
+problem (read-only, missing), to the system's temporary directory instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+LOG_DIR = "logs"
+SUMMARY_CHARS = 200  # the exception's own words in the paragraph; the log has all of them
+
+
+def write_crash_log(exc: BaseException, home: Path | None = None) -> Path | None:
+    """Write the traceback (and what ran) to a new log file; its path, or None if no directory
+    would take it."""
+    from nanohermes import __version__
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    text = "".join([
+        f"nanohermes {__version__} crashed at {time.strftime('%Y-%m-%d %H:%M:%S')}\n",
+        f"python {sys.version.split()[0]} · argv {_argv()}\n\n",
+        *traceback.format_exception(exc),
+    ])
+    for folder in _log_dirs(home):
+        path = folder / f"crash-{stamp}-{os.getpid()}.log"
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(_without_secrets(text))
+            return path
+        except OSError:
+            continue
+    return None
+
+
+def crash_message(exc: BaseException, log: Path | None) -> str:
+    """The one paragraph the user sees."""
+    words = " ".join(str(exc).split())
+    if len(words) > SUMMARY_CHARS:
+        words = words[: SUMMARY_CHARS - 1] + "…"
+    what = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+    where = f"the traceback is in {log}" if log else "no log file could be written (the state and temporary directories refused it)"
+    return (f"unexpected error ({what}). This is a bug in NanoHermes; {where} — please include it when you report "
+            "the bug. Sessions are saved as they go, so the work so far can be resumed with --session NAME.")
+
+
+def report_crash(exc: BaseException) -> str:
+    """Log `exc` and return the paragraph to print."""
+    return crash_message(exc, write_crash_log(exc))
+
+
+def _log_dirs(home: Path | None) -> list[Path]:
+    if home is None:
+        from nanohermes.config import home_dir
+
+        home = home_dir()
+    return [home / LOG_DIR, Path(tempfile.gettempdir()) / f"nanohermes-{os.getuid()}-logs"]
+
+
+def _argv() -> str:
+    return " ".join(sys.argv[1:])[:500]
+
+
+def _without_secrets(text: str) -> str:
+    """A traceback's messages (and the task in argv) may quote a key; none goes to disk."""
+    from nanohermes.redact import Redactor
+
+    return Redactor.for_config().text(text)

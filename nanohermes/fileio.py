@@ -1,0 +1,49 @@
+"""Reading a file that may turn out not to be one: a FIFO blocks the reader until a writer comes
+(forever), a device such as /dev/zero never ends, a socket cannot be read at all.
+
+open_regular opens without blocking and checks what it opened (fstat on the open descriptor,
+so nothing can be swapped in between); anything but a regular file is NotRegularFile, an
+OSError, so callers that already treat an unreadable file as skipped need nothing more.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import BinaryIO
+
+_KIND = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+         stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, device, socket or directory; `kind` says which."""
+
+    def __init__(self, path, kind: str):
+        super().__init__(errno.EINVAL, f"not a regular file: {kind}", str(path))
+        self.kind = kind
+
+
+def kind_of(mode: int) -> str:
+    return _KIND.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def open_regular(path) -> BinaryIO:
+    """`path` opened for reading in binary mode, or NotRegularFile (never blocks on a FIFO)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, kind_of(mode))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path, limit: int = -1) -> bytes:
+    """The bytes of a regular file (at most `limit`), or NotRegularFile."""
+    with open_regular(path) as f:
+        return f.read(limit)
