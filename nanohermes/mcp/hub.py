@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import io
 import logging
-import os
 import threading
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from nanohermes.fileio import create_regular
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
 from nanohermes.mcp.transport import CONNECTION_CLOSED, describe_failure, open_client, stderr_tail
@@ -86,7 +87,7 @@ class _Connection:
 
     async def _serve(self, ready: asyncio.Future) -> None:
         try:
-            with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as log:
+            with io.TextIOWrapper(create_regular(self.log_path), encoding="utf-8", errors="replace") as log:
                 async with AsyncExitStack() as stack:
                     self.client = await open_client(stack, self.settings, self.workspace, log)
                     self.tools = await _list_tools(self.client)

@@ -17,6 +17,10 @@ def list_servers(config, say: Callable[[str], None]) -> int:
     if not config.mcp:
         say(f"no MCP servers configured (add [mcp.servers.NAME] tables to {config.home / 'config.toml'})")
         return 0
+    from nanohermes.redact import Redactor
+
+    redact = Redactor.for_config(config).text  # a failing server's stderr may quote its token
+    say = lambda line, say=say: say(redact(line))  # noqa: E731
     hub = McpHub(config.mcp, config.home, config.workspace)
     code = 0
     try:

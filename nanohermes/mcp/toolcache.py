@@ -16,10 +16,12 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nanohermes.fileio import read_regular
 from nanohermes.mcp.settings import McpServerSettings
 
 FORMAT_VERSION = 1
 MAX_TOOLS_PER_SERVER = 200  # a server offering more is a catalogue; the rest stay reachable by name
+MAX_CACHE_BYTES = 16 * 2**20  # far above 200 tools of every server; a bigger file is not ours: ignored
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,8 @@ class ToolCache:
 
     def _read(self) -> dict:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            raw = read_regular(self.path, MAX_CACHE_BYTES + 1)  # a FIFO or device there must not hang the start
+            data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_CACHE_BYTES else {}
         except (OSError, ValueError):
             return {}
         servers = data.get("servers") if isinstance(data, dict) else None

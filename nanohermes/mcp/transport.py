@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TextIO
 
+from nanohermes.fileio import open_regular
 from nanohermes.mcp.settings import McpServerSettings
 
 STDERR_TAIL_LINES = 3  # the last lines of a failing server's stderr usually say why
@@ -112,7 +113,7 @@ def _cut(text: str) -> str:
 def stderr_tail(path: Path) -> str:
     """The last few lines the server wrote to stderr, on one line ("" when none)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
             lines = [line.strip() for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
     except OSError:

@@ -45,6 +45,10 @@ class WebSearchSettings:
     max_results: int = DEFAULT_MAX_RESULTS
     timeout: float = DEFAULT_TIMEOUT_S
 
+    def secrets(self) -> list[tuple[str, str]]:
+        """For redact.py: the key, wherever a result or message might quote it."""
+        return [("web_search.api_key", self.api_key)] if self.api_key else []
+
 
 @dataclass(frozen=True)
 class Hit:

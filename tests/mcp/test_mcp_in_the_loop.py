@@ -99,7 +99,7 @@ def test_servers_start_on_first_use_and_the_prompt_never_moves_while_one_starts_
     runtime = build_runtime(config, None, lambda e: None, approve=None)
     try:
         system = runtime.agent.messages[0]["content"]
-        assert "- demo: add, echo, fail, picture, slow, die, big, tricky" in system and "- dead: tools not listed yet" in system
+        assert "- demo: add, echo, fail, picture, slow, die, big, environment, tricky" in system and "- dead: tools not listed yet" in system
     finally:
         runtime.close()
 
@@ -116,3 +116,17 @@ def test_plan_mode_does_not_offer_mcp_calls(configure):
 def test_a_placeholder_for_an_old_mcp_result_names_the_tool_it_came_from():
     line = describe_result(ToolCall.of("mcp", json.dumps({"name": "demo.big", "arguments": {"size": 9000}})), "y" * 9000)
     assert line == "[mcp name=demo.big → 9,000 chars]"
+
+
+def test_a_secret_in_an_mcp_servers_table_never_reaches_the_model_or_the_session_file(configure, server, isolated_home):
+    secret = "dtk-4f9a1c2b7e6d"
+    server.add(call("mcp", {"name": "demo.environment", "arguments": {"name": "DEMO_TOKEN"}}), text("done"))
+    config = configure(demo_settings(trusted=True, env=(("DEMO_TOKEN", secret),)))
+    runtime = build_runtime(config, None, lambda e: None, approve=None)
+    try:
+        runtime.agent.run_turn("what is the demo token?")
+    finally:
+        runtime.close()
+    assert tool_results(server) == ["mcp demo.environment:\n[redacted: mcp.servers.demo.env.DEMO_TOKEN]"]
+    saved = "".join(p.read_text() for p in (isolated_home / "sessions").rglob("*.jsonl"))
+    assert "[redacted: mcp.servers.demo.env.DEMO_TOKEN]" in saved and secret not in saved

@@ -127,9 +127,9 @@ def test_mcp_list_shows_each_server_its_state_and_tools(isolated_home, workspace
                           text=True, env={**os.environ, "NANOHERMES_HOME": str(isolated_home)}, timeout=60)
     lines = done.stdout.splitlines()
     assert done.returncode == 1 and done.stderr == ""
-    assert lines[0].startswith("✓ demo (stdio: ") and lines[0].endswith(" · running · 8 tool(s) · trusted: calls run without asking")
-    assert lines[1] == "    add(a, b): Add two integers." and "    tricky(): Shows the ]0;owned title" in lines[8]
-    assert lines[9] == ("✗ broken (stdio: no-such-mcp-server-y) · failed: its command 'no-such-mcp-server-y' was not found "
+    assert lines[0].startswith("✓ demo (stdio: ") and lines[0].endswith(" · running · 9 tool(s) · trusted: calls run without asking")
+    assert lines[1] == "    add(a, b): Add two integers." and "    tricky(): Shows the ]0;owned title" in lines[9]
+    assert lines[10] == ("✗ broken (stdio: no-such-mcp-server-y) · failed: its command 'no-such-mcp-server-y' was not found "
                         "(is it installed and on PATH?)")
     assert ToolCache(isolated_home).load(demo_settings(trusted=True))  # listing refreshed the prompt's tool lists
 
@@ -138,3 +138,18 @@ def test_mcp_list_without_servers_says_how_to_add_one(isolated_home, workspace):
     done = subprocess.run([sys.executable, "-m", "nanohermes", "mcp", "list"], cwd=workspace, capture_output=True,
                           text=True, env={**os.environ, "NANOHERMES_HOME": str(isolated_home)}, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("no MCP servers configured (add [mcp.servers.NAME] tables to ")
+
+
+def test_a_fifo_where_the_tool_cache_or_a_server_log_goes_is_never_waited_on(isolated_home, workspace):
+    from nanohermes.mcp.hub import McpHub, McpUnavailable
+
+    (isolated_home / "mcp" / "logs").mkdir(parents=True)
+    os.mkfifo(isolated_home / "mcp" / "tools.json")
+    os.mkfifo(isolated_home / "mcp" / "logs" / "demo.log")
+    hub = McpHub((demo_settings(),), isolated_home, workspace)
+    try:
+        assert hub.known_tools("demo") is None  # the prompt is built as for a server never listed
+        with pytest.raises(McpUnavailable, match="not a regular file: a FIFO"):
+            hub.tools("demo")
+    finally:
+        hub.close()

@@ -25,6 +25,8 @@ def toml_for(settings: McpServerSettings) -> str:
     lines = [f"[mcp.servers.{settings.name}]", f'command = "{settings.command}"', f"args = [{args}]"]
     if settings.trusted:
         lines.append("trusted = true")
+    if settings.env:
+        lines.append("env = { " + ", ".join(f'{k} = "{v}"' for k, v in settings.env) + " }")
     return "\n".join(lines) + "\n"
 
 

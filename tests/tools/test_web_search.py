@@ -10,6 +10,7 @@ from tests.support.search_server import BRAVE_KEY, LONG_SNIPPET, SLOW_S, TAVILY_
 
 from nanohermes.config import load_config
 from nanohermes.errors import ConfigError
+from nanohermes.redact import Redactor
 from nanohermes.runtime import build_runtime
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.web_search import SNIPPET_CHARS, make_web_search
@@ -72,6 +73,8 @@ def test_tavily_posts_the_query_with_the_key_from_the_table(search, isolated_hom
     request = search.requests[-1]
     assert result.ok and "(tavily): 5 results" in result.content
     assert json.loads(request["body"]) == {"query": "prompt caching", "max_results": 5}
+    quoted = Redactor.for_config(config).text(f"a page that quotes {TAVILY_KEY}")  # what any result or message gets
+    assert quoted == "a page that quotes [redacted: web_search.api_key]"
 
 
 def test_a_slow_down_or_wrong_backend_is_a_clear_error(search, isolated_home, workspace):
