@@ -18,11 +18,14 @@ import threading
 
 STREAM_LIMIT = 50 * 2**20  # one JSON-RPC line: a prompt may embed whole files (the SDK's own default)
 READ_BYTES = 65_536
+EXIT_OK = 0
 
 
 def serve(flags: dict) -> int:
     from nanohermes.acp.agent import NanoHermesAgent
     from nanohermes.acp.runner import TurnRunner
+    from nanohermes.errors import SIGNAL_EXIT_BASE
+    from nanohermes.signals import TERMINATING
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLine("nanohermes acp: %(name)s: %(message)s"))
@@ -33,12 +36,14 @@ def serve(flags: dict) -> int:
     protocol = threading.Thread(target=_run_protocol, args=(agent, runner, fd_in, fd_out), name="nanohermes-acp",
                                 daemon=True)
     protocol.start()
-    signal.signal(signal.SIGTERM, runner.on_terminate)
+    for signum in TERMINATING:  # not Terminated (signals.py): a turn stops as on Ctrl-C, then the process ends
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, runner.on_terminate)
     try:
         runner.serve_forever()
     finally:
         agent.close()  # background tasks and MCP servers stop, sessions are saved
-    return 0
+    return EXIT_OK if runner.stopped_by is None else SIGNAL_EXIT_BASE + runner.stopped_by
 
 
 class _OneLine(logging.Formatter):

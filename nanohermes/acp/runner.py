@@ -32,6 +32,7 @@ class TurnRunner:
         self._stop_asked = False  # a cancel for that job was sent as SIGINT
         self._sent_at = 0.0
         self.shutting_down = False
+        self.stopped_by: int | None = None  # the signal (SIGTERM, SIGHUP) that ended the process
 
     # -- from any thread ---------------------------------------------------------------------
 
@@ -101,8 +102,8 @@ class TurnRunner:
             future.set_exception(failed)
 
     def on_terminate(self, signum, frame) -> None:
-        """SIGTERM: stop the running turn (its history stays valid) and end."""
-        self.shutting_down = True
+        """SIGTERM or SIGHUP: stop the running turn (its history stays valid) and end."""
+        self.shutting_down, self.stopped_by = True, signum
         self._jobs.put(None)
         if self._running is not None:
             raise KeyboardInterrupt

@@ -2,6 +2,8 @@
 stdout by the SDK's client side, against the scripted model server. Each test opens sessions
 of its own in that one process."""
 
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -30,11 +32,15 @@ def acp_home(tmp_path_factory):
     return tmp_path_factory.mktemp("acp_home")
 
 
+def agent_env(model, home) -> dict:
+    return {"NANOHERMES_HOME": str(home), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.url,
+            "NANOHERMES_MODEL": "test-model", "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NO_COLOR": "1"}
+
+
 @pytest.fixture(scope="module")
 def agent(model, acp_home, tmp_path_factory):
-    env = {"NANOHERMES_HOME": str(acp_home), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.url,
-           "NANOHERMES_MODEL": "test-model", "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NO_COLOR": "1"}
-    harness = AcpHarness(env, tmp_path_factory.mktemp("acp_cwd"), tmp_path_factory.mktemp("acp_log") / "stderr.log")
+    harness = AcpHarness(agent_env(model, acp_home), tmp_path_factory.mktemp("acp_cwd"),
+                         tmp_path_factory.mktemp("acp_log") / "stderr.log")
     yield harness
     assert harness.close() == 0  # the agent ends by itself when the editor closes its stdin
 
@@ -215,3 +221,31 @@ def test_mcp_servers_the_editor_passes_are_the_sessions_and_their_calls_ask(agen
     assert agent.client.questions[-1][1].title == "Call MCP tool editor-demo.add"
     assert model.chat_requests()[-1]["messages"][-1]["content"] == "mcp editor-demo.add:\n5"
     assert "- editor-demo: tools not listed yet" in model.chat_requests()[0]["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("how, code", [("closes stdin", 0), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_by_itself(how, code, model, ws, tmp_path):
+    home = tmp_path / "home"
+    model.add(call("run_command", {"command": "echo $$ > sleeper.pid && exec sleep 30"}), text("never read"))
+    editor = AcpHarness(agent_env(model, home), tmp_path, tmp_path / "stderr.log", shutdown_timeout=CANCEL_WITHIN_S)
+    session_id = editor.run(editor.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
+    editor.run(editor.conn.set_session_mode(session_id=session_id, mode_id="auto"))
+    editor.start(editor.conn.prompt(session_id=session_id, prompt=[text_block("wait a while")]))
+    wait_for(lambda: (ws / "sleeper.pid").exists() and (ws / "sleeper.pid").read_text().strip())
+    started = time.monotonic()
+    if how != "closes stdin":
+        editor.process.send_signal(how)
+    assert editor.close() == code and time.monotonic() - started < CANCEL_WITHIN_S / 2  # not the SDK's terminate
+    sleeper = int((ws / "sleeper.pid").read_text())
+    wait_for(lambda: not _alive(sleeper), timeout=5)  # the command's process group ended with the turn
+    with Session(home, session_id, workspace=ws) as saved:  # every open call answered, the session saved
+        assert [m["content"] for m in saved.state.messages if m["role"] == "tool"] == ["[interrupted by user]"]
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

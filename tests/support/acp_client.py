@@ -71,16 +71,17 @@ class RecordingClient:
 
 
 class AcpHarness:
-    """`python -m nanohermes acp` with `env`, and the SDK's ClientSideConnection to it."""
+    """`python -m nanohermes acp` with `env`, and the SDK's ClientSideConnection to it. Closing
+    closes its stdin, then waits `shutdown_timeout` seconds before the SDK terminates it."""
 
-    def __init__(self, env: dict, cwd: Path, log: Path):
+    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 2.0):
         self.client = RecordingClient()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.log = open(log, "wb")
         self._spawn = spawn_agent_process(self.client, sys.executable, "-m", "nanohermes", "acp", env=env, cwd=cwd,
-                                          transport_kwargs={"stderr": self.log})
+                                          transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout})
         self.conn, self.process = self.run(self._spawn.__aenter__())
         self.initialized = self.run(self.conn.initialize(protocol_version=PROTOCOL_VERSION))
 
