@@ -13,6 +13,7 @@ listing, or a call that cannot run (unknown tool, wrong arguments), asks nothing
 from __future__ import annotations
 
 import json
+import math
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
@@ -115,6 +116,8 @@ def check_arguments(tool: McpToolInfo, args: dict) -> list[str]:
     """What in `args` does not fit the tool's schema (empty: it fits, or the schema cannot be
     checked). Small models send "5" for 5: top-level scalars given as strings are converted."""
     _coerce_scalars(tool.input_schema, args)
+    if not _finite(args):  # json.loads takes NaN and Infinity; no JSON-RPC message can carry them
+        return ["numbers must be finite (NaN and Infinity are not JSON)"]
     try:
         import jsonschema  # comes with the mcp SDK
 
@@ -123,6 +126,16 @@ def check_arguments(tool: McpToolInfo, args: dict) -> list[str]:
     except Exception:  # a schema jsonschema cannot read: let the server judge the call
         return []
     return [_problem(e) for e in errors[:MAX_PROBLEMS]]
+
+
+def _finite(value) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def _problem(error) -> str:

@@ -73,6 +73,12 @@ def test_numbers_sent_as_strings_are_converted_and_a_tool_name_only_one_server_h
     assert call(hub, "add", {"a": 1, "b": 1}).content == "mcp demo.add:\n2"
 
 
+def test_nan_and_infinity_are_not_sent(hub):
+    for seconds in (float("nan"), "inf"):  # json.dumps writes NaN, as a model's JSON may
+        result = call(hub, "demo.slow", {"seconds": seconds})
+        assert not result.ok and "demo.slow was not called: numbers must be finite" in result.content
+
+
 def test_unknown_servers_and_tools_are_errors_that_name_what_exists(hub):
     assert "no MCP server 'nope'; the servers are demo, other." in call(hub, "nope.x").content
     missing = call(hub, "demo.subtract", {})
