@@ -25,6 +25,7 @@ from nanohermes import events as ev
 from nanohermes.acp import updates
 from nanohermes.acp.session import AcpSession
 from nanohermes.config import MODES
+from nanohermes.crash import report_crash
 from nanohermes.errors import NanoHermesError
 
 INTERNAL_ERROR = -32603  # JSON-RPC: the request was fine, carrying it out failed
@@ -107,9 +108,9 @@ class NanoHermesAgent:
         except NanoHermesError as exc:
             await session.flush()
             raise failure(str(exc)) from None
-        except Exception as exc:  # a bug must reach the editor as an error, not kill the process
+        except Exception as exc:  # a bug reaches the editor as the CLI's paragraph (traceback in a log), never kills the process
             await session.flush()
-            raise failure(f"nanohermes failed: {type(exc).__name__}: {exc}") from None
+            raise failure(report_crash(exc)) from None
         await session.flush()
         return PromptResponse(stop_reason=self._stop_reason(session, result))
 
@@ -162,6 +163,8 @@ class NanoHermesAgent:
             runtime = await asyncio.to_thread(build)
         except NanoHermesError as exc:
             raise failure(str(exc)) from None
+        except Exception as exc:
+            raise failure(report_crash(exc)) from None
         session.attach(runtime)
         self.sessions[session.id] = session
         return session
