@@ -119,7 +119,11 @@ class AcpSession:
             self.runtime.switch(mode=self.pending_mode)
             self.pending_mode = None
         try:
-            return self.runtime.agent.run_turn(text)
+            result = self.runtime.agent.run_turn(text)
+            steps = updates.plan_steps(result.final_text) if self.runtime.config.mode == "plan" else []
+            if steps and result.stop_code is None:  # what plan mode proposed, as the editor's checklist
+                self._send(updates.plan(steps))
+            return result
         finally:
             for call_id in list(self._open_calls):
                 self._send(updates.interrupted(call_id))

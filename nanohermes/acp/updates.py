@@ -3,15 +3,18 @@
 Text deltas become agent message chunks; a tool call a `tool_call` (title, kind, where it
 acts) and its end a `tool_call_update` (completed or failed, what it returned, and for an
 applied write or edit the diff); notices (compaction, retries) become thought chunks. A
-helper agent's tool calls show as tool calls of their own, named after its task.
+helper agent's tool calls show as tool calls of their own, named after its task. The plan a
+plan-mode turn proposes (its numbered or bulleted steps) is also sent as the session's plan,
+which editors show as a checklist.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from acp import start_tool_call, text_block, tool_content, tool_diff_content, update_agent_message_text, \
-    update_agent_thought_text, update_tool_call, update_user_message_text
+from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_agent_message_text, \
+    update_agent_thought_text, update_plan, update_tool_call, update_user_message_text
 from acp.schema import ToolCallLocation
 
 from nanohermes import events as ev
@@ -25,6 +28,10 @@ KINDS = {"read_file": "read", "recall": "read", "grep": "search", "glob": "searc
          "task_output": "execute", "task_stop": "execute", "web_fetch": "fetch", "web_search": "fetch",
          "write_file": "edit", "edit_file": "edit", "task": "think"}
 FAILED_PREFIXES = ("error:", "refused:", "blocked in plan mode", INTERRUPTED)
+PLAN_STEPS = 30  # a checklist longer than this is a document, not a plan
+PLAN_STEP_CHARS = 200  # one line of an editor's plan view
+# A top-level step: `1. …`, `2) …`, `- …`, `* …` (Markdown bold and a trailing colon dropped).
+_STEP = re.compile(r"^ {0,1}(?:\d{1,3}[.)]|[-*+])\s+(?:\[[ xX]\]\s+)?(.+)$")
 
 
 def title(name: str, arguments) -> str:
@@ -127,3 +134,19 @@ def prompt_text(blocks: list) -> str:
         else:
             parts.append(f"[{kind or 'a'} attachment, not supported: not shown]")
     return "\n\n".join(p for p in parts if p)
+
+
+def plan_steps(text: str) -> list[str]:
+    """The steps of a proposed plan: its top-level list items in order (none when the answer has
+    fewer than two, which is an answer, not a plan). Pure."""
+    steps = []
+    for line in text.splitlines():
+        match = _STEP.match(line)
+        if match:
+            step = " ".join(match.group(1).replace("**", "").split()).rstrip(":")
+            steps.append(step if len(step) <= PLAN_STEP_CHARS else step[: PLAN_STEP_CHARS - 1] + "…")
+    return steps[:PLAN_STEPS] if len(steps) >= 2 else []
+
+
+def plan(steps: list[str]):
+    return update_plan(plan_entry(step, status="pending") for step in steps)

@@ -188,14 +188,20 @@ def test_sessions_in_one_process_are_isolated_and_a_second_waits_for_the_first(a
     assert workspaces == {str(ws), str(other_ws)}
 
 
-def test_plan_mode_offers_only_read_only_tools(agent, model, ws):
-    model.add(text("Here is my plan."))
+def test_plan_mode_offers_only_read_only_tools_and_its_plan_is_sent_as_the_sessions_plan(agent, model, ws):
+    model.add(text("Here is my plan:\n\n1. **Read** `notes.txt`\n   - note the secret\n2. Change the secret to 43:\n\nShall I?"),
+              text("The secret is 42."))
     session_id = new_session(agent, ws)
     agent.run(agent.conn.set_session_mode(session_id=session_id, mode_id="plan"))
     prompt(agent, session_id, "plan it")
     offered = {t["function"]["name"] for t in model.chat_requests()[-1]["tools"]}
     assert "read_file" in offered and not offered & {"write_file", "edit_file", "run_command"}
     assert "Mode: plan." in model.chat_requests()[-1]["messages"][0]["content"]
+    (plan,) = agent.client.of_kind(session_id, "plan")
+    assert [(e.content, e.status) for e in plan.entries] == [("Read `notes.txt`", "pending"), ("Change the secret to 43", "pending")]
+    agent.run(agent.conn.set_session_mode(session_id=session_id, mode_id="ask"))
+    prompt(agent, session_id, "what is the secret?")  # an answer, and not in plan mode: no plan
+    assert len(agent.client.of_kind(session_id, "plan")) == 1
 
 
 def test_bad_requests_are_clear_errors_and_the_process_goes_on(agent, ws):
