@@ -5,6 +5,7 @@ of its own in that one process."""
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -186,6 +187,37 @@ def test_sessions_in_one_process_are_isolated_and_a_second_waits_for_the_first(a
     assert [r["messages"][-1]["content"] for r in model.chat_requests()] == ["alpha", "beta"]
     workspaces = {r["messages"][0]["content"].split("Workspace: ")[1].split(" ")[0] for r in model.chat_requests()}
     assert workspaces == {str(ws), str(other_ws)}
+
+
+def test_a_web_fetch_to_a_local_address_asks_the_editor_with_the_address(agent, model, ws):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"the local admin page"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{site.server_address[1]}/admin"
+        model.add(call("web_fetch", {"url": url}), text("Fetched."))
+        session_id = new_session(agent, ws)
+        prompt(agent, session_id, "read the admin page")
+    finally:
+        site.shutdown()
+        site.server_close()
+    ((_, question, options),) = [q for q in agent.client.questions if q[0] == session_id]
+    assert question.title == "Allow web_fetch" and "127.0.0.1 is 127.0.0.1, a loopback address" in question.content[0].content.text
+    assert options[1].name == "Always allow: web_fetch (any arguments)"
+    assert "the local admin page" in model.chat_requests()[-1]["messages"][-1]["content"]
 
 
 def test_plan_mode_offers_only_read_only_tools_and_its_plan_is_sent_as_the_sessions_plan(agent, model, ws):
