@@ -73,6 +73,9 @@ class _Connection:
 
     async def start(self) -> list[McpToolInfo]:
         ready = asyncio.get_running_loop().create_future()
+        # Retrieved even when nobody waits any more (a timeout, Ctrl-C): else asyncio logs
+        # "Future exception was never retrieved", with a traceback, on the user's terminal.
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.task = asyncio.create_task(self._serve(ready))
         try:
             return await asyncio.wait_for(asyncio.shield(ready), self.settings.startup_timeout)

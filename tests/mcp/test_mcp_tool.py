@@ -3,6 +3,7 @@ SDK's MCPServer) over stdio and streamable HTTP, through the one dispatch every 
 Each server is started once per module; the tests that stop one come last."""
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -122,6 +123,51 @@ def test_ctrl_c_while_a_call_waits_stops_the_wait_at_once_and_the_server_keeps_a
         hub.call("demo", "slow", {"seconds": 5})
     assert time.monotonic() - sent_at[0] < 1.0  # the 5 s call was not waited for
     assert call(hub, "demo.echo", {"text": "still"}).content == "mcp demo.echo:\nstill"
+
+
+# The first start writes its pid and never answers (until its stdin closes); the next runs the demo server.
+HANG_ONCE = """import os, runpy, sys
+marker, server = sys.argv[1:3]
+if not os.path.exists(marker):
+    open(marker, "w").write(str(os.getpid()))
+    sys.stdin.read()
+    sys.exit(0)
+sys.argv = [server]
+runpy.run_path(server, run_name="__main__")
+"""
+
+
+def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_it_again(home, tmp_path):
+    from tests.support.mcp_servers import DEMO_SERVER
+
+    marker = tmp_path / "first.pid"
+    settings = McpServerSettings("late", command=sys.executable, args=("-c", HANG_ONCE, str(marker), DEMO_SERVER))
+    hub = McpHub((settings,), home, home)
+    try:
+        def press_ctrl_c_once_it_hangs():
+            while not marker.exists() or not marker.read_text():
+                time.sleep(0.02)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+        threading.Thread(target=press_ctrl_c_once_it_hangs, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            hub.tools("late")
+        first = int(marker.read_text())
+        deadline = time.monotonic() + 10
+        while _alive(first):  # the half-started server is stopped, not left behind
+            assert time.monotonic() < deadline, "the interrupted server kept running"
+            time.sleep(0.05)
+        assert call(hub, "late.add", {"a": 1, "b": 2}).content == "mcp late.add:\n3"  # not "failed, retry in 30 s"
+    finally:
+        hub.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_a_call_over_streamable_http_works_like_one_over_stdio(http_hub):
