@@ -35,6 +35,7 @@ WAIT_SLACK_S = 5.0  # the waiting side's margin over a deadline the loop enforce
 CLOSE_TIMEOUT_S = 6.0  # the SDK gives a stdio server 2 s to exit on its own, then 2 s after TERM
 
 NOT_STARTED, STARTING, RUNNING, FAILED = "not started", "starting", "running", "failed"
+_log = logging.getLogger("nanohermes.mcp")
 
 
 class McpUnavailable(Exception):
@@ -222,6 +223,9 @@ class McpHub:
         logging.getLogger("mcp").addHandler(logging.NullHandler())  # the SDK's logs must not reach the terminal
         logging.getLogger("mcp").propagate = False
         self._loop = asyncio.new_event_loop()
+        # A server's failures are its state and the tool errors; what asyncio would report of
+        # them (a task's exception nobody awaited) must not reach the terminal as a traceback.
+        self._loop.set_exception_handler(lambda loop, context: _log.debug("mcp loop: %s", context.get("message")))
         self._thread = threading.Thread(target=self._loop.run_forever, name="nanohermes-mcp", daemon=True)
         self._thread.start()
 
