@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ DEFAULT_MAX_RESULTS = 5  # enough to choose a page to fetch; each result costs ~
 MAX_RESULTS_LIMIT = 10  # more is a listing to skim, not something a model reads well
 DEFAULT_TIMEOUT_S = 15.0  # a search answers in a second or two; past this the service is down
 ERROR_EXCERPT_CHARS = 300  # enough of an error body to see what the service said
+MAX_ANSWER_BYTES = 2 * 2**20  # a page of results is tens of KB; more is not a search answer
 USER_AGENT = "NanoHermes/0.1 (terminal coding agent; web_search)"
 
 # backend -> (default URL, environment variable holding its key or None when it needs none)
@@ -107,11 +109,11 @@ def search(settings: WebSearchSettings, query: str) -> list[Hit]:
     from nanohermes.tools.web import _httpx as pick_httpx  # the one place that picks httpx2 or httpx
 
     httpx = pick_httpx()
-    ask = {"searxng": _ask_searxng, "brave": _ask_brave, "tavily": _ask_tavily}[settings.backend]
+    method, url, options = {"searxng": _searxng_request, "brave": _brave_request, "tavily": _tavily_request}[settings.backend](
+        settings, query)
     try:
         with httpx.Client(headers={"User-Agent": USER_AGENT}, timeout=settings.timeout) as client:
-            response = ask(client, settings, query)
-            body = _json_body(settings, response)
+            body = _json_body(settings, *_answer(client, settings, method, url, options))
     except httpx.TimeoutException:
         raise ToolError(f"web_search ({settings.backend}): no answer within {settings.timeout:g} s") from None
     except httpx.ConnectError:
@@ -125,35 +127,52 @@ def search(settings: WebSearchSettings, query: str) -> list[Hit]:
         raise ToolError(f"web_search ({settings.backend}): the answer is not in the {settings.backend} format") from None
 
 
-def _ask_searxng(client, settings: WebSearchSettings, query: str):
-    return client.get(f"{settings.url}/search", params={"q": query, "format": "json"})
+def _searxng_request(settings: WebSearchSettings, query: str) -> tuple[str, str, dict]:
+    return "GET", f"{settings.url}/search", {"params": {"q": query, "format": "json"}}
 
 
-def _ask_brave(client, settings: WebSearchSettings, query: str):
+def _brave_request(settings: WebSearchSettings, query: str) -> tuple[str, str, dict]:
     headers = {"Accept": "application/json", "X-Subscription-Token": settings.api_key or ""}
-    return client.get(settings.url, params={"q": query, "count": settings.max_results}, headers=headers)
+    return "GET", settings.url, {"params": {"q": query, "count": settings.max_results}, "headers": headers}
 
 
-def _ask_tavily(client, settings: WebSearchSettings, query: str):
+def _tavily_request(settings: WebSearchSettings, query: str) -> tuple[str, str, dict]:
     headers = {"Authorization": f"Bearer {settings.api_key or ''}"}
-    return client.post(settings.url, json={"query": query, "max_results": settings.max_results}, headers=headers)
+    return "POST", settings.url, {"json": {"query": query, "max_results": settings.max_results}, "headers": headers}
 
 
-def _json_body(settings: WebSearchSettings, response) -> dict:
+def _answer(client, settings: WebSearchSettings, method: str, url: str, options: dict) -> tuple[int, str, bytes]:
+    """(status, content type, body), read within `timeout` in all (httpx's timeout is per read,
+    so a trickle could last forever) and at most MAX_ANSWER_BYTES."""
+    deadline = time.monotonic() + settings.timeout
+    chunks, size = [], 0
+    with client.stream(method, url, **options) as response:
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise ToolError(f"web_search ({settings.backend}): the answer is over {MAX_ANSWER_BYTES // 2**20} MB, "
+                                "not a page of results (is url the search API?)")
+            if time.monotonic() > deadline:
+                raise ToolError(f"web_search ({settings.backend}): no answer within {settings.timeout:g} s")
+            chunks.append(chunk)
+        return response.status_code, response.headers.get("content-type", ""), b"".join(chunks)
+
+
+def _json_body(settings: WebSearchSettings, status: int, content_type: str, raw: bytes) -> dict:
     name = settings.backend
-    if response.status_code in (401, 403):
+    if status in (401, 403):
         hint = ("the instance does not allow format=json (enable it under search.formats in settings.yml)"
                 if name == "searxng" else "the key was rejected (check api_key or its environment variable)")
-        raise ToolError(f"web_search ({name}): HTTP {response.status_code}: {hint}")
-    if response.status_code == 429:
+        raise ToolError(f"web_search ({name}): HTTP {status}: {hint}")
+    if status == 429:
         raise ToolError(f"web_search ({name}): HTTP 429: rate limited; wait before searching again")
-    if response.status_code >= 400:
-        excerpt = " ".join(response.text.split())[:ERROR_EXCERPT_CHARS]
-        raise ToolError(f"web_search ({name}): HTTP {response.status_code}: {excerpt}".rstrip(": "))
+    if status >= 400:
+        excerpt = " ".join(raw.decode("utf-8", "replace").split())[:ERROR_EXCERPT_CHARS]
+        raise ToolError(f"web_search ({name}): HTTP {status}: {excerpt}".rstrip(": "))
     try:
-        body = response.json()
+        body = json.loads(raw)
     except (ValueError, json.JSONDecodeError):
-        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        kind = content_type.split(";")[0] or "no content type"
         raise ToolError(f"web_search ({name}): answered {kind}, not JSON (is url the search API?)") from None
     if not isinstance(body, dict):
         raise ToolError(f"web_search ({name}): the answer is not a JSON object")

@@ -5,6 +5,8 @@
     POST /tavily/search                   Tavily (401 unless the bearer token is TAVILY_KEY)
     GET  /slow/search                     answers after SLOW_S seconds
     GET  /page/search                     an HTML page where JSON should be
+    GET  /huge/search                     3 MB of JSON
+    GET  /trickle/search                  one byte every TRICKLE_S seconds, for a minute
 
 Every request is recorded (path, query, headers, body) for the assertions.
 """
@@ -20,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 BRAVE_KEY = "brave-secret-key-123"
 TAVILY_KEY = "tvly-secret-key-456"
 SLOW_S = 3.0
+TRICKLE_S = 0.1
 LONG_SNIPPET = "Context windows fill up fast. " * 40  # 1,200 chars: cut by the tool
 
 
@@ -69,6 +72,8 @@ class Handler(BaseHTTPRequestHandler):
         if entry["path"] == "/slow/search":
             time.sleep(SLOW_S)
             return self._json(200, {"results": []})
+        if entry["path"] in ("/huge/search", "/trickle/search"):
+            return self._stream(entry["path"] == "/trickle/search")
         if entry["path"] == "/page/search":
             raw = b"<html><body>Welcome</body></html>"
             self.send_response(200)
@@ -77,6 +82,21 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return self.wfile.write(raw)
         self._json(404, {"error": "not found"})
+
+    def _stream(self, trickle: bool) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        try:
+            if trickle:
+                for _ in range(int(60 / TRICKLE_S)):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(TRICKLE_S)
+            else:
+                self.wfile.write(b'{"results": [' + b'{"title": "x", "url": "https://example.com", "content": "y"},' * 50_000)
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading, as it should
+            pass
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -2,6 +2,7 @@
 configured through a real config.toml, run through dispatch and through the real loop."""
 
 import json
+import time
 
 import pytest
 
@@ -85,6 +86,12 @@ def test_a_slow_down_or_wrong_backend_is_a_clear_error(search, isolated_home, wo
     down = configure(isolated_home, workspace, 'backend = "searxng"\nurl = "http://127.0.0.1:9"')
     assert run_search(down, workspace).content == "error: web_search (searxng): could not connect to 127.0.0.1:9"
     assert SLOW_S > 0.5
+    trickle = configure(isolated_home, workspace, f'backend = "searxng"\nurl = "{search.url}/trickle"\ntimeout = 0.5')
+    started = time.monotonic()
+    assert run_search(trickle, workspace).content == "error: web_search (searxng): no answer within 0.5 s"
+    assert time.monotonic() - started < 5  # a byte every 0.1 s does not keep it waiting
+    huge = configure(isolated_home, workspace, f'backend = "searxng"\nurl = "{search.url}/huge"')
+    assert "the answer is over 2 MB" in run_search(huge, workspace).content
 
 
 @pytest.mark.parametrize("table, says", [
