@@ -7,6 +7,7 @@
 #   LOCAL_LLM=DIR            the local-llm kit (default: ../shared/local-llm beside this repo)
 #   RECORD=1                 also re-record every task into tests/recordings/ (for tests/test_replay.py)
 #   extra arguments go to pytest, e.g. scripts/e2e_real_model.sh -k fix_bug
+# The tasks run one at a time (-n 0): the server has one slot, and its prompt cache is measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -68,5 +69,5 @@ if [ "${RECORD:-0}" = 1 ]; then
 fi
 
 status=0
-"$python" -m pytest tests/e2e -v -rxX "$@" || status=$?
+"$python" -m pytest -n 0 tests/e2e -v -rxX "$@" || status=$?
 exit "$status"

@@ -34,8 +34,8 @@ def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
 
 
 def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_approval(server, workspace):
-    content = "hello world\n" * 4  # its arguments stream for over a second: time to type
-    server.add(call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.1, chunk_size=6),
+    content = "hello world\n" * 8  # its arguments stream for about 3 s: time to type, even on a loaded machine
+    server.add(call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.15, chunk_size=6),
                text("written"))
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("write a.txt\r")
