@@ -153,3 +153,14 @@ def test_a_fifo_where_the_tool_cache_or_a_server_log_goes_is_never_waited_on(iso
             hub.tools("demo")
     finally:
         hub.close()
+
+
+def test_start_up_imports_neither_sdk_even_with_servers_configured(isolated_home, workspace):
+    (isolated_home / "config.toml").write_text(toml_for(demo_settings()) + '[web_search]\nbackend = "searxng"\nurl = "http://127.0.0.1:9"\n')
+    for args in (["--version"], ["sessions"]):
+        code = (f"import sys; sys.argv=['nanohermes', *{args!r}]\nfrom nanohermes.cli import main\n"
+                "try: main()\nexcept SystemExit: pass\n"
+                "print(sorted(m for m in ('mcp', 'acp', 'jsonschema', 'openai') if m in sys.modules))")
+        done = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "NANOHERMES_HOME": str(isolated_home)})
+        assert done.stdout.splitlines()[-1] == "[]", (args, done.stderr)
