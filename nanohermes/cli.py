@@ -31,6 +31,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions
 sessions_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
                            help="List saved sessions (this workspace's; --all for every one), remove or prune them.")
 app.add_typer(sessions_app, name="sessions")
+mcp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                      help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.")
+app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool):
@@ -290,6 +293,32 @@ def doctor_command(
         print(check.line())
     print(summary_line(checks))
     raise typer.Exit(exit_code(checks))
+
+
+@mcp_app.command("list")
+def mcp_list(workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Start stdio servers in DIR instead of the current directory.")):
+    """Start each configured MCP server, show its state and tools, and stop it again."""
+    from nanohermes.errors import NanoHermesError
+    from nanohermes.mcp.report import list_servers
+
+    try:
+        config = _config(workspace=workspace)
+    except NanoHermesError as exc:
+        _fail(str(exc))
+    raise typer.Exit(list_servers(config, print))
+
+
+@app.command("acp")
+def acp_command(
+    model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    mode: Optional[Mode] = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
+):
+    """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""
+    from nanohermes.acp.main import serve
+
+    flags = {k: v for k, v in (("model", model), ("base_url", base_url), ("mode", mode.value if mode else None)) if v}
+    raise typer.Exit(serve(flags))
 
 
 def main():

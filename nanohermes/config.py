@@ -54,6 +54,10 @@ class Config:
     # Before a compaction forgets messages, the same summary request asks for the lasting
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
+    # Tables, each parsed by the module that uses it (only when present): [mcp.servers.NAME]
+    # (nanohermes/mcp/settings.py) and [web_search] (tools/search_backends.py; None: not offered).
+    mcp: tuple = ()
+    web_search: object | None = field(default=None, repr=False)  # may hold a key
 
     @property
     def effective_base_url(self) -> str:
@@ -165,6 +169,20 @@ def _checked(name: str, value, home: Path):
     return value
 
 
+def _parsed_tables(values: dict, home: Path) -> dict:
+    """Take the [mcp] and [web_search] tables out of `values`, parsed and checked by their modules."""
+    tables = {}
+    if "mcp" in values:
+        from nanohermes.mcp.settings import parse_mcp_table
+
+        tables["mcp"] = parse_mcp_table(values.pop("mcp"), home / "config.toml")
+    if "web_search" in values:
+        from nanohermes.tools.search_backends import parse_web_search_table
+
+        tables["web_search"] = parse_web_search_table(values.pop("web_search"), home / "config.toml")
+    return tables
+
+
 def load_config(**flags) -> Config:
     """Merge the layers; `flags` holds command-line values, None meaning 'not given'."""
     home = home_dir()
@@ -176,8 +194,9 @@ def load_config(**flags) -> Config:
     workspace = Path(values.pop("workspace", None) or Path.cwd()).expanduser()
     if not workspace.is_dir():
         raise ConfigError(f"Workspace {workspace} is not a directory. Pass an existing one with -C DIR.")
+    tables = _parsed_tables(values, home)
     values = {name: _checked(name, value, home) for name, value in values.items()}
-    config = Config(home=home, workspace=workspace.resolve(), **values)
+    config = Config(home=home, workspace=workspace.resolve(), **values, **tables)
     if config.mode not in MODES:
         raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
     return config

@@ -47,3 +47,25 @@ def read_regular(path, limit: int = -1) -> bytes:
     """The bytes of a regular file (at most `limit`), or NotRegularFile."""
     with open_regular(path) as f:
         return f.read(limit)
+
+
+def create_regular(path, mode: int = 0o600) -> BinaryIO:
+    """`path` created or truncated for writing in binary mode; NotRegularFile when something
+    else is there (a FIFO would block the opener until a reader came), and a symlink is not
+    followed (it would truncate whatever it points at)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # what a non-blocking open for writing says of a FIFO without a reader
+            raise NotRegularFile(path, _KIND[stat.S_IFIFO]) from None
+        raise
+    try:
+        st_mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(st_mode):
+            raise NotRegularFile(path, kind_of(st_mode))
+        os.ftruncate(fd, 0)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise

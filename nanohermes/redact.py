@@ -22,7 +22,9 @@ NOT_SECRET = frozenset({"no-key-needed"})
 
 @dataclass(frozen=True)
 class Redactor:
-    """Replaces each secret value (longest first, so one containing another is taken whole)."""
+    """Replaces each secret value (longest first, so one containing another is taken whole).
+    A settings table held by the config names its own secrets with a `secrets()` method:
+    (name, value) pairs."""
 
     secrets: tuple[tuple[str, str], ...] = field(default=())  # (name, value)
 
@@ -34,6 +36,9 @@ class Redactor:
             value = getattr(config, f.name)
             if SECRET_NAME.search(f.name) and isinstance(value, str):
                 found.setdefault(value, f.name)
+            for table in value if isinstance(value, tuple) else (value,):  # [web_search], [mcp.servers.NAME]
+                for name, secret in table.secrets() if hasattr(table, "secrets") else ():
+                    found.setdefault(secret, name)
         for name, value in (os.environ if environ is None else environ).items():
             if SECRET_NAME.search(name):
                 found.setdefault(value, name)

@@ -19,10 +19,12 @@ from nanohermes.storage.session import Session
 from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext
 from nanohermes.tools.background import BackgroundTasks
+from nanohermes.tools.configured import ConfiguredTools, configured_tools
 from nanohermes.tools.outputs import OutputStore
 
 
-def all_tools(skills: Skills) -> list[Tool]:
+def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
+    """The built-in tools, then those config.toml adds (web_search, mcp), then `task`."""
     from nanohermes.tools.builtin import BUILTIN_TOOLS
     from nanohermes.tools.delegate import task
     from nanohermes.tools.knowledge import remember, skill
@@ -32,7 +34,7 @@ def all_tools(skills: Skills) -> list[Tool]:
     tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
     if len(skills):  # an unused tool schema is paid for on every request
         tools.append(skill)
-    return [*tools, task]  # last: a helper's list (all but `task`) is then a prefix of it, for prompt caches
+    return [*tools, *configured, task]  # last: a helper's list (all but `task`) is then a prefix of it, for prompt caches
 
 
 class SystemPrompt:
@@ -40,14 +42,16 @@ class SystemPrompt:
     across the requests of a session; and the memory block for each user message, which
     travels with that message (storage/memory.py: attach_block)."""
 
-    def __init__(self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None]):
+    def __init__(self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None],
+                 mcp_listing: str = ""):
         self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
+        self.mcp_listing = mcp_listing  # fixed for the session, like the rest of the prefix
         self.text = ""
         self.memory_block = ""  # the latest one, for /context
         self.rebuild()
 
     def rebuild(self) -> None:
-        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills)
+        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=self.mcp_listing)
         self.inputs = inputs
         self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
         for warning in warnings:
@@ -82,6 +86,7 @@ class Runtime:
     prompt: SystemPrompt
     memory: MemoryStore
     checkpoints: Checkpoints | None = None  # what write_file and edit_file changed, for /diff and /undo
+    configured: ConfiguredTools | None = None  # web_search and the MCP servers, when config.toml has them
 
     def reset(self) -> None:
         self.prompt.rebuild()
@@ -108,6 +113,8 @@ class Runtime:
         with deferred():  # a second Ctrl-C must not leave tasks running or the session without its closing stats
             if tasks is not None:  # a session's background tasks end with it, process groups and all
                 tasks.stop_all()
+            if self.configured is not None:  # MCP servers stop with the session
+                self.configured.close()
             self.session.close()
 
 
@@ -123,7 +130,8 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     skills, skill_warnings = discover_skills(config.home, config.workspace)
     for warning in skill_warnings:
         warn(warning)
-    prompt = SystemPrompt(config, memory, skills, warn)
+    configured = configured_tools(config)  # nothing starts here: MCP servers start on first use
+    prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         subagents = Subagents()  # the `task` tool's helpers; they need the agent, set below
@@ -138,7 +146,7 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
             redactor=Redactor.for_config(config),
         )
         agent = Agent(
-            config=config, provider=provider, session=session, tools=all_tools(skills), ctx=ctx,
+            config=config, provider=provider, session=session, tools=all_tools(skills, configured.tools), ctx=ctx,
             system_prompt=prompt.system, memory_for=prompt.memory_for, emit=emit,
             approvals=Approvals(config.mode, approve, cannot_ask_hint),
         )
@@ -146,5 +154,6 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
         agent.resume()
     except BaseException:
         session.close()
+        configured.close()
         raise
-    return Runtime(config, session, agent, prompt, memory, checkpoints)
+    return Runtime(config, session, agent, prompt, memory, checkpoints, configured)

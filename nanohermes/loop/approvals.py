@@ -15,7 +15,7 @@ from typing import Callable, Union
 
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import ToolError
-from nanohermes.loop.grants import Grant, covers, grant_for
+from nanohermes.loop.grants import TOOL, Grant, covers, grant_for
 from nanohermes.tools import Tool, ToolContext, parse_arguments
 
 PREVIEW_FALLBACK_CHARS = 500
@@ -63,6 +63,8 @@ class Approvals:
             args = parse_arguments(tool, arguments)
         except ToolError:
             return None  # dispatch rejects the same arguments with a clear error; nothing can run
+        if tool.asks is not None and not tool.asks(args):
+            return None
         path = _shown_path(tool.name, args, ctx)
         if any(covers(g, tool.name, args, path) for g in self.grants):
             return None
@@ -98,18 +100,21 @@ class Approvals:
         Decided as a call that needs approval is, but plan mode refuses it: it may act."""
         if self.mode == "plan":
             return PLAN_MODE_ASKED.format(name=tool.name)
-        if self.mode == "auto" or tool.name in self.grants:
+        grant = Grant(TOOL, tool.name)  # "always" here covers such actions of this tool, this conversation
+        if self.mode == "auto" or grant in self.grants:
             return None
         if self.approver is None:
             self.unasked.append(tool.name)
             hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
             return f"refused: this {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not done.{hint}"
         answer = self.approver(tool, {}, preview)
-        if answer == "always":
-            self.grants.add(tool.name)
-        if answer in ("yes", "always"):
+        decision = answer if isinstance(answer, Decision) else Decision(answer)  # the REPL and ACP answer Decisions
+        if decision.answer == "always":
+            self.grant(grant)
+        if decision.answer in ("yes", "always"):
             return None
-        return f"refused: the user declined this {tool.name}; it was not done. Ask or try another way."
+        refused = f"refused: the user declined this {tool.name}; it was not done."
+        return f"{refused} The user said: {decision.reason}" if decision.reason else f"{refused} Ask or try another way."
 
     def reset(self) -> None:
         """A new conversation starts without the old one's "always" answers."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from nanohermes.calls import WRITING_TOOLS
 
 COMMAND, EXACT_COMMAND, PATH, TOOL = "command", "exact command", "path", "tool"
+MCP_TOOL = "mcp tool"  # one MCP server's tool (`server.tool`): "always" for one never covers another
 # Chaining, pipes, substitution, redirection, subshells: anything that can hide a second
 # command (or a write) behind an approved prefix. Quoted ones count too: asking is cheap.
 SHELL_METACHARS = frozenset(";&|`$<>()\n\r")
@@ -49,6 +50,8 @@ class Grant:
             return f"run_command exactly: {self.scope}"
         if self.kind == PATH:
             return f"write_file and edit_file on {self.scope}"
+        if self.kind == MCP_TOOL:
+            return f"MCP tool {self.scope} (any arguments)"
         return f"{self.scope} (any arguments)"
 
 
@@ -94,6 +97,8 @@ def grant_for(tool_name: str, args: dict, shown_path: str | None = None) -> Gran
         return Grant(EXACT_COMMAND, command) if prefix is None else Grant(COMMAND, shlex.join(prefix))
     if tool_name in WRITING_TOOLS and (shown_path or args.get("path")):
         return Grant(PATH, shown_path or str(args["path"]))
+    if tool_name == "mcp" and args.get("name"):
+        return Grant(MCP_TOOL, str(args["name"]).strip())
     return Grant(TOOL, tool_name)
 
 
@@ -102,6 +107,8 @@ def covers(grant: Grant, tool_name: str, args: dict, shown_path: str | None = No
         return grant.scope == tool_name
     if grant.kind == PATH:
         return tool_name in WRITING_TOOLS and (shown_path or args.get("path")) == grant.scope
+    if grant.kind == MCP_TOOL:
+        return tool_name == "mcp" and str(args.get("name", "")).strip() == grant.scope
     if tool_name != "run_command":
         return False
     command = str(args.get("command", "")).strip()

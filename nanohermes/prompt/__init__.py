@@ -51,6 +51,7 @@ class PromptInputs:
     project_guidance: str = ""
     nanohermes_md: str = ""
     skills_listing: str = ""
+    mcp_listing: str = ""  # the MCP servers' tools, one line each (mcp/listing.py)
 
 
 # ---- pure ------------------------------------------------------------------------------------
@@ -69,6 +70,7 @@ def build_system_prompt(inputs: PromptInputs) -> str:
         inputs.project_guidance,
         format_nanohermes_md(inputs.nanohermes_md),
         inputs.skills_listing,
+        inputs.mcp_listing,
     ]
     return SECTION_SEPARATOR.join(s.strip() for s in sections if s and s.strip())
 
@@ -143,7 +145,7 @@ def read_project_guidance(paths: Iterable[Path], limit: int = MAX_PROJECT_DOCS) 
 
 
 def gather_prompt_inputs(
-    config, *, skills: Skills | None = None, today: datetime.date | None = None
+    config, *, skills: Skills | None = None, today: datetime.date | None = None, mcp_listing: str = ""
 ) -> tuple[PromptInputs, list[str]]:
     """Read the template, the AGENTS.md chain, NANOHERMES.md and (unless given) the skills for
     `config` (a Config). Returns the inputs and warnings about skipped files (never raised or printed)."""
@@ -163,5 +165,6 @@ def gather_prompt_inputs(
         project_guidance=guidance,
         nanohermes_md=nanohermes_md,
         skills_listing=skills.listing(),
+        mcp_listing=mcp_listing,
     )
     return inputs, warnings

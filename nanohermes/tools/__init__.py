@@ -68,6 +68,9 @@ class Tool:
     func: Callable[..., str]
     needs_approval: bool = False
     preview: Callable[..., str] | None = None  # what the user sees before approving
+    # Per call, whether a tool that needs approval needs it for these arguments (MCP: not for a
+    # trusted server, nor for a call that cannot run). None: every call does.
+    asks: Callable[[dict], bool] | None = None
 
     def schema(self) -> dict:
         return {
@@ -162,6 +165,8 @@ def _coerce(tool_name: str, name: str, kind: str, value):
             raise ValueError
         if kind == "string":
             return value if isinstance(value, str) else json.dumps(value)
+        if kind == "object" and isinstance(value, (dict, str)):  # a JSON object, or its text: the tool parses it
+            return value
     except (TypeError, ValueError):
         pass
     raise ToolError(f"argument {name} of {tool_name} must be a {kind}, got {json.dumps(value)[:80]}")

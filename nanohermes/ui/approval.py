@@ -27,6 +27,8 @@ def action_title(tool_name: str, args: dict) -> str:
         return f"Edit {path}"
     if tool_name == "write_file":
         return f"Write {path}"
+    if tool_name == "mcp":
+        return f"Call MCP tool {neutralize(str(args.get('name', '')))}"
     return f"Allow {tool_name}"
 
 

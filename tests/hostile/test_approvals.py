@@ -14,6 +14,7 @@ from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
+from nanohermes.loop.approvals import Decision
 from nanohermes.runtime import all_tools
 from nanohermes.prompt.skills import Skills
 from nanohermes.storage.memory import BLOCK_END, BLOCK_START, Entry, render_block
@@ -158,6 +159,25 @@ def test_web_fetch_resolves_a_name_before_deciding_and_asks_with_the_address(ser
                        approve=lambda tool, args, preview: asked.append(preview) or "no")
     agent.run_turn("go")
     assert len(asked) == 1 and "localhost is 127.0.0.1, a loopback address" in asked[0] and site.hits == []
+
+
+def test_web_fetch_to_a_local_address_takes_the_answers_the_repl_gives_and_always_covers_the_next_one(server, workspace, site):
+    asked = []
+    server.add(*[call("web_fetch", {"url": site.url(f"/page{n}")}) for n in (1, 2, 3)], text("ok"))
+    answers = iter([Decision("yes"), Decision("always")])
+    agent = make_agent(server, workspace, tools=all_tools(Skills([])), mode="ask",
+                       approve=lambda tool, args, preview: asked.append(preview) or next(answers))
+    agent.run_turn("go")
+    assert len(asked) == 2 and site.hits == ["/page1", "/page2", "/page3"]  # yes, always, then covered without asking
+    assert "(any arguments)" in agent.approvals.grants[0].describe()
+
+
+def test_a_no_with_a_reason_for_a_local_web_fetch_reaches_the_model(server, workspace, site):
+    server.add(call("web_fetch", {"url": site.url("/admin")}), text("ok"))
+    agent = make_agent(server, workspace, tools=all_tools(Skills([])), mode="ask",
+                       approve=lambda tool, args, preview: Decision("no", "use the staging server"))
+    agent.run_turn("go")
+    assert site.hits == [] and tool_results(server)[0].endswith("The user said: use the staging server")
 
 
 def test_web_fetch_asks_again_when_a_redirect_leads_to_another_local_address(server, workspace, site):

@@ -1,0 +1,190 @@
+"""One editor session: a runtime of its own, the updates it sends and the questions it asks.
+
+Two threads meet here. The protocol's asyncio loop owns the connection: it sends this
+session's updates in order, one sender task per session, and asks the client for permissions.
+The main thread runs the turn (acp/runner.py): the loop's events arrive in `emit`, approvals
+in `approve`, which waits for the editor's answer (a cancel interrupts the wait like Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+
+from acp import text_block, tool_content
+from acp.schema import PermissionOption, SessionMode, SessionModeState, ToolCallUpdate
+
+from nanohermes import events as ev
+from nanohermes.acp import updates
+from nanohermes.config import MODES
+from nanohermes.loop.approvals import Decision
+from nanohermes.ui.approval import action_title
+
+log = logging.getLogger("nanohermes.acp")
+
+MODE_NAMES = {
+    "ask": ("Ask", "Commands, writes, edits and MCP calls ask for approval."),
+    "plan": ("Plan", "Read-only tools: investigate and propose a plan, change nothing."),
+    "auto": ("Auto", "Act without asking."),
+}
+PREVIEW_CHARS = 8_000  # what a permission request shows of a diff or a command
+ANSWERS = {"allow": Decision("yes"), "always": Decision("always"), "reject": Decision("no")}
+
+
+class AcpSession:
+    def __init__(self, conn, loop: asyncio.AbstractEventLoop, runner):
+        self.conn, self.loop, self.runner = conn, loop, runner
+        self.id = ""  # the saved session's name, once the runtime is built
+        self.runtime = None
+        self.outbox: asyncio.Queue = asyncio.Queue()
+        self.sender: asyncio.Task | None = None
+        self.job: concurrent.futures.Future | None = None  # the prompt queued or running
+        self.pending_mode: str | None = None  # a mode switch asked for while a turn ran
+        self._open_calls: dict[str, None] = {}  # started, not finished (ordered)
+        self._current_call = ""  # the call an approval question is about
+        self._helper_calls: dict[str, str] = {}  # a helper's call id -> the id the editor knows
+
+    def attach(self, runtime) -> None:
+        """On the loop: the runtime is built; start sending (warnings from the build go first)."""
+        self.runtime, self.id = runtime, runtime.session.name
+        self.sender = self.loop.create_task(self._send_updates())
+
+    def modes(self) -> SessionModeState:
+        return SessionModeState(current_mode_id=self.runtime.config.mode, available_modes=[
+            SessionMode(id=mode, name=MODE_NAMES[mode][0], description=MODE_NAMES[mode][1]) for mode in MODES])
+
+    # -- the protocol's thread ---------------------------------------------------------------
+
+    async def _send_updates(self) -> None:
+        while True:
+            kind, payload = await self.outbox.get()
+            try:
+                if kind == "update":
+                    await self.conn.session_update(session_id=self.id, update=payload)
+                else:  # a permission question: asked without holding up this queue's other items
+                    self._start_question(*payload)
+            except Exception as exc:  # the client went away or rejected one update: the turn goes on
+                log.warning("session %s: an update was not delivered: %s", self.id, exc)
+            finally:
+                self.outbox.task_done()
+
+    def _start_question(self, tool_call: ToolCallUpdate, options: list, answer: concurrent.futures.Future) -> None:
+        task = asyncio.create_task(self._ask(tool_call, options, answer))
+
+        def forget_when_cancelled(future: concurrent.futures.Future) -> None:
+            if future.cancelled():  # the turn was stopped (in the main thread): stop waiting for the editor
+                self.loop.call_soon_threadsafe(task.cancel)
+
+        answer.add_done_callback(forget_when_cancelled)
+
+    async def _ask(self, tool_call: ToolCallUpdate, options: list, answer: concurrent.futures.Future) -> None:
+        try:
+            response = await self.conn.request_permission(session_id=self.id, tool_call=tool_call, options=options)
+            outcome = response.outcome
+            decision = None if outcome.outcome == "cancelled" else ANSWERS.get(outcome.option_id, Decision("no"))
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:  # an editor that cannot ask: the action is not run
+            log.warning("session %s: the permission request failed: %s", self.id, exc)
+            decision = Decision("no", "the editor could not ask the user")
+        try:
+            answer.set_result(decision)
+        except concurrent.futures.InvalidStateError:
+            pass  # the turn was cancelled meanwhile
+
+    async def flush(self) -> None:
+        """Every update queued so far has been sent (before a prompt's response)."""
+        await self.outbox.join()
+
+    def send_history(self) -> None:
+        for update in updates.history(self.runtime.session.state.messages, self.runtime.config.workspace):
+            self.outbox.put_nowait(("update", update))
+
+    def set_mode(self, mode: str) -> None:
+        """Now when no turn runs; else before this session's next turn."""
+        if self.job is not None and not self.job.done():
+            self.pending_mode = mode
+        else:
+            self.runtime.switch(mode=mode)
+
+    # -- the main thread ---------------------------------------------------------------------
+
+    def _send(self, update) -> None:
+        self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("update", update))
+
+    def run_prompt(self, text: str) -> ev.TurnResult:
+        """The job a prompt queues: one turn; every call it leaves open is closed for the editor."""
+        if self.pending_mode is not None:
+            self.runtime.switch(mode=self.pending_mode)
+            self.pending_mode = None
+        try:
+            result = self.runtime.agent.run_turn(text)
+            steps = updates.plan_steps(result.final_text) if self.runtime.config.mode == "plan" else []
+            if steps and result.stop_code is None:  # what plan mode proposed, as the editor's checklist
+                self._send(updates.plan(steps))
+            return result
+        finally:
+            for call_id in list(self._open_calls):
+                self._send(updates.interrupted(call_id))
+            self._open_calls.clear()
+
+    def emit(self, event) -> None:
+        """The loop's events as updates (and a helper's tool calls, named after its task)."""
+        if isinstance(event, ev.SubagentEvent):
+            return self._helper_event(event)
+        workspace = self.runtime.config.workspace if self.runtime else None
+        if isinstance(event, ev.TextDelta):
+            self._send(updates.text_delta(event.text))
+        elif isinstance(event, ev.StreamRestarted):
+            self._send(updates.text_delta(updates.RESTARTED))
+        elif isinstance(event, ev.ToolStarted):
+            self._open_calls[event.call_id] = None
+            self._current_call = event.call_id
+            self._send(updates.tool_started(event, workspace))
+        elif isinstance(event, ev.ToolProgress):
+            self._send(updates.tool_progress(event))
+        elif isinstance(event, ev.ToolFinished):
+            self._open_calls.pop(event.call_id, None)
+            output = self.runtime.agent.ctx.outputs.get(event.call_id)
+            self._send(updates.tool_finished(event, output, updates.applied_diff(self.runtime.checkpoints, event)))
+        elif isinstance(event, ev.Notice):
+            self._send(updates.thought(f"[{event.level}] {event.text}\n"))
+
+    def _helper_event(self, wrapped: ev.SubagentEvent) -> None:
+        event, parent = wrapped.event, self._current_call
+        if isinstance(event, ev.ToolStarted):
+            shown = self._helper_calls[event.call_id] = f"{parent}/{event.call_id}"
+            self._open_calls[shown] = None
+            self._send(updates.tool_started(event, self.runtime.config.workspace, shown, label=wrapped.label))
+        elif isinstance(event, ev.ToolFinished) and event.call_id in self._helper_calls:
+            shown = self._helper_calls.pop(event.call_id)
+            self._open_calls.pop(shown, None)
+            self._send(updates.tool_finished(event, None, call_id=shown))
+
+    def approve(self, tool, args: dict, preview: str) -> Decision:
+        """Ask the editor; its answer is our yes, always or no. A cancel stops the wait (Ctrl-C)."""
+        agent = self.runtime.agent
+        scope = agent.approvals.scope(tool, args, agent.ctx).describe()
+        options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+                   PermissionOption(option_id="always", name=f"Always allow: {scope}", kind="allow_always"),
+                   PermissionOption(option_id="reject", name="Reject", kind="reject_once")]
+        shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
+        question = ToolCallUpdate(tool_call_id=self._current_call, title=action_title(tool.name, args), status="pending",
+                                  kind=updates.KINDS.get(tool.name, "other"), raw_input=args,
+                                  content=[tool_content(text_block(shown))])
+        answer: concurrent.futures.Future = concurrent.futures.Future()
+        self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("ask", (question, options, answer)))
+        try:
+            decision = answer.result()
+        except BaseException:  # Ctrl-C (a cancel): no answer will be used
+            answer.cancel()
+            raise
+        if decision is None:  # the editor cancelled the question: stop the turn, as Esc at the prompt does
+            raise KeyboardInterrupt
+        return decision
+
+    def close(self) -> None:
+        """On the main thread, at the end: background tasks and MCP servers stop, the session is saved."""
+        if self.runtime is not None:
+            self.runtime.close()

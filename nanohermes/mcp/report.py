@@ -1,0 +1,41 @@
+"""`nanohermes mcp list`: each configured server started, its state and tools shown, and
+stopped again. Listing also refreshes the tool lists the next sessions' prompts show."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from nanohermes.mcp.hub import McpCallTimeout, McpHub, McpUnavailable
+from nanohermes.mcp.listing import one_line, signature
+
+NAME_CHARS = 64
+DESCRIPTION_CHARS = 100  # one terminal line per tool
+
+
+def list_servers(config, say: Callable[[str], None]) -> int:
+    """Print each server and its tools; the exit code is 1 when one could not be started."""
+    if not config.mcp:
+        say(f"no MCP servers configured (add [mcp.servers.NAME] tables to {config.home / 'config.toml'})")
+        return 0
+    from nanohermes.redact import Redactor
+
+    redact = Redactor.for_config(config).text  # a failing server's stderr may quote its token
+    say = lambda line, say=say: say(redact(line))  # noqa: E731
+    hub = McpHub(config.mcp, config.home, config.workspace)
+    code = 0
+    try:
+        for settings in config.mcp:
+            where = one_line(settings.describe(), 120)
+            trust = "trusted: calls run without asking" if settings.trusted else "calls ask for approval"
+            try:
+                tools = hub.tools(settings.name)
+            except (McpUnavailable, McpCallTimeout) as exc:
+                say(f"✗ {settings.name} ({where}) · failed: {one_line(str(exc), 400)}")
+                code = 1
+                continue
+            say(f"✓ {settings.name} ({where}) · running · {len(tools)} tool(s) · {trust}")
+            for tool in tools:
+                say(f"    {one_line(signature(tool), NAME_CHARS)}: {one_line(tool.description, DESCRIPTION_CHARS)}".rstrip(": "))
+    finally:
+        hub.close()
+    return code

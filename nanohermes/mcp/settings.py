@@ -1,0 +1,145 @@
+"""`[mcp.servers.NAME]` tables of config.toml, checked once when the configuration is loaded.
+
+    [mcp.servers.files]                       # stdio: a command the client starts
+    command = "npx"
+    args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+    env = { LOG_LEVEL = "warn" }              # added to a minimal environment (PATH, HOME, …)
+    trusted = true                            # its calls run without asking
+
+    [mcp.servers.tracker]                     # streamable HTTP
+    url = "https://mcp.example.com/mcp"
+    headers = { Authorization = "Bearer ${TRACKER_TOKEN}" }
+
+`${VAR}` in args, env, url and headers is taken from the environment when the server starts
+(so secrets stay out of the file); an unset variable makes that server fail with a clear error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nanohermes.errors import ConfigError
+from nanohermes.redact import SECRET_NAME
+
+DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a job too big for a tool call
+DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
+SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout",
+                         "startup_timeout"})
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
+
+
+@dataclass(frozen=True)
+class McpServerSettings:
+    name: str
+    command: str | None = None  # stdio
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets
+    cwd: str | None = None  # default: the workspace
+    url: str | None = None  # streamable HTTP
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    trusted: bool = False  # calls run without asking, in every mode but plan
+    timeout: float = DEFAULT_CALL_TIMEOUT_S
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def describe(self) -> str:
+        """`stdio: npx -y @x/server .` or `http: https://…`, for listings (never env or headers)."""
+        if self.url:
+            return f"http: {self.url}"
+        return "stdio: " + " ".join([self.command or "", *self.args])
+
+    def secrets(self) -> list[tuple[str, str]]:
+        """For redact.py: the env values and headers named like credentials (an `Authorization`
+        header's credentials without their scheme word), with ${VAR} read from the environment
+        as the server's start will (an unset one is no secret yet)."""
+        where = f"mcp.servers.{self.name}"
+        found = [(f"{where}.env.{key}", value) for key, value in self.env if SECRET_NAME.search(key)]
+        for key, value in self.headers:
+            if key.lower() in CREDENTIAL_HEADERS or SECRET_NAME.search(key.replace("-", "_")):
+                found += [(f"{where}.headers.{key}", value), (f"{where}.headers.{key}", value.split(" ", 1)[-1])]
+        expanded = [(name, os.path.expandvars(value)) for name, value in found]
+        return [(name, value) for name, value in expanded if "${" not in value]
+
+    def fingerprint(self) -> str:
+        """What identifies the server's tool list between runs: the program and the address
+        (not env or headers, which hold secrets and rarely change the tools)."""
+        data = json.dumps([self.command, list(self.args), self.url], separators=(",", ":"))
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def parse_mcp_table(table, path: Path) -> tuple[McpServerSettings, ...]:
+    """`[mcp]` as the enabled servers' settings, or a ConfigError naming the key to fix."""
+    if not isinstance(table, dict) or set(table) - {"servers"}:
+        raise ConfigError(f"{path}: [mcp] holds only servers tables, e.g. [mcp.servers.files] with command = \"…\".")
+    servers = table.get("servers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{path}: mcp.servers must be tables, e.g. [mcp.servers.files].")
+    parsed = [_server(name, entry, path) for name, entry in servers.items()]
+    return tuple(s for s, enabled in parsed if enabled)
+
+
+def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
+    where = f"{path} [mcp.servers.{name}]"
+    if not _NAME.match(name):
+        raise ConfigError(f"{where}: a server name is letters, digits, '_' and '-' (up to 40), no dots.")
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a table.")
+    unknown = sorted(set(entry) - SERVER_KEYS)
+    if unknown:
+        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(SERVER_KEYS))}.")
+    if ("command" in entry) == ("url" in entry):
+        raise ConfigError(f"{where} needs either command (a stdio server) or url (streamable HTTP), not both.")
+    if "url" in entry and not str(entry["url"]).startswith(("http://", "https://", "${")):
+        raise ConfigError(f"{where}: url must be an http(s) URL, got {entry['url']!r}.")
+    settings = McpServerSettings(
+        name=name, command=_text(entry, "command", where), args=tuple(_strings(entry, "args", where)),
+        env=_pairs(entry, "env", where), cwd=_text(entry, "cwd", where), url=_text(entry, "url", where),
+        headers=_pairs(entry, "headers", where), trusted=_flag(entry, "trusted", False, where),
+        timeout=_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
+        startup_timeout=_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
+    )
+    return settings, _flag(entry, "enabled", True, where)
+
+
+def _text(entry: dict, key: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(f"{where}: {key} must be a non-empty string.")
+    return value
+
+
+def _strings(entry: dict, key: str, where: str) -> list[str]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings, e.g. {key} = [\"-y\", \"server\"].")
+    return value
+
+
+def _pairs(entry: dict, key: str, where: str) -> tuple[tuple[str, str], ...]:
+    value = entry.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f"{where}: {key} must be a table of strings, e.g. {key} = {{ NAME = \"value\" }}.")
+    return tuple(value.items())
+
+
+def _flag(entry: dict, key: str, default: bool, where: str) -> bool:
+    value = entry.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: {key} must be true or false.")
+    return value
+
+
+def _seconds(entry: dict, key: str, default: float, where: str) -> float:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{where}: {key} must be a positive number of seconds.")
+    return float(value)

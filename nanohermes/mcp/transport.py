@@ -1,0 +1,122 @@
+"""How the hub reaches one server with the SDK's client (stdio or streamable HTTP), and how a
+failure to reach it is put in one line.
+
+A stdio server gets the SDK's minimal environment (PATH, HOME, USER, …: never our API key)
+plus its `env`, the workspace as its working directory unless `cwd` says otherwise, and a log
+file for its stderr, so nothing it prints reaches the terminal (or, under `nanohermes acp`,
+the protocol).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import TextIO
+
+from nanohermes.fileio import open_regular
+from nanohermes.mcp.settings import McpServerSettings
+
+STDERR_TAIL_LINES = 3  # the last lines of a failing server's stderr usually say why
+STDERR_TAIL_CHARS = 400
+CONNECTION_CLOSED = -32000  # the SDK's MCPError code when the server went away mid-request
+FAILURE_CHARS = 300  # an exception's own text, in a failure's one line
+HTTP_CONNECT_TIMEOUT_S = 30.0
+HTTP_READ_TIMEOUT_S = 300.0  # a streamable HTTP server may hold a response stream open; calls have their own deadline
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class McpSetupError(Exception):
+    """The server's settings cannot be used as they are (an unset variable)."""
+
+
+def expand(text: str, where: str) -> str:
+    """`${VAR}` replaced from the environment; an unset one is an McpSetupError naming it."""
+    def value(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise McpSetupError(f"${{{name}}} in its {where} is not set in the environment")
+        return os.environ[name]
+
+    return _VAR.sub(value, text)
+
+
+async def open_client(stack: AsyncExitStack, settings: McpServerSettings, workspace: Path, log: TextIO):
+    """The SDK's Client, entered on `stack` (connected, the handshake done)."""
+    from mcp import Client, Implementation, StdioServerParameters
+
+    from nanohermes import __version__
+
+    if settings.url:
+        import httpx2  # the SDK's own HTTP client
+
+        from mcp.client.streamable_http import streamable_http_client
+
+        headers = {k: expand(v, "headers") for k, v in settings.headers}
+        timeout = httpx2.Timeout(HTTP_CONNECT_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S)
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=timeout))
+        transport = streamable_http_client(expand(settings.url, "url"), http_client=http)
+    else:
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(
+            command=expand(settings.command or "", "command"), args=[expand(a, "args") for a in settings.args],
+            env={k: expand(v, "env") for k, v in settings.env}, cwd=settings.cwd or str(workspace))
+        transport = stdio_client(params, errlog=log)
+    client = Client(transport, client_info=Implementation(name="nanohermes", version=__version__))
+    return await stack.enter_async_context(client)
+
+
+def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
+    """Why the server could not be reached or stopped, in a few words."""
+    cause = _first_cause(exc)
+    if cause is None:
+        return "it was stopped"
+    if isinstance(cause, McpSetupError):
+        return str(cause)
+    if isinstance(cause, FileNotFoundError) and not settings.url:
+        return f"its command {settings.command!r} was not found (is it installed and on PATH?)"
+    if isinstance(cause, PermissionError) and not settings.url:
+        return f"its command {settings.command!r} cannot be run ({cause.strerror})"
+    name = type(cause).__name__
+    if name == "ConnectError":
+        return f"could not connect to {settings.url}"
+    response = getattr(cause, "response", None)
+    if response is not None and getattr(response, "status_code", None):
+        hint = " (check its headers: a token?)" if response.status_code in (401, 403) else ""
+        return f"{settings.url} answered HTTP {response.status_code}{hint}"
+    if name == "MCPError" and getattr(cause, "code", None) == CONNECTION_CLOSED:
+        return "it exited or closed the connection before answering"
+    if name == "MCPError":
+        return f"it answered with an error: {_cut(str(cause))}"
+    return f"{name}: {_cut(str(cause))}" if str(cause) else name
+
+
+def _first_cause(exc: BaseException) -> BaseException | None:
+    """The first exception in a (nested) group that is not a cancellation."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _first_cause(inner)
+            if found is not None:
+                return found
+        return None
+    return None if isinstance(exc, asyncio.CancelledError) else exc
+
+
+def _cut(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= FAILURE_CHARS else flat[: FAILURE_CHARS - 1] + "…"
+
+
+def stderr_tail(path: Path) -> str:
+    """The last few lines the server wrote to stderr, on one line ("" when none)."""
+    try:
+        with open_regular(path) as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
+            lines = [line.strip() for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    tail = " | ".join(lines[-STDERR_TAIL_LINES:])
+    return tail if len(tail) <= STDERR_TAIL_CHARS else "…" + tail[-STDERR_TAIL_CHARS:]

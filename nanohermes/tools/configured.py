@@ -1,0 +1,43 @@
+"""The tools config.toml adds: `web_search` (a [web_search] backend) and `mcp` with the prompt's
+MCP section ([mcp.servers.NAME]). With neither configured there is no schema, no prompt line
+and nothing imported: an unused tool is paid for on every request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nanohermes.tools import Tool
+
+if TYPE_CHECKING:
+    from nanohermes.config import Config
+    from nanohermes.mcp.hub import McpHub
+
+
+@dataclass
+class ConfiguredTools:
+    tools: list[Tool] = field(default_factory=list)
+    prompt_section: str = ""  # the MCP tools listing; fixed for the session (prompt caching)
+    mcp: McpHub | None = None  # the servers, started on first use
+
+    def close(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()
+
+
+def configured_tools(config: Config) -> ConfiguredTools:
+    found = ConfiguredTools()
+    if config.web_search is not None:
+        from nanohermes.tools.web_search import make_web_search
+
+        found.tools.append(make_web_search(config.web_search))
+    if config.mcp:
+        from nanohermes.mcp.hub import McpHub
+        from nanohermes.mcp.listing import prompt_section
+        from nanohermes.mcp.tool import make_mcp_tool
+
+        found.mcp = McpHub(config.mcp, config.home, config.workspace)
+        # Decided now, from the tool lists of the servers' last start: no server starts here.
+        found.prompt_section = prompt_section([(s, found.mcp.known_tools(s.name)) for s in config.mcp])
+        found.tools.append(make_mcp_tool(found.mcp))
+    return found

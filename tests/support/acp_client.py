@@ -1,0 +1,102 @@
+"""The client side of the Agent Client Protocol, from the `agent-client-protocol` SDK, driving a
+real `nanohermes acp` process over its stdin and stdout, as an editor would.
+
+The SDK is asyncio; the tests are not. AcpHarness runs a loop in a thread and `run(coro)`
+waits for one coroutine on it. RecordingClient keeps every session update and answers
+permission requests with what the test says ("allow", "always", "reject", or "wait": only a
+cancel of the turn answers it, with the cancelled outcome, as the protocol asks a client to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections import defaultdict
+from pathlib import Path
+
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+RUN_TIMEOUT_S = 60.0  # one protocol exchange on a loaded machine; a hang fails the test instead of the suite
+
+
+class RecordingClient:
+    def __init__(self) -> None:
+        self.updates: dict[str, list] = defaultdict(list)
+        self.questions: list = []  # (session id, tool call, options)
+        self.answer = "allow"
+        self.asked = threading.Event()
+        self._waiting: list[asyncio.Future] = []
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.questions.append((session_id, tool_call, options))
+        self.asked.set()
+        if self.answer == "wait":
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            await waiter
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.answer, outcome="selected"))
+
+    def cancelled(self) -> None:
+        """The user cancelled the turn: every question still open is answered `cancelled`."""
+        for waiter in self._waiting:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates[session_id].append(update)
+
+    def text(self, session_id: str) -> str:
+        return "".join(u.content.text for u in self.updates[session_id] if u.session_update == "agent_message_chunk")
+
+    def of_kind(self, session_id: str, kind: str) -> list:
+        return [u for u in self.updates[session_id] if u.session_update == kind]
+
+    async def write_text_file(self, *args, **kwargs):
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    async def read_text_file(self, *args, **kwargs):
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def create_terminal(self, *args, **kwargs):
+        raise RequestError.method_not_found("terminal/create")
+
+    async def ext_method(self, method, params):
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method, params):
+        return None
+
+
+class AcpHarness:
+    """`python -m nanohermes acp` with `env`, and the SDK's ClientSideConnection to it. Closing
+    closes its stdin, then waits `shutdown_timeout` seconds before the SDK terminates it."""
+
+    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 2.0):
+        self.client = RecordingClient()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.log = open(log, "wb")
+        self._spawn = spawn_agent_process(self.client, sys.executable, "-m", "nanohermes", "acp", env=env, cwd=cwd,
+                                          transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout})
+        self.conn, self.process = self.run(self._spawn.__aenter__())
+        self.initialized = self.run(self.conn.initialize(protocol_version=PROTOCOL_VERSION))
+
+    def run(self, coroutine, timeout: float = RUN_TIMEOUT_S):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def start(self, coroutine):
+        """Send without waiting: a concurrent future for the answer."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def close(self) -> int | None:
+        try:
+            self.run(self._spawn.__aexit__(None, None, None))
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+            self.log.close()
+        return self.process.returncode

@@ -1,0 +1,54 @@
+"""Real MCP servers for the tests: tests/support/mcp_demo_server.py over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nanohermes.mcp.settings import McpServerSettings
+
+DEMO_SERVER = str(Path(__file__).with_name("mcp_demo_server.py"))
+HTTP_START_TIMEOUT_S = 30.0  # the SDK and uvicorn take ~1-2 s to import on a loaded machine
+
+
+def demo_settings(name: str = "demo", *extra_args: str, **kw) -> McpServerSettings:
+    """A stdio server running the demo (or, with "--tools", "10", the catalogue)."""
+    return McpServerSettings(name, command=sys.executable, args=(DEMO_SERVER, *extra_args), **kw)
+
+
+def toml_for(settings: McpServerSettings) -> str:
+    """The config.toml table that configures `settings` (stdio servers)."""
+    args = ", ".join(f'"{a}"' for a in settings.args)
+    lines = [f"[mcp.servers.{settings.name}]", f'command = "{settings.command}"', f"args = [{args}]"]
+    if settings.trusted:
+        lines.append("trusted = true")
+    if settings.env:
+        lines.append("env = { " + ", ".join(f'{k} = "{v}"' for k, v in settings.env) + " }")
+    return "\n".join(lines) + "\n"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_http_demo() -> tuple[subprocess.Popen, str]:
+    """The demo server over streamable HTTP on 127.0.0.1: (process, its /mcp URL)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, DEMO_SERVER, "--http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + HTTP_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("the HTTP demo MCP server did not start")
