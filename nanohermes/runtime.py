@@ -131,6 +131,8 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
     for warning in skill_warnings:
         warn(warning)
     configured = configured_tools(config)  # nothing starts here: MCP servers start on first use
+    for warning in configured.warnings:
+        warn(warning)
     prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:

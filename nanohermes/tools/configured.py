@@ -19,6 +19,7 @@ class ConfiguredTools:
     tools: list[Tool] = field(default_factory=list)
     prompt_section: str = ""  # the MCP tools listing; fixed for the session (prompt caching)
     mcp: McpHub | None = None  # the servers, started on first use
+    warnings: list[str] = field(default_factory=list)  # configured but not offered, and why
 
     def close(self) -> None:
         if self.mcp is not None:
@@ -27,7 +28,9 @@ class ConfiguredTools:
 
 def configured_tools(config: Config) -> ConfiguredTools:
     found = ConfiguredTools()
-    if config.web_search is not None:
+    if config.web_search is not None and config.web_search.unavailable:
+        found.warnings.append(config.web_search.unavailable)
+    elif config.web_search is not None:
         from nanohermes.tools.web_search import make_web_search
 
         found.tools.append(make_web_search(config.web_search))

@@ -46,6 +46,9 @@ class WebSearchSettings:
     api_key: str | None = field(default=None, repr=False)  # never printed, logged or sent back to the model
     max_results: int = DEFAULT_MAX_RESULTS
     timeout: float = DEFAULT_TIMEOUT_S
+    # Why the tool is not offered, when the backend needs a key the environment lacks: a shell
+    # without the variable should lose web_search for the session, not every command.
+    unavailable: str = ""
 
     def secrets(self) -> list[tuple[str, str]]:
         """For redact.py: the key, wherever a result or message might quote it."""
@@ -74,22 +77,26 @@ def parse_web_search_table(table, path: Path) -> WebSearchSettings:
     url = table.get("url", default_url)
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ConfigError(f"{where}: url must be an http(s) URL (for searxng, your instance's address), got {url!r}.")
-    return WebSearchSettings(backend, url.rstrip("/"), _key(table, key_env, where),
+    key, unavailable = _key(table, key_env, where)
+    return WebSearchSettings(backend, url.rstrip("/"), key,
                              _number(table, "max_results", DEFAULT_MAX_RESULTS, int, where),
-                             _number(table, "timeout", DEFAULT_TIMEOUT_S, float, where))
+                             _number(table, "timeout", DEFAULT_TIMEOUT_S, float, where), unavailable)
 
 
-def _key(table: dict, default_env: str | None, where: str) -> str | None:
+def _key(table: dict, default_env: str | None, where: str) -> tuple[str | None, str]:
+    """(the key, or None; why the tool cannot be offered, or "")."""
     if "api_key" in table:
         if not isinstance(table["api_key"], str) or not table["api_key"]:
             raise ConfigError(f"{where}: api_key must be a non-empty string.")
-        return table["api_key"]
+        return table["api_key"], ""
     env = table.get("api_key_env", default_env)
     if env is None:
-        return None
-    if not isinstance(env, str) or not os.environ.get(env):
-        raise ConfigError(f"{where}: this backend needs a key: set api_key in the table, or export {env}.")
-    return os.environ[env]
+        return None, ""
+    if not isinstance(env, str) or not env:
+        raise ConfigError(f"{where}: api_key_env must be the name of an environment variable.")
+    if not os.environ.get(env):
+        return None, f"web_search is off for this session: {where} needs a key; set api_key in the table, or export {env}."
+    return os.environ[env], ""
 
 
 def _number(table: dict, name: str, default, kind: type, where: str):

@@ -97,7 +97,7 @@ def test_a_slow_down_or_wrong_backend_is_a_clear_error(search, isolated_home, wo
 @pytest.mark.parametrize("table, says", [
     ('backend = "bing"', "backend must be one of searxng, brave, tavily"),
     ('backend = "searxng"', "url must be an http(s) URL"),
-    ('backend = "brave"', "this backend needs a key: set api_key in the table, or export BRAVE_API_KEY"),
+    ('backend = "brave"\napi_key_env = 7', "api_key_env must be the name of an environment variable"),
     ('backend = "searxng"\nurl = "http://x"\nmax_results = 50', "max_results must be a whole number from 1 to 10"),
     ('backend = "searxng"\nurl = "http://x"\nkey = "k"', "unknown key(s) key"),
 ])
@@ -105,6 +105,24 @@ def test_a_wrong_web_search_table_is_a_clear_config_error(table, says, isolated_
     with pytest.raises(ConfigError, match="web_search") as caught:
         configure(isolated_home, workspace, table)
     assert says in str(caught.value)
+
+
+def test_a_backend_whose_key_is_not_in_the_environment_is_left_out_with_a_warning_not_an_error(
+        server, isolated_home, workspace, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("BRAVE_API_KEY", raising=False)
+    config = configure(isolated_home, workspace, 'backend = "brave"', base_url=server.url)
+    said = []
+    runtime = build_runtime(config, None, lambda e: said.append(getattr(e, "text", "")), approve=None)
+    names = [t["function"]["name"] for t in runtime.agent.tool_schemas()]
+    runtime.close()
+    assert "web_search" not in names and "read_file" in names
+    assert any("web_search is off for this session" in s and "export BRAVE_API_KEY" in s for s in said), said
+    monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
+    runtime = build_runtime(configure(isolated_home, workspace, 'backend = "brave"', base_url=server.url), None,
+                            lambda e: None, approve=None)
+    assert "web_search" in [t["function"]["name"] for t in runtime.agent.tool_schemas()]
+    runtime.close()
 
 
 def test_web_search_is_offered_only_when_a_backend_is_configured(search, server, isolated_home, workspace, monkeypatch):
