@@ -5,6 +5,7 @@ import sys
 
 import pexpect
 from tests.support.scripted_server import Reply, call, text
+from tests.support.terminal import Terminal
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
@@ -78,13 +79,13 @@ def test_slash_commands_help_session_reset(server, workspace):
 
 
 def test_tab_completes_slash_commands(server, workspace):
-    child = spawn(server, workspace)
-    child.send("/ses\t")
-    child.expect("/session")
-    child.send("\r")
-    child.expect("path")
-    child.send("/exit\r")
-    child.expect(pexpect.EOF)
+    term = Terminal(server, workspace)
+    term.send("/ses\t")
+    term.wait_screen("› /session")  # on the screen: the completion may be drawn in pieces
+    term.send("\r")
+    term.expect("path")
+    term.ready()
+    assert term.exit() == 0
 
 
 def test_ctrl_c_at_the_prompt_clears_the_line(server, workspace):
