@@ -102,3 +102,15 @@ def valid_unicode_in(value):
     if isinstance(value, (list, tuple)):
         return [valid_unicode_in(v) for v in value]
     return value
+
+
+def split_budget(budget: int, a: int, b: int) -> tuple[int, int]:
+    """Split budget between two texts (stdout and stderr): a short one keeps everything, the long one the rest."""
+    if a + b <= budget:
+        return a, b
+    half = budget // 2
+    if a <= half:
+        return a, budget - a
+    if b <= half:
+        return budget - b, b
+    return half, budget - half

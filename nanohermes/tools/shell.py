@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from nanohermes.errors import ToolError
-from nanohermes.text import cut_utf8, head_tail_text, start_utf8
+from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
 from nanohermes.calls import ResultFacts
 from nanohermes.tools import ToolContext, ToolOutput, tool
 
@@ -280,7 +280,7 @@ def format_outcome(command: str, outcome: _Outcome, timeout: float, max_output: 
     """Header, then each stream's head and tail, all within max_output bytes."""
     parts = [_header(command, outcome, timeout)]
     fixed = len(parts[0].encode("utf-8")) + LABEL_RESERVE
-    budget_out, budget_err = _share(max(max_output - fixed, 0), outcome.stdout.total, outcome.stderr.total)
+    budget_out, budget_err = split_budget(max(max_output - fixed, 0), outcome.stdout.total, outcome.stderr.total)
     for name, capture, budget in (("stdout", outcome.stdout, budget_out), ("stderr", outcome.stderr, budget_err)):
         if capture.total:
             parts += [f"[{name}]", _render(capture, name, budget)]
@@ -302,18 +302,6 @@ def _header(command: str, outcome: _Outcome, timeout: float) -> str:
     if outcome.timed_out:
         status += f"; timed out after {timeout:g} s, process group killed"
     return f"$ {head_tail_text(command, COMMAND_ECHO_CHARS)}\n{status}"
-
-
-def _share(budget: int, a: int, b: int) -> tuple[int, int]:
-    """Split budget between two streams: a short one keeps everything, the long one the rest."""
-    if a + b <= budget:
-        return a, b
-    half = budget // 2
-    if a <= half:
-        return a, budget - a
-    if b <= half:
-        return budget - b, b
-    return half, budget - half
 
 
 def _render(capture: _Capture, name: str, budget: int) -> str:

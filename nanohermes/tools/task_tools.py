@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 
 from nanohermes.errors import ToolError
-from nanohermes.text import cut_utf8
+from nanohermes.text import cut_utf8, split_budget
 from nanohermes.tools import ToolContext, tool
 from nanohermes.tools.background import EXITED, RUNNING, STOPPED, TASK_CAPTURE_BYTES, BackgroundTasks, StreamCapture, Task
 
@@ -66,7 +66,7 @@ def read_new_output(task: Task, budget: int, header: bool = True) -> str:
     with task.lock:
         state = state_line(task)
         unread = {name: capture.unread() for name, capture in (("stdout", task.stdout), ("stderr", task.stderr))}
-        shares = _share(max(budget, 0), len(unread["stdout"]), len(unread["stderr"]))
+        shares = split_budget(max(budget, 0), len(unread["stdout"]), len(unread["stderr"]))
         parts = [f"task {task.id}: $ {task.command}\n{state}"] if header else []
         for (name, capture), share in zip((("stdout", task.stdout), ("stderr", task.stderr)), shares):
             parts += _stream_part(name, capture, unread[name], share)
@@ -90,18 +90,6 @@ def _stream_part(name: str, capture: StreamCapture, unread: bytes, budget: int) 
         parts.append(f"note: {name} kept its first {TASK_CAPTURE_BYTES:,} bytes; {capture.dropped:,} later bytes "
                      "were dropped (redirect the output to a file to keep all of it)")
     return parts
-
-
-def _share(budget: int, a: int, b: int) -> tuple[int, int]:
-    """Split budget between two streams: a short one gets all it needs, the long one the rest."""
-    if a + b <= budget:
-        return a, b
-    half = budget // 2
-    if a <= half:
-        return a, budget - a
-    if b <= half:
-        return budget - b, b
-    return half, budget - half
 
 
 def _signal_name(code: int) -> str:
