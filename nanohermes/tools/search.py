@@ -30,6 +30,7 @@ from nanohermes.fileio import NotRegularFile, kind_of, read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
 from nanohermes.tools.paths import display_path, resolve_path, shown_path, state_dir, walk
+from nanohermes.tools.steering import glob_note_for, grep_note_for
 
 MAX_MATCHES = 200  # enough to locate anything; more is a listing nobody reads
 MAX_LINE_CHARS = 240  # a match line is context, not content
@@ -95,7 +96,13 @@ def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore
         if rg:
             found.note = (f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
                           "so the built-in search was used)")
-    return _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
+    out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
+    return out if found.matches else _steered(out, grep_note_for(ctx, target, glob, pattern))
+
+
+def _steered(out: ToolOutput, note: str) -> ToolOutput:
+    """An empty result and, on the next line, what does exist (tools/steering.py)."""
+    return ToolOutput(f"{out}\n{note}", out.facts) if note else out
 
 
 def _check_searchable(file: Path, shown: str) -> None:
@@ -278,7 +285,8 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
             continue
         hits.append((mtime, prefix + rel if inside else base + rel))
     hits.sort(key=lambda hit: (-hit[0], hit[1]))
-    return _format_glob(pattern, shown, [shown_path(name) for _, name in hits])
+    out = _format_glob(pattern, shown, [shown_path(name) for _, name in hits])
+    return out if hits else _steered(out, glob_note_for(ctx, root, pattern))
 
 
 def _anchored(pattern: str) -> list[str]:
