@@ -174,9 +174,12 @@ class Agent:
         """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
         session but for a mode switch and `recall`, which joins once, at the first compaction
         (before that it has nothing to return, and small models call whatever is on offer); a
-        compaction rewrites the prompt anyway."""
+        compaction rewrites the prompt anyway. A small window gets the lean set, decided when
+        the window is learned (before the first request, or once, from an overflow error)."""
         offered = self.approvals.offered(list(self.tools.values()))
-        return [t.schema() for t in offered if t.name != "recall" or self.keeper.recall_offered]
+        lean = self.keeper.settings.lean_tools  # a small window (context/budget.py): the lean set
+        return [t.schema(lean) for t in offered
+                if (t.name != "recall" or self.keeper.recall_offered) and (t.lean or not lean)]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
         """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""

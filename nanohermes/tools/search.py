@@ -66,14 +66,14 @@ def find_rg() -> str | None:
 
 @tool(
     params={
-        "pattern": "regex (ripgrep syntax)",
+        "pattern": "regex (ripgrep)",
         "path": "file or directory (default .)",
         "glob": "file filter, e.g. *.py",
         "ignore_case": "case-insensitive",
     }
 )
 def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False) -> ToolOutput:
-    """Search file contents for a regex; prints path:line: text, at most 200 matches."""
+    """Search file contents for a regex; prints path:line: text (200 matches at most)."""
     return run_grep(ctx, pattern, path, glob, ignore_case, find_rg())
 
 
