@@ -21,6 +21,8 @@ from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.provider.runaway import tool_call_in_text
+from nanohermes.provider.stream import FINISH_REPEATED
 from nanohermes.signals import deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
@@ -33,8 +35,13 @@ NO_ANSWER = "[no answer: the request failed]"
 NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
 CUT_CALL_RETRY = ("[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
                   "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]")
+REPEATED_RETRY = ("[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
+                  "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]")
+CALL_AS_TEXT_RETRY = ("[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
+                      "call (not text); or, if you have what you need, give your answer.]")
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
+MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
 
 
 class StopTurn(Exception):
@@ -86,7 +93,7 @@ class Agent:
 
     def _run_turn(self, user_text: str) -> ev.TurnResult:
         usage = self.keeper.start_turn()
-        steps = cut_calls = 0
+        steps = cut_calls = runaways = 0
         try:
             self._start_turn(user_text)
             while True:
@@ -98,6 +105,14 @@ class Agent:
                 if turn.finish_reason == "length" and turn.tool_calls:
                     cut_calls += 1
                     self._reject_cut_tool_call(turn, cut_calls)
+                    continue
+                retry = self._runaway_retry(turn) if runaways < MAX_RUNAWAY_RETRIES else None
+                if retry:  # a loop cut short, or a call written as text: say so, and go on
+                    runaways += 1
+                    self.append(turn.as_message())
+                    self.emit(ev.AssistantMessageDone(turn.content, True))
+                    self.emit(ev.Notice(retry[0], "warning"))
+                    self.append({"role": "user", "content": retry[1]})
                     continue
                 self.append(turn.as_message())
                 if not turn.tool_calls:
@@ -159,6 +174,16 @@ class Agent:
         """A retried request streams the reply again from its start."""
         self._partial = []
         self.emit(ev.StreamRestarted())
+
+    def _runaway_retry(self, turn: AssistantTurn) -> tuple[str, str] | None:
+        """(what the user is told, what the model is told) for a reply that ran away: cut for
+        repeating one passage (provider/runaway.py), or a tool call written as text."""
+        if turn.finish_reason == FINISH_REPEATED:
+            return "the reply kept repeating itself; it was cut and the model told so", REPEATED_RETRY
+        name = None if turn.tool_calls else tool_call_in_text(turn.content, (s["function"]["name"] for s in self.tool_schemas()))
+        if name:
+            return f"the model wrote a {name} call as text; told it to make a real call", CALL_AS_TEXT_RETRY.format(name=name)
+        return None
 
     def _reject_cut_tool_call(self, turn: AssistantTurn, cut_calls: int) -> None:
         """A tool call cut by max_tokens is broken JSON: never run it, ask for a shorter one."""

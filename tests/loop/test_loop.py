@@ -2,7 +2,7 @@ import json
 
 import pytest
 from tests.support.agents import make_agent
-from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, text
+from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, text, prose
 
 from nanohermes import events as ev
 from nanohermes.errors import ProviderError
@@ -261,7 +261,7 @@ def test_an_answer_cut_at_max_tokens_is_flagged(server, workspace):
 
 def test_a_summariser_that_keeps_failing_is_asked_twice_then_the_digest_is_used(server, workspace):
     # Long reasoning beside each call: clearing old outputs alone cannot make room, a summary must.
-    steps = iter([*[call("big", {"size": 19_000 + i}, content="I think so. " * 1_000) for i in range(8)], text("done")])
+    steps = iter([*[call("big", {"size": 19_000 + i}, content=prose(12_000, "I think so")) for i in range(8)], text("done")])
     server.handler = lambda body: Error(500, {"error": {"message": "down"}}) if is_summary_request(body) else next(steps)
     agent = make_agent(server, workspace)
     assert agent.run_turn("go").final_text == "done"
