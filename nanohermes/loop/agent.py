@@ -7,6 +7,7 @@ repeat guard, usage counting and keeping the context (loop/keeper.py) are collab
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 from typing import Callable
@@ -15,7 +16,7 @@ from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.context import pairing_problems, sanitize_tool_pairs
 from nanohermes.context.tokens import estimate_tokens_by_ratio
-from nanohermes.errors import ContextOverflowError, Terminated, ToolInterrupted
+from nanohermes.errors import ContextOverflowError, NanoHermesError, Terminated, ToolInterrupted
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
@@ -26,7 +27,7 @@ from nanohermes.provider.stream import FINISH_REPEATED
 from nanohermes.signals import deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
-from nanohermes.text import valid_unicode
+from nanohermes.text import strip_thinking, valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 INTERRUPTED = "[interrupted by user]"
@@ -39,6 +40,13 @@ REPEATED_RETRY = ("[Your last reply was cut: it kept repeating the same passage 
                   "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]")
 CALL_AS_TEXT_RETRY = ("[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
                       "call (not text); or, if you have what you need, give your answer.]")
+# A run the loop stops (step limit, loop guard, replies cut again and again) still ends with an
+# answer: one last request, tools off, for the best answer from what was found, marked partial.
+FINAL_ANSWER_REQUEST = ("[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
+                        "best answer you can now; say what is unverified or left to do.]")
+STOPPED_WHY = {ev.STOP_MAX_STEPS: "the step limit was reached", ev.STOP_REPEATING: "you kept repeating the same tool call",
+               ev.STOP_CUT_CALLS: "your tool calls kept being cut by the output token limit"}
+PARTIAL_MARK = ev.PARTIAL_MARK
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
 MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
@@ -66,6 +74,7 @@ class Agent:
         self.messages: list[dict] = [{"role": "system", "content": system_prompt()}, *session.state.messages]
         self.keeper = ContextKeeper(self, provider, ctx, recall_offered=session.state.cut_or_cleared)
         self._partial: list[str] = []
+        self._mark = ""  # put before the streamed text of a stopped run's final answer
 
     @property
     def window(self) -> int | None:
@@ -123,7 +132,8 @@ class Agent:
                 self._run_tool_calls(turn)
                 self.keeper.fit()
         except StopTurn as stop:
-            return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
+            answer = self._final_answer(stop) or last_assistant_text(self.messages)
+            return ev.TurnResult(answer, steps, usage.event(), "limit", stop.code, stop.detail)
         except ToolInterrupted as stop:  # before KeyboardInterrupt, its base: the stopped call keeps its own answer
             with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
                 self._answer_open_calls(INTERRUPTED, first=stop.answer)
@@ -148,7 +158,37 @@ class Agent:
         self.messages.append({"role": "user", "content": attach_block(user_text, block)})
         self.session.record_message({"role": "user", "content": user_text}, memory=block)
 
-    def _request_with_recovery(self) -> AssistantTurn:
+    def _final_answer(self, stop: StopTurn) -> str:
+        """One last request with tool calls off (the prompt stays the conversation's, so a prefix
+        cache serves it): the model's best answer from what it found, marked partial; "" when
+        that request fails too (the stop is still reported, and still says the run stopped early)."""
+        if self.messages[-1]["role"] == "user":  # strict templates need alternation
+            self.append({"role": "assistant", "content": ""})
+        self.append({"role": "user", "content": FINAL_ANSWER_REQUEST.format(why=STOPPED_WHY[stop.code])})
+        self._mark = PARTIAL_MARK
+        try:
+            self.keeper.fit()
+            turn = self._request_with_recovery(tool_choice="none")
+        except (NanoHermesError, ValueError) as exc:  # the provider failed again: the stop says enough
+            self.emit(ev.Notice(f"no final answer: {exc}", "warning"))
+            return ""
+        except (KeyboardInterrupt, Terminated):  # keep what came, as any interrupted stream; SIGTERM still leaves
+            with deferred():
+                self._close_interrupted_stream()
+            if isinstance(sys.exc_info()[1], Terminated):
+                raise
+            return ""
+        finally:
+            self._mark = ""
+        content = strip_thinking(turn.content).strip()
+        if not content:
+            return ""
+        answer = PARTIAL_MARK + content
+        self.append({"role": "assistant", "content": answer})  # a call it made anyway is not kept: it never ran
+        self.emit(ev.AssistantMessageDone(answer, False))
+        return answer
+
+    def _request_with_recovery(self, **options) -> AssistantTurn:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             self._partial = []
@@ -156,7 +196,7 @@ class Agent:
             self.emit(ev.RequestStarted())
             self.keeper.usage.begin(sent)
             try:
-                turn = self.keeper.send(sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart)
+                turn = self.keeper.send(sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart, **options)
             except ContextOverflowError as exc:
                 if attempt == MAX_OVERFLOW_RETRIES:
                     raise
@@ -167,6 +207,8 @@ class Agent:
         raise AssertionError("unreachable")
 
     def _on_text(self, text: str) -> None:
+        if self._mark and not self._partial:  # the final answer of a stopped run says it is partial
+            text = self._mark + text
         self._partial.append(text)
         self.emit(ev.TextDelta(text))
 

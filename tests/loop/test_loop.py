@@ -121,10 +121,11 @@ def test_third_identical_call_is_refused_and_fifth_stops_the_run(server, workspa
 
 
 def test_max_steps_stops_the_turn_and_says_so(server, workspace):
-    server.add(*[call("echo", {"text": str(i)}) for i in range(5)])
+    server.add(*[call("echo", {"text": str(i)}) for i in range(3)], text("echo said 0, 1 and 2"))
     result = make_agent(server, workspace, max_steps=3).run_turn("go")
     assert result.stopped_reason == "limit" and "--max-steps 3" in stop_message(result)
-    assert len(server.chat_requests()) == 3
+    assert len(server.chat_requests()) == 4  # three steps and the last request, tools off
+    assert result.final_text == "[partial answer: the run stopped early] echo said 0, 1 and 2"
 
 
 def test_without_an_approver_risky_tools_are_refused_with_how_to_allow(server, workspace):
