@@ -97,7 +97,21 @@ def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore
             found.note = (f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
                           "so the built-in search was used)")
     out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
-    return out if found.matches else _steered(out, grep_note_for(ctx, target, glob, pattern))
+    if found.matches:
+        return _steered(out, _inside_words_note(found, pattern, ignore_case, target.is_file()))
+    return _steered(out, grep_note_for(ctx, target, glob, pattern))
+
+
+def _inside_words_note(found: _Found, pattern: str, ignore_case: bool, one_file: bool) -> str:
+    """A word that matched only inside longer words (`port` in `import`) found nothing it was
+    asked for; a small model takes those lines for the answer. Say so."""
+    if not re.fullmatch(r"[A-Za-z]{3,}", pattern):
+        return ""
+    word = re.compile(rf"\b{pattern}\b", re.IGNORECASE if ignore_case else 0)
+    if any(word.search(text) for _, _, text in found.matches):
+        return ""
+    where = " (in the whole workspace: path .)" if one_file else ""
+    return f"Every match has {pattern!r} inside a longer word; none is the word itself. Search for \\b{pattern}\\b{where} before answering."
 
 
 def _steered(out: ToolOutput, note: str) -> ToolOutput:

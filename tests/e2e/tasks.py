@@ -372,8 +372,8 @@ CONFIG_QUESTION = Task(
             "import configparser\nfrom pathlib import Path\n\n\ndef load_settings() -> configparser.ConfigParser:\n"
             "    parser = configparser.ConfigParser()\n"
             "    parser.read(Path(__file__).resolve().parent.parent / 'config' / 'settings.ini')\n    return parser\n\n\n"
-            "def main() -> None:\n    settings = load_settings()\n    listen_on(settings['server'])\n\n\n"
-            "def listen_on(section) -> None:\n    print('listening on', section.get('host'), section.getint('port'))\n"
+            "def main() -> None:\n    settings = load_settings()\n    serve(dict(settings['server']))\n\n\n"
+            "def serve(options: dict) -> None:\n    print('serving with', options)\n"
         ),
         "config/settings.ini": "[server]\nhost = 0.0.0.0\nport = 8443\nworkers = 4\n\n[log]\nlevel = info\n",
         "README.md": "# inventory service\n\nStart it with `python -m service.app`.\n",

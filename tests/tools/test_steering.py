@@ -135,3 +135,12 @@ def test_every_steering_note_is_capped(files, pattern):
              glob_miss_note(listing, ".", pattern), missing_path_note(listing, pattern)]
     for note in notes:
         assert len(note) <= NOTE_MAX_CHARS
+
+
+def test_a_word_found_only_inside_longer_words_says_so_and_where_to_look(ctx, workspace):
+    write(workspace / "service" / "app.py", "import configparser\nfrom pathlib import Path\n")
+    write(workspace / "config" / "settings.ini", "[server]\nport = 8443\n")
+    out = run(ctx, "grep", pattern="port", path="service/app.py")
+    assert out.endswith("Every match has 'port' inside a longer word; none is the word itself. "
+                        "Search for \\bport\\b (in the whole workspace: path .) before answering.")
+    assert "inside a longer word" not in run(ctx, "grep", pattern="port")  # settings.ini has the word itself
