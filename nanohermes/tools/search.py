@@ -86,20 +86,38 @@ def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore
     base = workspace if target.is_relative_to(workspace) else target.parent
     if not target.is_dir():  # rg reads a FIFO or /dev/zero named explicitly for ever: only files
         _check_searchable(target, display_path(ctx, target))
-    home = state_dir(ctx)
+    found = _search(pattern, target, base, glob, ignore_case, state_dir(ctx), rg, timeout)
+    out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
+    if found.matches:
+        return _steered(out, _inside_words_note(found, pattern, ignore_case, target.is_file()))
+    if not ignore_case and pattern.lower() != pattern.upper():  # `relay_port` for RELAY_PORT: show what is there
+        other_case = _search(pattern, target, base, glob, True, state_dir(ctx), rg, timeout)
+        if other_case.matches:
+            return _steered(out, _other_case_note(other_case))
+    return _steered(out, grep_note_for(ctx, target, glob, pattern))
+
+
+def _search(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool, home: Path, rg: str | None,
+            timeout: float) -> _Found:
     try:
         if not rg:
             raise _TimedOut  # no rg at all: the built-in search
-        found = search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
+        return search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
     except _TimedOut:
         found = search_with_python(pattern, target, base, glob, ignore_case, home, timeout)
         if rg:
             found.note = (f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
                           "so the built-in search was used)")
-    out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
-    if found.matches:
-        return _steered(out, _inside_words_note(found, pattern, ignore_case, target.is_file()))
-    return _steered(out, grep_note_for(ctx, target, glob, pattern))
+        return found
+
+
+OTHER_CASE_LINES = 3  # enough to show the name as it is written; the model can search again for more
+
+
+def _other_case_note(found: _Found) -> str:
+    lines = [f"{shown_path(p)}:{n}: {cut_line(t, 120)}" for p, n, t in sorted(found.matches)[:OTHER_CASE_LINES]]
+    more = len(found.matches) - len(lines)
+    return "\n".join(["It matches when case is ignored (ignore_case=true):", *lines] + ([f"… and {more} more"] if more > 0 else []))
 
 
 def _inside_words_note(found: _Found, pattern: str, ignore_case: bool, one_file: bool) -> str:

@@ -144,3 +144,10 @@ def test_a_word_found_only_inside_longer_words_says_so_and_where_to_look(ctx, wo
     assert out.endswith("Every match has 'port' inside a longer word; none is the word itself. "
                         "Search for \\bport\\b (in the whole workspace: path .) before answering.")
     assert "inside a longer word" not in run(ctx, "grep", pattern="port")  # settings.ini has the word itself
+
+
+def test_a_grep_that_misses_only_by_case_shows_what_is_there(ctx, workspace):
+    write(workspace / "config.py", 'RELAY_HOST = "smtp"\nRELAY_PORT = 2525\n')
+    out = run(ctx, "grep", pattern="relay_port", path="config.py")
+    assert out == ("grep 'relay_port' in config.py: no matches\n"
+                   "It matches when case is ignored (ignore_case=true):\nconfig.py:2: RELAY_PORT = 2525")
