@@ -111,6 +111,8 @@ STOP_INTERRUPTED = "interrupted"  # Ctrl-C
 # Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because
 # nothing could ask for approval (-p without --yes); -p reports the run as unfinished.
 STOP_NEEDS_APPROVAL = "needs_approval"
+# A stopped turn's answer from its last request (tools off) starts so: the best from what was found.
+PARTIAL_MARK = "[partial answer: the run stopped early] "
 
 
 @dataclass

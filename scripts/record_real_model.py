@@ -139,13 +139,20 @@ def make_handler(recorder: Recorder):
                 recorder.save(name, exchange)
 
         def _relay_stream(self, response) -> list[dict]:
-            chunks = []
+            """Forward the stream and keep its chunks. A client that leaves once it has what it
+            needs (the finish_reason and usage, or a reply it cut for looping) does not lose the
+            exchange: the rest is read from upstream and recorded, only not forwarded."""
+            chunks, client_gone = [], False
             while True:
                 line = response.readline()
                 if not line:
                     return chunks
-                self.wfile.write(line)
-                self.wfile.flush()
+                if not client_gone:
+                    try:
+                        self.wfile.write(line)
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        client_gone = True
                 text = line.decode("utf-8").strip()
                 if text.startswith("data:") and text[5:].strip() != "[DONE]":
                     chunks.append(json.loads(text[5:]))

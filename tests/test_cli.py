@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from tests.support.scripted_server import Error, Reply, call, text
+from tests.support.scripted_server import Error, Reply, call, text, prose
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
@@ -97,7 +97,7 @@ def test_named_session_resumes_and_is_listed(server, workspace):
 
 
 def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home):
-    server.add(Reply(content="slow " * 200, delay=0.05, chunk_size=5))
+    server.add(Reply(content=prose(1_000, "slow"), delay=0.05, chunk_size=5))
     # As from an interactive shell: a runner that ignores SIGINT would pass that on to the child.
     proc = subprocess.Popen([BIN, "-p", "hi", "--session", "cc", "--base-url", server.url], cwd=workspace,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -110,7 +110,7 @@ def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     saved = (isolated_home / "sessions" / "cc.jsonl").read_text()
-    assert "[interrupted by user]" in saved and "slow slow" in saved
+    assert "[interrupted by user]" in saved and "slow0 slow1" in saved
 
 
 def test_resume_uses_the_current_agents_md_not_the_stored_rules(server, workspace):

@@ -11,7 +11,7 @@ import time
 
 from nanohermes.cli import CANNOT_ASK_HINT, EXIT_FAILURE, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
 from tests.support.raw_servers import closed_port_url
-from tests.support.scripted_server import Reply, call, text
+from tests.support.scripted_server import Reply, call, text, prose
 from tests.test_cli_sessions import ask
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
@@ -70,7 +70,7 @@ def test_stream_json_carries_compaction_notices(server, workspace, isolated_home
 
 
 def test_text_streams_the_answer_to_stdout_before_the_run_ends(server, workspace):
-    answer = "word " * 300  # past the hold-back, so it streams
+    answer = prose(1_500)  # past the hold-back, so it streams
     server.add(Reply(content=answer, delay=0.01, chunk_size=5))  # ~3 s of streaming
     proc = subprocess.Popen([BIN, "-p", "talk", "--base-url", server.url], cwd=workspace,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -78,7 +78,7 @@ def test_text_streams_the_answer_to_stdout_before_the_run_ends(server, workspace
     first_at = time.monotonic()
     rest, _ = proc.communicate(timeout=30)
     ended_at = time.monotonic()
-    assert first.startswith(b"word word")
+    assert first.startswith(b"word0 word1")
     assert ended_at - first_at > 1.0  # the first words arrived while the answer was still streaming
     assert (first + rest).decode() == answer + "\n" and proc.returncode == 0
 
@@ -124,7 +124,7 @@ def test_output_format_needs_p(workspace):
 
 
 def test_a_reader_that_leaves_early_ends_the_run_without_a_traceback(server, workspace):
-    server.add(Reply(content="line\n" * 2000, delay=0.002, chunk_size=50))
+    server.add(Reply(content=prose(10_000, "line"), delay=0.002, chunk_size=50))
     proc = subprocess.Popen([BIN, "-p", "talk", "--base-url", server.url], cwd=workspace,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     os.read(proc.stdout.fileno(), 16)

@@ -19,7 +19,7 @@ from tests.e2e.tasks import TASKS, check_task, run_task
 from nanohermes.cli import app
 
 RECORDED = [t for t in TASKS if (RECORDINGS / f"{t.name}.json").exists()]
-MAX_RECORDINGS_BYTES = 200_000
+MAX_RECORDINGS_BYTES = 260_000  # nine tasks; each of the three compaction sessions records ~60 KB of streamed chunks
 
 
 @pytest.mark.parametrize("task", RECORDED, ids=lambda t: t.name)

@@ -77,6 +77,11 @@ CONSERVATIVE_CHARS_PER_TOKEN = 3
 # but on an 8k model a 20 KB result alone would be most of the prompt).
 TOOL_RESULT_WINDOW_SHARE = 0.15
 MIN_TOOL_RESULT_BYTES = 1_000  # below this a result says too little to be useful
+# Below this window the offered tools are the lean set (tools/__init__.py: Tool.lean): no
+# background tasks, no helper agents, no `remember`. Every schema token is paid on every request, and the
+# fixed cost (system + tools + workspace overview) must stay under 1,500 o200k tokens so an
+# 8,192-token local model keeps most of its window; models that small rarely use those tools well.
+LEAN_TOOLS_BELOW_TOKENS = 16_384
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class ContextSettings:
     max_tokens: int = DEFAULT_MAX_TOKENS  # sent with every request: the reply's reserve
     window: int | None = None  # the model's context window in tokens, when known
     summary_reuses_prefix: bool = True  # summary requests extend the conversation (same model)
+    lean_tools: bool = False  # a small window: offer the lean tool set (LEAN_TOOLS_BELOW_TOKENS)
 
     @property
     def low_water_chars(self) -> int:
@@ -129,6 +135,7 @@ def settings_for_window(context_window: int | None, max_output_tokens: int = DEF
         max_tokens=reply_reserve(context_window, max_output_tokens),
         window=context_window,
         summary_reuses_prefix=summary_reuses_prefix,
+        lean_tools=context_window < LEAN_TOOLS_BELOW_TOKENS,
     )
 
 

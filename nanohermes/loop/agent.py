@@ -7,6 +7,7 @@ repeat guard, usage counting and keeping the context (loop/keeper.py) are collab
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 from typing import Callable
@@ -15,16 +16,18 @@ from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.context import pairing_problems, sanitize_tool_pairs
 from nanohermes.context.tokens import estimate_tokens_by_ratio
-from nanohermes.errors import ContextOverflowError, Terminated, ToolInterrupted
+from nanohermes.errors import ContextOverflowError, NanoHermesError, Terminated, ToolInterrupted
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.provider.runaway import tool_call_in_text
+from nanohermes.provider.stream import FINISH_REPEATED
 from nanohermes.signals import deferred
 from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
-from nanohermes.text import valid_unicode
+from nanohermes.text import strip_thinking, valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 INTERRUPTED = "[interrupted by user]"
@@ -33,8 +36,20 @@ NO_ANSWER = "[no answer: the request failed]"
 NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
 CUT_CALL_RETRY = ("[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
                   "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]")
+REPEATED_RETRY = ("[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
+                  "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]")
+CALL_AS_TEXT_RETRY = ("[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
+                      "call (not text); or, if you have what you need, give your answer.]")
+# A run the loop stops (step limit, loop guard, replies cut again and again) still ends with an
+# answer: one last request, tools off, for the best answer from what was found, marked partial.
+FINAL_ANSWER_REQUEST = ("[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
+                        "best answer you can now; say what is unverified or left to do.]")
+STOPPED_WHY = {ev.STOP_MAX_STEPS: "the step limit was reached", ev.STOP_REPEATING: "you kept repeating the same tool call",
+               ev.STOP_CUT_CALLS: "your tool calls kept being cut by the output token limit"}
+PARTIAL_MARK = ev.PARTIAL_MARK
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
+MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
 
 
 class StopTurn(Exception):
@@ -59,6 +74,7 @@ class Agent:
         self.messages: list[dict] = [{"role": "system", "content": system_prompt()}, *session.state.messages]
         self.keeper = ContextKeeper(self, provider, ctx, recall_offered=session.state.cut_or_cleared)
         self._partial: list[str] = []
+        self._mark = ""  # put before the streamed text of a stopped run's final answer
 
     @property
     def window(self) -> int | None:
@@ -86,7 +102,7 @@ class Agent:
 
     def _run_turn(self, user_text: str) -> ev.TurnResult:
         usage = self.keeper.start_turn()
-        steps = cut_calls = 0
+        steps = cut_calls = runaways = 0
         try:
             self._start_turn(user_text)
             while True:
@@ -99,6 +115,14 @@ class Agent:
                     cut_calls += 1
                     self._reject_cut_tool_call(turn, cut_calls)
                     continue
+                retry = self._runaway_retry(turn) if runaways < MAX_RUNAWAY_RETRIES else None
+                if retry:  # a loop cut short, or a call written as text: say so, and go on
+                    runaways += 1
+                    self.append(turn.as_message())
+                    self.emit(ev.AssistantMessageDone(turn.content, True))
+                    self.emit(ev.Notice(retry[0], "warning"))
+                    self.append({"role": "user", "content": retry[1]})
+                    continue
                 self.append(turn.as_message())
                 if not turn.tool_calls:
                     self.emit(ev.AssistantMessageDone(turn.content, False))
@@ -108,7 +132,8 @@ class Agent:
                 self._run_tool_calls(turn)
                 self.keeper.fit()
         except StopTurn as stop:
-            return ev.TurnResult(last_assistant_text(self.messages), steps, usage.event(), "limit", stop.code, stop.detail)
+            answer = self._final_answer(stop) or last_assistant_text(self.messages)
+            return ev.TurnResult(answer, steps, usage.event(), "limit", stop.code, stop.detail)
         except ToolInterrupted as stop:  # before KeyboardInterrupt, its base: the stopped call keeps its own answer
             with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
                 self._answer_open_calls(INTERRUPTED, first=stop.answer)
@@ -133,7 +158,37 @@ class Agent:
         self.messages.append({"role": "user", "content": attach_block(user_text, block)})
         self.session.record_message({"role": "user", "content": user_text}, memory=block)
 
-    def _request_with_recovery(self) -> AssistantTurn:
+    def _final_answer(self, stop: StopTurn) -> str:
+        """One last request with tool calls off (the prompt stays the conversation's, so a prefix
+        cache serves it): the model's best answer from what it found, marked partial; "" when
+        that request fails too (the stop is still reported, and still says the run stopped early)."""
+        if self.messages[-1]["role"] == "user":  # strict templates need alternation
+            self.append({"role": "assistant", "content": ""})
+        self.append({"role": "user", "content": FINAL_ANSWER_REQUEST.format(why=STOPPED_WHY[stop.code])})
+        self._mark = PARTIAL_MARK
+        try:
+            self.keeper.fit()
+            turn = self._request_with_recovery(tool_choice="none")
+        except (NanoHermesError, ValueError) as exc:  # the provider failed again: the stop says enough
+            self.emit(ev.Notice(f"no final answer: {exc}", "warning"))
+            return ""
+        except (KeyboardInterrupt, Terminated):  # keep what came, as any interrupted stream; SIGTERM still leaves
+            with deferred():
+                self._close_interrupted_stream()
+            if isinstance(sys.exc_info()[1], Terminated):
+                raise
+            return ""
+        finally:
+            self._mark = ""
+        content = strip_thinking(turn.content).strip()
+        if not content:
+            return ""
+        answer = PARTIAL_MARK + content
+        self.append({"role": "assistant", "content": answer})  # a call it made anyway is not kept: it never ran
+        self.emit(ev.AssistantMessageDone(answer, False))
+        return answer
+
+    def _request_with_recovery(self, **options) -> AssistantTurn:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             self._partial = []
@@ -141,7 +196,7 @@ class Agent:
             self.emit(ev.RequestStarted())
             self.keeper.usage.begin(sent)
             try:
-                turn = self.keeper.send(sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart)
+                turn = self.keeper.send(sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart, **options)
             except ContextOverflowError as exc:
                 if attempt == MAX_OVERFLOW_RETRIES:
                     raise
@@ -152,6 +207,8 @@ class Agent:
         raise AssertionError("unreachable")
 
     def _on_text(self, text: str) -> None:
+        if self._mark and not self._partial:  # the final answer of a stopped run says it is partial
+            text = self._mark + text
         self._partial.append(text)
         self.emit(ev.TextDelta(text))
 
@@ -159,6 +216,16 @@ class Agent:
         """A retried request streams the reply again from its start."""
         self._partial = []
         self.emit(ev.StreamRestarted())
+
+    def _runaway_retry(self, turn: AssistantTurn) -> tuple[str, str] | None:
+        """(what the user is told, what the model is told) for a reply that ran away: cut for
+        repeating one passage (provider/runaway.py), or a tool call written as text."""
+        if turn.finish_reason == FINISH_REPEATED:
+            return "the reply kept repeating itself; it was cut and the model told so", REPEATED_RETRY
+        name = None if turn.tool_calls else tool_call_in_text(turn.content, (s["function"]["name"] for s in self.tool_schemas()))
+        if name:
+            return f"the model wrote a {name} call as text; told it to make a real call", CALL_AS_TEXT_RETRY.format(name=name)
+        return None
 
     def _reject_cut_tool_call(self, turn: AssistantTurn, cut_calls: int) -> None:
         """A tool call cut by max_tokens is broken JSON: never run it, ask for a shorter one."""
@@ -174,9 +241,12 @@ class Agent:
         """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
         session but for a mode switch and `recall`, which joins once, at the first compaction
         (before that it has nothing to return, and small models call whatever is on offer); a
-        compaction rewrites the prompt anyway."""
+        compaction rewrites the prompt anyway. A small window gets the lean set, decided when
+        the window is learned (before the first request, or once, from an overflow error)."""
         offered = self.approvals.offered(list(self.tools.values()))
-        return [t.schema() for t in offered if t.name != "recall" or self.keeper.recall_offered]
+        lean = self.keeper.settings.lean_tools  # a small window (context/budget.py): the lean set
+        return [t.schema(lean) for t in offered
+                if (t.name != "recall" or self.keeper.recall_offered) and (t.lean or not lean)]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
         """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""

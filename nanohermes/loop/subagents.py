@@ -97,6 +97,9 @@ def answer_for_parent(label: str, session_name: str, result: ev.TurnResult) -> s
         why = {ev.STOP_MAX_STEPS: f"at its step limit ({_steps(result.steps)})",
                ev.STOP_REPEATING: "because it kept repeating the same tool call",
                ev.STOP_CUT_CALLS: "because its replies kept being cut by max_tokens"}.get(result.stop_code, "early")
+        if said.startswith(ev.PARTIAL_MARK.strip()):  # its last request, tools off, gave the best it had
+            raise ToolError(f"helper {label!r} stopped {why} ({where}). Its partial answer: {_capped(said, session_name)} "
+                            "Check what it left open, give it a narrower task, or do it yourself.")
         last = f" Its last words: {_capped(said, session_name)}" if said else ""
         raise ToolError(f"helper {label!r} stopped {why} without an answer ({where}).{last} "
                         "Give it a narrower task, or do it yourself.")

@@ -18,13 +18,16 @@ from pathlib import Path
 from typing import Iterable
 
 from nanohermes.fileio import read_regular
+from nanohermes.prompt.overview import workspace_overview
 from nanohermes.prompt.skills import Skills, discover_skills
+from nanohermes.tools.listing import list_workspace
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
 MAX_NANOHERMES_MD = 20_000  # same cap for the project context file (a long one is resent on every request too)
 PROJECT_DOCS_NOTE = "… project guidance truncated"
 NANOHERMES_MD_HEADER = "=== Project context (NANOHERMES.md) ==="
 AGENTS_MD = "AGENTS.md"
+GUIDANCE_ORDER = "Project guidance (AGENTS.md) is ordered general to specific: on conflict the later file wins."
 NANOHERMES_MD = "NANOHERMES.md"
 SECTION_SEPARATOR = "\n\n"
 _PLACEHOLDER_RE = re.compile(r"\{(workspace|date|platform)\}")
@@ -52,13 +55,15 @@ class PromptInputs:
     nanohermes_md: str = ""
     skills_listing: str = ""
     mcp_listing: str = ""  # the MCP servers' tools, one line each (mcp/listing.py)
+    overview: str = ""  # the workspace's files (prompt/overview.py), built with the rest
 
 
 # ---- pure ------------------------------------------------------------------------------------
 
 
 def build_system_prompt(inputs: PromptInputs) -> str:
-    """Built-in rules, mode line, persona, AGENTS.md guidance, NANOHERMES.md, skills. Nothing
+    """Built-in rules, mode line, persona, AGENTS.md guidance, NANOHERMES.md, skills, the
+    workspace overview. Nothing
     here changes per turn (memories travel with the user message they were retrieved for)."""
     values = {"workspace": inputs.workspace, "date": inputs.date, "platform": inputs.platform}
     # One pass, so a workspace path containing "{date}" is not itself substituted.
@@ -67,10 +72,12 @@ def build_system_prompt(inputs: PromptInputs) -> str:
         rules,
         MODE_LINES[inputs.mode],
         inputs.persona,
-        inputs.project_guidance,
+        # The order rule only beside guidance: every token of the prompt is paid on every request.
+        f"{GUIDANCE_ORDER}\n{inputs.project_guidance.strip()}" if inputs.project_guidance.strip() else "",
         format_nanohermes_md(inputs.nanohermes_md),
         inputs.skills_listing,
         inputs.mcp_listing,
+        inputs.overview,
     ]
     return SECTION_SEPARATOR.join(s.strip() for s in sections if s and s.strip())
 
@@ -166,5 +173,6 @@ def gather_prompt_inputs(
         nanohermes_md=nanohermes_md,
         skills_listing=skills.listing(),
         mcp_listing=mcp_listing,
+        overview=workspace_overview(list_workspace(workspace, exclude=Path(config.home))),
     )
     return inputs, warnings

@@ -8,7 +8,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from nanohermes.provider.runaway import CHECK_EVERY_CHARS, MIN_BLOCK_CHARS, REPEATS, Repetition, find_repetition
 from nanohermes.text import strip_thinking, valid_unicode
+
+# The finish_reason of a reply stopped here because it kept repeating one passage: the stream
+# was closed (a server stops generating when its client goes) and one copy was kept.
+FINISH_REPEATED = "repeated"
 
 
 @dataclass
@@ -151,6 +156,9 @@ class _Assembly:
         self.calls: dict[int, dict] = {}
         self.chunks = 0
         self.usage_seen = False  # a usage field came (not only llama.cpp's timings): it is the last chunk
+        self.repetition: Repetition | None = None  # the text ran into a loop: stop reading
+        self._unchecked = 0  # chars of text since the last look for a loop
+        self._length = 0
 
     def add(self, chunk) -> bool:
         """Fold one chunk in; True when it carried any of the reply (text, a call, thinking, a
@@ -179,6 +187,7 @@ class _Assembly:
         if text:
             self.text.append(text)
             self.on_text(text)
+            self._watch_for_loops(len(text))
         calls = _field(delta, "tool_calls")
         carried = bool(text) or any(_field(delta, name) for name in _REASONING_FIELDS)
         for tc in calls if isinstance(calls, list) else ():
@@ -188,6 +197,17 @@ class _Assembly:
             self.turn.finish_reason = finish
             carried = True
         return carried
+
+    def _watch_for_loops(self, added: int) -> None:
+        self._unchecked += added
+        self._length += added
+        if self._unchecked < CHECK_EVERY_CHARS or self._length < MIN_BLOCK_CHARS * REPEATS:
+            return
+        self._unchecked = 0
+        self.repetition = find_repetition("".join(self.text))
+        if self.repetition is not None:
+            self.turn.finish_reason = FINISH_REPEATED
+            self.calls.clear()  # a call begun inside a loop is no call
 
     def _call_delta(self, tc) -> bool:
         if tc is None or isinstance(tc, (str, int, float, list)):
@@ -215,7 +235,10 @@ class _Assembly:
         """The whole turn. Every call gets an id of its own: two calls a server gave one id
         would both run, but a tool result can answer only one of them."""
         turn, seen = self.turn, set()
-        turn.content = valid_unicode("".join(self.text))  # a surrogate pair split over two chunks joins here
+        text = "".join(self.text)
+        if self.repetition is not None:
+            text = text[: self.repetition.keep]
+        turn.content = valid_unicode(text)  # a surrogate pair split over two chunks joins here
         for n, (_, slot) in enumerate(sorted(self.calls.items())):
             call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids
             while call_id in seen:
@@ -254,6 +277,8 @@ def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> Assis
                 watch.finished()  # usage and [DONE] follow at once, or never
             if assembly.turn.finish_reason is not None and assembly.usage_seen:
                 break  # the finish_reason and the usage: nothing that matters comes after them
+            if assembly.repetition is not None:
+                break  # closing the stream stops the server generating the loop
     finally:
         close = getattr(stream, "close", None)
         if close:

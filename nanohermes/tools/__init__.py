@@ -71,11 +71,19 @@ class Tool:
     # Per call, whether a tool that needs approval needs it for these arguments (MCP: not for a
     # trusted server, nor for a call that cannot run). None: every call does.
     asks: Callable[[dict], bool] | None = None
+    # In the lean set a small window is offered (context/budget.py: LEAN_TOOLS_BELOW_TOKENS):
+    # False leaves the tool out, and `lean_drops` names arguments its schema leaves out there.
+    lean: bool = True
+    lean_drops: frozenset[str] = frozenset()
 
-    def schema(self) -> dict:
+    def schema(self, lean: bool = False) -> dict:
+        parameters = self.parameters
+        if lean and self.lean_drops:
+            properties = {k: v for k, v in parameters["properties"].items() if k not in self.lean_drops}
+            parameters = {**parameters, "properties": properties}
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": parameters},
         }
 
 
@@ -108,8 +116,10 @@ def _json_type(annotation) -> str:
     return _JSON_TYPES[annotation]
 
 
-def tool(*, params: dict[str, str], approval: bool = False, preview: Callable[..., str] | None = None):
-    """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words."""
+def tool(*, params: dict[str, str], approval: bool = False, preview: Callable[..., str] | None = None,
+         lean: bool = True, lean_drops: frozenset[str] = frozenset()):
+    """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words; `lean`
+    and `lean_drops` say what of it a small window is offered."""
 
     def wrap(func: Callable[..., str]) -> Tool:
         hints = typing.get_type_hints(func)
@@ -120,7 +130,7 @@ def tool(*, params: dict[str, str], approval: bool = False, preview: Callable[..
                 required.append(name)
         schema = {"type": "object", "properties": properties, "required": required}
         doc = inspect.cleandoc(func.__doc__ or "")
-        return Tool(func.__name__, doc, schema, func, approval, preview)
+        return Tool(func.__name__, doc, schema, func, approval, preview, lean, frozenset(lean_drops))
 
     return wrap
 

@@ -58,7 +58,7 @@ class _Page:
         return self.first + len(self.lines) - 1
 
 
-@tool(params={"path": "file path", "offset": "first line, 1-based", "limit": "number of lines"})
+@tool(params={"path": "file path", "offset": "first line, 1-based", "limit": f"number of lines (default {DEFAULT_LINES})"})
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
     target = resolve_path(ctx, path)

@@ -88,9 +88,12 @@ def display_path(ctx: ToolContext, path: Path) -> str:
 
 
 def missing_path_error(ctx: ToolContext, raw: str, target: Path) -> ToolError:
+    """The error names the closest paths, then what the workspace holds (tools/steering.py)."""
+    from nanohermes.tools.steering import missing_path_note_for  # steering lists through this module
+
     found = closest_paths(ctx, target)
     hint = f" Closest existing paths: {', '.join(found)}." if found else ""
-    return ToolError(f"{shown_path(raw)} does not exist.{hint} Use glob to find files.")
+    return ToolError(f"{shown_path(raw)} does not exist.{hint} {missing_path_note_for(ctx, raw) or 'Use glob to find files.'}")
 
 
 def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) -> list[str]:

@@ -10,10 +10,10 @@ DEFAULT_CHUNK_CHARS = 12_000  # well under one tool result's cap, so a chunk arr
 NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chunk
 
 
-@tool(params={"id": "tool call id from a truncation or placeholder note", "offset": "first char (default 0)",
-              "limit": "chars to return (default 12000)"})
+@tool(params={"id": "tool call id the note names", "offset": "first char (default 0)",
+              "limit": f"chars (default {DEFAULT_CHUNK_CHARS})"})
 def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
-    """Return the full output of an earlier tool call whose id a truncation or placeholder note names, in chunks."""
+    """The full output of an earlier tool call that a truncation or placeholder note names, in chunks."""
     full = ctx.outputs.get(id)
     if full is None:
         known = ", ".join(ctx.outputs.recent_ids(5)) or "none"

@@ -30,6 +30,7 @@ from nanohermes.fileio import NotRegularFile, kind_of, read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
 from nanohermes.tools.paths import display_path, resolve_path, shown_path, state_dir, walk
+from nanohermes.tools.steering import glob_note_for, grep_note_for
 
 MAX_MATCHES = 200  # enough to locate anything; more is a listing nobody reads
 MAX_LINE_CHARS = 240  # a match line is context, not content
@@ -65,14 +66,14 @@ def find_rg() -> str | None:
 
 @tool(
     params={
-        "pattern": "regex (ripgrep syntax)",
+        "pattern": "regex (ripgrep)",
         "path": "file or directory (default .)",
         "glob": "file filter, e.g. *.py",
         "ignore_case": "case-insensitive",
     }
 )
 def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False) -> ToolOutput:
-    """Search file contents for a regex; prints path:line: text, at most 200 matches."""
+    """Search file contents for a regex; prints path:line: text (200 matches at most)."""
     return run_grep(ctx, pattern, path, glob, ignore_case, find_rg())
 
 
@@ -85,17 +86,55 @@ def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore
     base = workspace if target.is_relative_to(workspace) else target.parent
     if not target.is_dir():  # rg reads a FIFO or /dev/zero named explicitly for ever: only files
         _check_searchable(target, display_path(ctx, target))
-    home = state_dir(ctx)
+    found = _search(pattern, target, base, glob, ignore_case, state_dir(ctx), rg, timeout)
+    out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
+    if found.matches:
+        return _steered(out, _inside_words_note(found, pattern, ignore_case, target.is_file()))
+    if not ignore_case and pattern.lower() != pattern.upper():  # `relay_port` for RELAY_PORT: show what is there
+        other_case = _search(pattern, target, base, glob, True, state_dir(ctx), rg, timeout)
+        if other_case.matches:
+            return _steered(out, _other_case_note(other_case))
+    return _steered(out, grep_note_for(ctx, target, glob, pattern))
+
+
+def _search(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool, home: Path, rg: str | None,
+            timeout: float) -> _Found:
     try:
         if not rg:
             raise _TimedOut  # no rg at all: the built-in search
-        found = search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
+        return search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
     except _TimedOut:
         found = search_with_python(pattern, target, base, glob, ignore_case, home, timeout)
         if rg:
             found.note = (f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
                           "so the built-in search was used)")
-    return _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
+        return found
+
+
+OTHER_CASE_LINES = 3  # enough to show the name as it is written; the model can search again for more
+
+
+def _other_case_note(found: _Found) -> str:
+    lines = [f"{shown_path(p)}:{n}: {cut_line(t, 120)}" for p, n, t in sorted(found.matches)[:OTHER_CASE_LINES]]
+    more = len(found.matches) - len(lines)
+    return "\n".join(["It matches when case is ignored (ignore_case=true):", *lines] + ([f"… and {more} more"] if more > 0 else []))
+
+
+def _inside_words_note(found: _Found, pattern: str, ignore_case: bool, one_file: bool) -> str:
+    """A word that matched only inside longer words (`port` in `import`) found nothing it was
+    asked for; a small model takes those lines for the answer. Say so."""
+    if not re.fullmatch(r"[A-Za-z]{3,}", pattern):
+        return ""
+    word = re.compile(rf"\b{pattern}\b", re.IGNORECASE if ignore_case else 0)
+    if any(word.search(text) for _, _, text in found.matches):
+        return ""
+    where = " (in the whole workspace: path .)" if one_file else ""
+    return f"Every match has {pattern!r} inside a longer word; none is the word itself. Search for \\b{pattern}\\b{where} before answering."
+
+
+def _steered(out: ToolOutput, note: str) -> ToolOutput:
+    """An empty result and, on the next line, what does exist (tools/steering.py)."""
+    return ToolOutput(f"{out}\n{note}", out.facts) if note else out
 
 
 def _check_searchable(file: Path, shown: str) -> None:
@@ -278,7 +317,8 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
             continue
         hits.append((mtime, prefix + rel if inside else base + rel))
     hits.sort(key=lambda hit: (-hit[0], hit[1]))
-    return _format_glob(pattern, shown, [shown_path(name) for _, name in hits])
+    out = _format_glob(pattern, shown, [shown_path(name) for _, name in hits])
+    return out if hits else _steered(out, glob_note_for(ctx, root, pattern))
 
 
 def _anchored(pattern: str) -> list[str]:

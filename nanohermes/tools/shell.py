@@ -119,7 +119,7 @@ def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, 
 
 @tool(params={"command": "bash command", "timeout": "seconds (default 120)",
               "background": "start it, return a task id at once (servers, long runs)"},
-      approval=True, preview=_preview_call)
+      approval=True, preview=_preview_call, lean_drops=frozenset({"background"}))  # lean: no task tools to read it
 def run_command(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> ToolOutput:
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():

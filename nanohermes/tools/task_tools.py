@@ -31,7 +31,7 @@ def start_background(ctx: ToolContext, command: str, timeout: float | None) -> s
             f"stop it with task_stop id={task.id}. It is stopped when the session ends.")
 
 
-@tool(params={"id": "background task id", "wait": f"seconds to wait for it to end (max {MAX_WAIT_S})"})
+@tool(params={"id": "background task id", "wait": f"seconds to wait for it to end (max {MAX_WAIT_S})"}, lean=False)
 def task_output(ctx: ToolContext, id: str, wait: float = 0) -> str:
     """A background task's new output since the last read, its state and exit code."""
     task = _tasks(ctx).get(id)
@@ -39,7 +39,7 @@ def task_output(ctx: ToolContext, id: str, wait: float = 0) -> str:
     return read_new_output(task, ctx.max_output - READ_RESERVE_BYTES)
 
 
-@tool(params={"id": "background task id"})
+@tool(params={"id": "background task id"}, lean=False)
 def task_stop(ctx: ToolContext, id: str) -> str:
     """Stop a background task and its child processes."""
     task = _tasks(ctx).get(id)

@@ -310,5 +310,6 @@ def test_on_a_steady_trajectory_two_compactions_are_at_least_a_computable_number
 
 def test_settings_are_one_value_for_a_window():
     settings = settings_for_window(8_192, 4_096)
-    assert settings == ContextSettings(high_water_tokens=5_529, tool_result_bytes=3_686, max_tokens=2_048, window=8_192)
+    assert settings == ContextSettings(high_water_tokens=5_529, tool_result_bytes=3_686, max_tokens=2_048, window=8_192,
+                                       lean_tools=True)
     assert settings.low_water_tokens == int(5_529 * LOW_WATER)

@@ -3,13 +3,15 @@ set (scripts/e2e_real_model.sh starts llama.cpp's server and sets it).
 
 NANOHERMES_E2E_RECORD_URL (the root of scripts/record_real_model.py) makes every task go
 through the recording proxy and rewrites tests/recordings/TASK.json with placeholders for
-the temp paths. NANOHERMES_E2E_REPORT names a file that gets one line per task (wall time,
+the temp paths. NANOHERMES_E2E_TEMPERATURE sets the
+sampling temperature (config.toml's `temperature`; default 0). NANOHERMES_E2E_REPORT names a file that gets one line per task (wall time,
 tokens), also printed at the end of the run.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 import urllib.request
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from tests.e2e.tasks import Outcome, Task, run_task
 BASE_URL = os.environ.get("NANOHERMES_E2E_BASE_URL")
 RECORD_URL = os.environ.get("NANOHERMES_E2E_RECORD_URL")
 MODEL = os.environ.get("NANOHERMES_E2E_MODEL", "local-model")
+TEMPERATURE = os.environ.get("NANOHERMES_E2E_TEMPERATURE")  # e.g. 0.3 for pass rates at a temperature above 0
 _reports: list[str] = []
 
 
@@ -43,6 +46,8 @@ class RealModel:
         return url + "/v1"
 
     def run(self, task: Task, root: Path) -> Outcome:
+        if TEMPERATURE:
+            task = replace(task, config=task.config + f"temperature = {float(TEMPERATURE)}\n")
         outcome = run_task(task, root, self.url_for(task.name), MODEL)
         if RECORD_URL:
             normalise_file(task.name, {str(outcome.workspace.resolve()): WORKSPACE, str(outcome.home.resolve()): HOME})

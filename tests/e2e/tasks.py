@@ -283,3 +283,136 @@ MULTI_FILE = Task(
 )
 
 TASKS = [READ_QUESTION, GREP_FUNCTION, FIX_BUG, COMPACTION, MULTI_FILE]
+
+
+# -- (f) a bug found only by running the tests: the test and the bug are in different modules ---
+
+def _check_tests_find_bug(workspace: Path, runs: list[Run]) -> None:
+    called = runs[0].tools_called()
+    assert "run_command" in called, "the tests were never run"
+    assert "edit_file" in called or "write_file" in called
+    proc = subprocess.run([sys.executable, "test_checkout.py"], cwd=workspace, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in ("test_checkout.py", "shop/cart.py"):
+        assert (workspace / name).read_text() == TESTS_FIND_BUG.files[name], f"{name} was changed; the bug is in shop/pricing.py"
+
+
+TESTS_FIND_BUG = Task(
+    name="tests_find_bug",
+    files={
+        "shop/__init__.py": "",
+        "shop/pricing.py": (
+            '"""Prices: VAT by product category."""\n\n'
+            'VAT_RATES = {"food": 0.05, "books": 0.0, "standard": 0.2}\n\n\n'
+            "def vat_for(category: str, net: float) -> float:\n"
+            '    """The VAT owed on a net price in a category."""\n'
+            "    return round(net * VAT_RATES[category.upper()], 2)\n"
+        ),
+        "shop/cart.py": (
+            "from shop.pricing import vat_for\n\n\n"
+            "class Cart:\n"
+            "    def __init__(self):\n        self.lines = []\n\n"
+            "    def add(self, name: str, category: str, net: float) -> None:\n"
+            "        self.lines.append((name, category, net))\n\n"
+            "    def total(self) -> float:\n"
+            "        return round(sum(net + vat_for(category, net) for _, category, net in self.lines), 2)\n"
+        ),
+        "test_checkout.py": (
+            "from shop.cart import Cart\n\n"
+            "cart = Cart()\ncart.add('bread', 'food', 2.0)\ncart.add('lamp', 'standard', 10.0)\n"
+            "assert cart.total() == 14.1, f'total {cart.total()}, expected 14.1'\n"
+            "print('checkout test passed')\n"
+        ),
+        "README.md": "# shop\n\nA toy checkout. Run the tests with `python test_checkout.py`.\n",
+    },
+    prompts=["The checkout test fails. Run `python test_checkout.py`, find the cause and fix it. Don't change the test."],
+    check=_check_tests_find_bug,
+)
+
+
+# -- (g) a definition located across a small package -------------------------------------------
+
+def _check_definition(workspace: Path, runs: list[Run]) -> None:
+    assert "netkit/transport/policy.py" in runs[0].stdout, runs[0].stdout
+
+
+DEFINITION = Task(
+    name="find_definition",
+    files={
+        "netkit/__init__.py": '"""netkit: a small HTTP client."""\n\nfrom netkit.client import Client\nfrom netkit.transport import RetryPolicy\n',
+        "netkit/client.py": (
+            "from netkit.transport import RetryPolicy, Connection\n\n\n"
+            "class Client:\n    def __init__(self, host: str, policy: RetryPolicy | None = None):\n"
+            "        self.policy = policy or RetryPolicy()\n        self.conn = Connection(host)\n"
+        ),
+        "netkit/transport/__init__.py": "from netkit.transport.policy import RetryPolicy\nfrom netkit.transport.connection import Connection\n",
+        "netkit/transport/connection.py": "class Connection:\n    def __init__(self, host: str):\n        self.host = host\n",
+        "netkit/transport/policy.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass RetryPolicy:\n"
+            '    """How often and how long to retry a request."""\n\n    attempts: int = 3\n    backoff_s: float = 0.5\n'
+        ),
+        "docs/usage.md": "# Usage\n\n```python\nfrom netkit import Client, RetryPolicy\nClient('example.org', RetryPolicy(attempts=5))\n```\n",
+    },
+    prompts=["In which file is the class RetryPolicy defined? Answer with the file's path."],
+    check=_check_definition,
+)
+
+
+# -- (h) a question whose answer is in a non-code file -----------------------------------------
+
+def _check_config_answer(workspace: Path, runs: list[Run]) -> None:
+    assert "8443" in runs[0].stdout, runs[0].stdout
+
+
+CONFIG_QUESTION = Task(
+    name="config_question",
+    files={
+        "service/__init__.py": "",
+        "service/app.py": (
+            "import configparser\nfrom pathlib import Path\n\n\ndef load_settings() -> configparser.ConfigParser:\n"
+            "    parser = configparser.ConfigParser()\n"
+            "    parser.read(Path(__file__).resolve().parent.parent / 'config' / 'settings.ini')\n    return parser\n\n\n"
+            "def main() -> None:\n    settings = load_settings()\n    serve(dict(settings['server']))\n\n\n"
+            "def serve(options: dict) -> None:\n    print('serving with', options)\n"
+        ),
+        "config/settings.ini": "[server]\nhost = 0.0.0.0\nport = 8443\nworkers = 4\n\n[log]\nlevel = info\n",
+        "README.md": "# inventory service\n\nStart it with `python -m service.app`.\n",
+    },
+    prompts=["Which port does the service listen on?"],
+    check=_check_config_answer,
+)
+
+
+# -- (i) a session follow-up after compactions, about the first file read -----------------------
+
+FOLLOW_UP_FILES = {
+    "alpha.py": ("queue", "QueueWorker", ["name", "topic", "state"]),
+    "beta.py": ("mail", "Mailbox", ["owner", "address", "quota"]),
+    "gamma.py": ("cache", "CacheEntry", ["key", "value", "expires"]),
+    "delta.py": ("audit", "AuditEvent", ["actor", "action", "target"]),
+    "epsilon.py": ("export", "ExportJob", ["format", "target", "rows"]),
+}
+
+
+def _with_constant(source: str) -> str:
+    return source.replace("from dataclasses import dataclass\n", "from dataclasses import dataclass\n\nMAX_ATTEMPTS = 37\n", 1)
+
+
+def _check_follow_up(workspace: Path, runs: list[Run]) -> None:
+    *reads, follow_up = runs
+    stderr = "".join(r.stderr for r in reads)
+    assert re.search(r"compaction \(", stderr), "no compaction happened:\n" + stderr[-3000:]
+    assert "37" in follow_up.stdout, follow_up.stdout
+
+
+FOLLOW_UP = Task(
+    name="follow_up_after_compaction",
+    files={name: (_with_constant if name == "alpha.py" else str)(_service_module(topic, cls, fields, 1_800))
+           for name, (topic, cls, fields) in FOLLOW_UP_FILES.items()},
+    prompts=[f"Read {name} and tell me the name of the class it defines." for name in FOLLOW_UP_FILES]
+    + ["What is the value of MAX_ATTEMPTS in alpha.py, the first file you read?"],
+    config="context_window = 6144\n",  # compacted after three or four reads, as COMPACTION
+    check=_check_follow_up,
+)
+
+TASKS += [TESTS_FIND_BUG, DEFINITION, CONFIG_QUESTION, FOLLOW_UP]

@@ -15,7 +15,7 @@ import pytest
 
 from nanohermes.storage.session import Session
 from tests.support.cli import BIN
-from tests.support.scripted_server import Reply, call, text
+from tests.support.scripted_server import Reply, call, text, prose
 
 SECOND_SIGNAL_GAPS_S = (0.01, 0.05, 0.1)  # a second Ctrl-C right after the first: where it used to exit -2
 REDRAW_TRIES = 3  # the old failure hit about one SIGHUP in seven sent while keys were being drawn
@@ -67,7 +67,7 @@ def test_a_termination_signal_during_a_command_is_handled_as_ctrl_c(server, work
 
 def test_a_second_ctrl_c_during_the_clean_up_still_exits_130_with_a_valid_session(server, workspace, isolated_home):
     for n, gap in enumerate(SECOND_SIGNAL_GAPS_S):
-        server.add(Reply(content="slow " * 200, delay=0.05, chunk_size=5))
+        server.add(Reply(content=prose(1_000, "slow"), delay=0.05, chunk_size=5))
         before = len(server.chat_requests())
         proc = start(server, workspace, "--session", f"twice{n}")
         wait_for(lambda: len(server.chat_requests()) > before)

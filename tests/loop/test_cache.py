@@ -5,7 +5,7 @@ compaction records that add only what is new."""
 import json
 
 from tests.support.agents import TEST_TOOLS, make_agent
-from tests.support.scripted_server import Error, RawSSE, call, is_summary_request, prompt_tokens, stream_chunks, text
+from tests.support.scripted_server import Error, RawSSE, call, is_summary_request, prompt_tokens, stream_chunks, text, prose
 
 from nanohermes.context.summary import SUMMARY_HEADER
 from nanohermes.ui.plain import usage_line
@@ -62,7 +62,7 @@ def test_every_request_is_recorded_with_what_a_prefix_cache_could_not_reuse(serv
 
 
 def test_the_system_message_never_changes_and_the_tool_list_changes_at_most_once(server, workspace):
-    server.handler = _reads(30, 18_000, content="Reasoning about it. " * 150)
+    server.handler = _reads(30, 18_000, content=prose(3_000, "Reasoning about step"))
     make_agent(server, workspace, tools=[*TEST_TOOLS, _recall()]).run_turn("read everything")
     requests = server.chat_requests()
     main = [r for r in requests if not is_summary_request(r)]
@@ -80,7 +80,7 @@ def test_between_compactions_every_request_extends_the_one_before(server, worksp
 
 
 def test_a_summary_request_extends_the_conversation_and_asks_for_no_tool_call(server, workspace):
-    server.handler = _reads(12, 18_000, content="Reasoning about it. " * 150)
+    server.handler = _reads(12, 18_000, content=prose(3_000, "Reasoning about step"))
     make_agent(server, workspace, context_window=16_384).run_turn("read everything")
     requests = server.chat_requests()
     (first, *_) = [i for i, r in enumerate(requests) if is_summary_request(r)]
@@ -117,7 +117,7 @@ def test_after_an_overflow_teaches_a_smaller_window_the_next_steps_do_not_summar
 
 
 def test_a_full_recent_tail_does_not_make_every_step_compact(server, workspace):
-    server.handler = _reads(15, 9_000, content="Reasoning about it. " * 100)
+    server.handler = _reads(15, 9_000, content=prose(2_000, "Reasoning about step"))
     agent = make_agent(server, workspace, context_window=16_384)
     assert agent.run_turn("go").final_text == "all done"
     main = [r["messages"] for r in server.chat_requests() if not is_summary_request(r)]
@@ -153,7 +153,7 @@ def test_reasoning_in_a_reply_does_not_join_the_history(server, workspace):
 
 
 def test_a_compaction_record_names_what_it_kept_and_writes_only_what_is_new(server, workspace):
-    server.handler = _reads(30, 18_000, content="Reasoning about it. " * 150)
+    server.handler = _reads(30, 18_000, content=prose(3_000, "Reasoning about step"))
     agent = make_agent(server, workspace, session_name="records")
     agent.run_turn("read everything")
     working = agent.messages

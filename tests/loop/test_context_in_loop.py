@@ -4,7 +4,7 @@ import json
 
 import pytest
 from tests.support.agents import make_agent
-from tests.support.scripted_server import Error, call, is_summary_request, text
+from tests.support.scripted_server import Error, call, is_summary_request, text, prose
 
 from nanohermes.context import pairing_problems
 from nanohermes.context.budget import total_size
@@ -55,7 +55,7 @@ def test_a_failing_summariser_still_finishes_the_task_with_a_digest(server, work
 
 
 def test_chat_without_tool_calls_is_compacted_before_the_request(server, workspace):
-    server.handler = lambda body: text("Summary: the user pasted long texts.") if is_summary_request(body) else text("noted " * 2000)
+    server.handler = lambda body: text("Summary: the user pasted long texts.") if is_summary_request(body) else text(prose(12_000, "noted"))
     agent = make_agent(server, workspace)
     for i in range(12):
         agent.run_turn(f"message {i}: " + "lorem ipsum " * 1000)

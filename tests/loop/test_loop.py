@@ -2,7 +2,7 @@ import json
 
 import pytest
 from tests.support.agents import make_agent
-from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, text
+from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, text, prose
 
 from nanohermes import events as ev
 from nanohermes.errors import ProviderError
@@ -121,10 +121,11 @@ def test_third_identical_call_is_refused_and_fifth_stops_the_run(server, workspa
 
 
 def test_max_steps_stops_the_turn_and_says_so(server, workspace):
-    server.add(*[call("echo", {"text": str(i)}) for i in range(5)])
+    server.add(*[call("echo", {"text": str(i)}) for i in range(3)], text("echo said 0, 1 and 2"))
     result = make_agent(server, workspace, max_steps=3).run_turn("go")
     assert result.stopped_reason == "limit" and "--max-steps 3" in stop_message(result)
-    assert len(server.chat_requests()) == 3
+    assert len(server.chat_requests()) == 4  # three steps and the last request, tools off
+    assert result.final_text == "[partial answer: the run stopped early] echo said 0, 1 and 2"
 
 
 def test_without_an_approver_risky_tools_are_refused_with_how_to_allow(server, workspace):
@@ -261,7 +262,7 @@ def test_an_answer_cut_at_max_tokens_is_flagged(server, workspace):
 
 def test_a_summariser_that_keeps_failing_is_asked_twice_then_the_digest_is_used(server, workspace):
     # Long reasoning beside each call: clearing old outputs alone cannot make room, a summary must.
-    steps = iter([*[call("big", {"size": 19_000 + i}, content="I think so. " * 1_000) for i in range(8)], text("done")])
+    steps = iter([*[call("big", {"size": 19_000 + i}, content=prose(12_000, "I think so")) for i in range(8)], text("done")])
     server.handler = lambda body: Error(500, {"error": {"message": "down"}}) if is_summary_request(body) else next(steps)
     agent = make_agent(server, workspace)
     assert agent.run_turn("go").final_text == "done"

@@ -8,7 +8,7 @@ from nanohermes.config import load_config
 from nanohermes.context.memories import MEMORY_INSTRUCTION, MEMORY_MARKER
 from nanohermes.runtime import build_runtime
 from nanohermes.storage.memory import BLOCK_START
-from tests.support.scripted_server import call, is_summary_request, prompt_tokens, text
+from tests.support.scripted_server import call, is_summary_request, prompt_tokens, text, prose
 
 PREFERENCE = "I always install Python packages with uv, never with pip."
 REMEMBERED = "The user installs Python packages with uv, never pip."
@@ -31,7 +31,7 @@ def reading_model(server, steps: int = 12):
             reply = text(SUMMARISER_REPLY)
         elif state["calls"] < steps:
             state["calls"] += 1
-            reply = call("read_file", {"path": f"m{state['calls'] % 4}.py"}, content="Reasoning about it. " * 150)
+            reply = call("read_file", {"path": f"m{state['calls'] % 4}.py"}, content=prose(3_000, "Reasoning about step"))
         else:
             reply = text("reviewed")
         reply.usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 10}

@@ -2,7 +2,7 @@
 durations and facts, and the usage of a request cut by Ctrl-C."""
 
 from tests.support.agents import TEST_TOOLS, make_agent
-from tests.support.scripted_server import Reply, call, text
+from tests.support.scripted_server import Reply, call, text, prose
 
 from nanohermes import events as ev
 from nanohermes.tools.shell import run_command
@@ -56,7 +56,7 @@ class InterruptAfter(list):
 
 
 def test_usage_of_a_request_cut_by_ctrl_c_is_estimated_not_zero(server, workspace):
-    server.add(Reply(content="word " * 200, chunk_size=5, delay=0.01))
+    server.add(Reply(content=prose(1_000), chunk_size=5, delay=0.01))
     result = make_agent(server, workspace, tools=TEST_TOOLS, events=InterruptAfter(5)).run_turn("talk")
     assert result.stopped_reason == "interrupted"
     assert result.usage.requests == 1 and result.usage.estimated

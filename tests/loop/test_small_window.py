@@ -149,9 +149,11 @@ def test_a_tool_call_cut_by_max_tokens_is_not_run(llama8k, workspace):
 
 def test_cut_tool_calls_are_retried_a_bounded_number_of_times(llama8k, workspace):
     llama8k.add(*[Reply(tool_calls=[("write_file", '{"path": "x.txt", "content": "ab')], finish_reason="length") for _ in range(3)])
+    llama8k.add(text("I could not write x.txt."))
     r = run(llama8k, workspace)
     assert r.returncode == 3 and "max_tokens" in r.stderr
-    assert len(llama8k.chat_requests()) == 3
+    assert len(llama8k.chat_requests()) == 4 and llama8k.chat_requests()[-1]["tool_choice"] == "none"
+    assert r.stdout.strip() == "[partial answer: the run stopped early] I could not write x.txt."
     assert not (workspace / "x.txt").exists()
 
 

@@ -106,10 +106,11 @@ def test_a_helper_at_its_step_limit_stops_and_the_parent_reads_what_it_said_last
     runtime = runtime_for(server, files, monkeypatch, task_max_steps=3)
     runtime.agent.run_turn("dig")
     runtime.close()
-    assert len(helper_requests(server)) == 3
+    assert len(helper_requests(server)) == 4  # three steps, then its last request, tools off (answered by the script's summary)
     content = parent_requests(server)[-1]["messages"][-1]["content"]
-    assert content == ("error: helper 'dig' stopped at its step limit (3 steps) without an answer (its transcript: "
-                       "session parent.task1). Its last words: still digging 2 Give it a narrower task, or do it yourself.")
+    assert content == ("error: helper 'dig' stopped at its step limit (3 steps) (its transcript: session parent.task1). "
+                       "Its partial answer: [partial answer: the run stopped early] Goal: summarised. "
+                       "Check what it left open, give it a narrower task, or do it yourself.")
 
 
 def test_ctrl_c_in_a_helper_answers_the_parents_call_and_stops_the_turn(server, files, monkeypatch):

@@ -66,6 +66,17 @@ def is_summary_request(body: dict) -> bool:
     return body.get("tool_choice") == "none" or not body.get("tools")
 
 
+def prose(chars: int, word: str = "word") -> str:
+    """`chars` chars of text that never repeats itself (`word0 word1 …`): a long reply that is no
+    loop, which the stream would cut (provider/runaway.py)."""
+    pieces, total, i = [], 0, 0
+    while total < chars:
+        pieces.append(f"{word} {i}. " if " " in word else f"{word}{i} ")
+        total += len(pieces[-1])
+        i += 1
+    return "".join(pieces)[:chars]
+
+
 def text(content: str, **kw) -> Reply:
     return Reply(content=content, **kw)
 
@@ -132,6 +143,7 @@ class ScriptedServer:
         self.requests: list[dict] = []
         self.handler = None  # fn(body) -> Reply | Error, used when the script is empty
         self.n_ctx = n_ctx  # advertised like llama.cpp's /v1/models meta.n_ctx
+        self.abandoned: list[tuple[int, int]] = []  # (chunks sent, chunks scripted) of streams the client left
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
         self._httpd.daemon_threads = True
@@ -218,6 +230,6 @@ class ScriptedServer:
                             time.sleep(delay)
                     self.wfile.write(b"data: [DONE]\n\n")
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    server.abandoned.append((i, len(chunks)))
 
         return Handler

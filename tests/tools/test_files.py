@@ -10,6 +10,7 @@ from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.edit import edit_file
 from nanohermes.tools.files import MAX_FILE_BYTES, read_file, write_file
+from nanohermes.tools.steering import READ_FIRST
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
@@ -301,7 +302,8 @@ def test_edit_file_of_a_missing_file_suggests_the_real_one(ctx, workspace):
     (workspace / "src" / "app.py").write_text("a\n")
     result = dispatch(ctx, TOOLS, "edit_file", {"path": "app.py", "old_text": "a", "new_text": "b"})
     assert not result.ok
-    assert result.content == "error: app.py does not exist. Closest existing paths: src/app.py. Use glob to find files."
+    assert result.content == ("error: app.py does not exist. Closest existing paths: src/app.py. "
+                              "The workspace has 1 file: src/app.py. " + READ_FIRST)
 
 
 def test_edit_file_preview_shows_the_unified_diff_without_writing(ctx, workspace):

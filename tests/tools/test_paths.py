@@ -103,7 +103,7 @@ def test_missing_path_names_same_file_elsewhere_and_suggests_glob(ctx, workspace
     message = str(err.value)
     assert message.startswith("engine.py does not exist.")
     assert "pkg/core/engine.py" in message
-    assert message.endswith("Use glob to find files.")
+    assert message.endswith("before answering; don't guess.")
 
 
 def test_missing_path_suggests_similar_names_in_the_parent(ctx, workspace):
@@ -114,8 +114,8 @@ def test_missing_path_suggests_similar_names_in_the_parent(ctx, workspace):
     assert "src/main.py" in closest_paths(ctx, workspace / "src" / "mian.py")
 
 
-def test_missing_path_in_empty_workspace_still_suggests_glob(ctx):
-    with pytest.raises(ToolError, match=r"^nothing\.py does not exist\. Use glob to find files\.$"):
+def test_missing_path_in_empty_workspace_says_it_is_empty(ctx):
+    with pytest.raises(ToolError, match=r"^nothing\.py does not exist\. The workspace has no files\.$"):
         resolve_path(ctx, "nothing.py")
 
 

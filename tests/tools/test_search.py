@@ -51,7 +51,7 @@ def test_grep_prints_path_line_text_relative_to_the_workspace(grep, workspace):
 
 def test_grep_with_no_match_says_so(grep, workspace):
     write(workspace / "a.txt", "abc\n")
-    assert grep("zzz") == "grep 'zzz' in .: no matches"
+    assert grep("zzz").splitlines()[0] == "grep 'zzz' in .: no matches"
 
 
 def test_grep_of_exactly_200_matches_has_no_stop_note(grep, workspace):
@@ -114,7 +114,7 @@ def test_grep_glob_filter_and_ignore_case(grep, workspace):
     write(workspace / "a.py", "Needle\n")
     write(workspace / "b.md", "needle\n")
     write(workspace / "sub" / "c.py", "NEEDLE\n")
-    assert grep("needle", glob="*.py") == "grep 'needle' in ., glob '*.py': no matches"
+    assert grep("needle", glob="*.py").splitlines()[0] == "grep 'needle' in ., glob '*.py': no matches"
     assert grep("needle", glob="*.py", ignore_case=True).split("\n")[1:] == ["a.py:1: Needle", "sub/c.py:1: NEEDLE"]
     assert grep("needle", glob="sub/*.py", ignore_case=True).split("\n")[1:] == ["sub/c.py:1: NEEDLE"]
 
@@ -166,7 +166,7 @@ def test_glob_lists_newest_first_with_a_count(ctx, workspace):
 def test_glob_star_matches_the_base_directory_only_and_hints_at_double_star(ctx, workspace):
     files_with_mtimes(workspace, ["top.py", "sub/deep.py"])
     assert glob.func(ctx, pattern="*.py") == "glob '*.py' in .: 1 file, newest first\ntop.py"
-    assert glob.func(ctx, pattern="*.rs") == (
+    assert glob.func(ctx, pattern="*.rs").splitlines()[0] == (
         "glob '*.rs' in .: no files match (patterns start at the base directory: use **/*.rs to search subdirectories)"
     )
 

@@ -1,11 +1,11 @@
 """The keyboard while a turn runs, and approvals that fit, in a real pty."""
 
-from tests.support.scripted_server import Reply, call, text
+from tests.support.scripted_server import Reply, call, text, prose
 from tests.support.terminal import Terminal
 
 
 def test_esc_stops_a_running_turn_as_ctrl_c_does(server, workspace):
-    server.add(Reply(content="word " * 400, delay=0.05, chunk_size=5), text("second answer"))
+    server.add(Reply(content=prose(2_000), delay=0.05, chunk_size=5), text("second answer"))
     term = Terminal(server, workspace)
     term.send("talk a lot\r")
     term.expect("word")
@@ -22,7 +22,7 @@ def test_esc_stops_a_running_turn_as_ctrl_c_does(server, workspace):
 
 
 def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
-    server.add(Reply(content="steady " * 20, delay=0.03, chunk_size=5))
+    server.add(Reply(content=prose(140, "steady"), delay=0.03, chunk_size=5))
     term = Terminal(server, workspace)
     term.send("go\r")
     term.expect("steady")

@@ -4,7 +4,7 @@ import os
 import sys
 
 import pexpect
-from tests.support.scripted_server import Reply, call, text
+from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
@@ -39,7 +39,7 @@ def test_a_turn_then_exit(server, workspace):
 
 
 def test_ctrl_c_mid_answer_stops_the_turn_and_returns_to_the_prompt(server, workspace):
-    server.add(Reply(content="word " * 400, delay=0.05, chunk_size=5), text("second answer"))
+    server.add(Reply(content=prose(2_000), delay=0.05, chunk_size=5), text("second answer"))
     child = spawn(server, workspace)
     child.send("talk a lot\r")
     child.expect("word")

@@ -7,7 +7,7 @@ import re
 import pexpect
 
 from nanohermes.loop.subagents import HELPER_BRIEF
-from tests.support.scripted_server import Reply, call, text
+from tests.support.scripted_server import Reply, call, text, prose
 from tests.tools.test_shell import dies_soon
 from tests.ui.test_repl import ready, spawn
 
@@ -27,7 +27,7 @@ def by_caller(server, parent: list, helper: list):
 def test_the_helpers_calls_show_nested_and_dimmed_and_ctrl_c_stops_it(server, workspace, isolated_home):
     (workspace / "notes.txt").write_text("the answer is 42\n")
     by_caller(server, parent=[call("task", {"description": "read notes", "prompt": "what do the notes say?"}), text("fine")],
-              helper=[call("read_file", {"path": "notes.txt"}), Reply(content="thinking " * 400, delay=0.05, chunk_size=5)])
+              helper=[call("read_file", {"path": "notes.txt"}), Reply(content=prose(3_600, "thinking"), delay=0.05, chunk_size=5)])
     child = spawn(server, workspace, "--mode", "auto", "--session", "p")
     child.send("ask a helper\r")
     child.expect(DIM_NESTED)

@@ -2,7 +2,7 @@
 
 import re
 
-from tests.support.scripted_server import Reply, ScriptedServer, call, text
+from tests.support.scripted_server import Reply, ScriptedServer, call, text, prose
 from tests.support.terminal import Terminal
 
 from nanohermes.ui.context_view import PARTS
@@ -31,7 +31,7 @@ def test_after_a_turn_one_line_says_tokens_window_cache_time_and_session_totals(
 
 
 def test_right_after_ctrl_c_the_line_says_what_was_really_used(server, workspace):
-    server.add(Reply(content="word " * 400, delay=0.05, chunk_size=5))
+    server.add(Reply(content=prose(2_000), delay=0.05, chunk_size=5))
     term = Terminal(server, workspace)
     term.send("talk\r")
     term.expect("word")

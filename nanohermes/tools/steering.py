@@ -1,0 +1,184 @@
+"""Notes that steer a model after a look that found nothing: what does exist, and to read it.
+
+Small models answer from imagination when a search comes back empty: asked which port a
+service uses, Qwen2.5-Coder-1.5B grepped `*.py`, got "no matches" and answered 8080 (the port
+was in config/settings.ini). Told instead that no `*.py` file exists, shown the file that
+does and told to read it before answering, the same model read it. So an empty grep or glob
+and a missing path end with a short note built from the workspace listing: in a small
+workspace its files; in a larger one the names that look like what was asked for and where
+the files are. Pure: they take a Listing and return text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path, PurePosixPath
+
+from nanohermes.tools.listing import Listing, list_workspace
+from nanohermes.tools.paths import state_dir
+
+SMALL_WORKSPACE_FILES = 50  # up to this many files, a note names them (as many as fit)
+NOTE_MAX_CHARS = 500  # a hint, not a listing: ~130 tokens, well inside a 4K window's result cap
+RELATED_NAMES = 5  # names that look like the search, in a large workspace
+TOP_GROUPS = 5  # directories or file types named in a large workspace
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")  # words of a pattern worth finding in file names
+READ_FIRST = "Read the file likely to hold the answer (read_file) before answering; don't guess."
+
+
+def names(files: list[str], budget: int) -> str:
+    """`a.py, src/b.py and 12 more`, within about `budget` chars."""
+    shown: list[str] = []
+    used = 0
+    for name in files:
+        if shown and used + len(name) + 2 > budget:
+            break
+        shown.append(name)
+        used += len(name) + 2
+    rest = len(files) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
+def related_first(files: list[str], pattern: str) -> list[str]:
+    """The files whose path contains a word of the pattern first, the rest after, each in order."""
+    words = [w.lower() for w in WORD.findall(pattern)]
+    hits = [f for f in files if any(w in f.lower() for w in words)]
+    return hits + [f for f in files if f not in hits]
+
+
+def workspace_files(listing: Listing, pattern: str = "", budget: int = NOTE_MAX_CHARS) -> str:
+    """`The workspace has 3 files: …` (small), or the names like the pattern and the top
+    directories (large)."""
+    if not listing.files:
+        return "The workspace is empty."
+    if listing.complete and len(listing) <= SMALL_WORKSPACE_FILES:
+        return f"The workspace has {_files(len(listing))}: {names(related_first(list(listing.files), pattern), budget)}."
+    parts = []
+    words = [w.lower() for w in WORD.findall(pattern)]
+    alike = [f for f in listing.files if any(w in PurePosixPath(f).name.lower() for w in words)]
+    if alike:
+        parts.append(f"Files named like it: {names(alike[:RELATED_NAMES], budget // 2)}.")
+    total = f"{len(listing):,}" + ("" if listing.complete else "+")
+    parts.append(f"The workspace has {total} files; most in {_top_directories(listing)}.")
+    return " ".join(parts)
+
+
+def grep_miss_note(listing: Listing, scope: str, glob: str | None, in_glob: list[str], pattern: str) -> str:
+    """After grep found nothing under `scope`: `in_glob` are the files there the glob filter lets
+    through (all of them without a glob)."""
+    if glob and not in_glob:
+        where = "" if scope in ("", ".") else f" under {scope}"
+        head = f"No file{where} matches glob {glob!r}."
+        if len(listing) > SMALL_WORKSPACE_FILES or not listing.complete:
+            head += f" Files there by type: {_by_type(listing.under(scope))}."
+    else:
+        head = f"No line of the {_files(len(in_glob))} searched matches."
+        if " " in pattern.strip() or len(pattern) > 30:
+            head += " A regex matches within one line: try one word of it, or ignore_case."
+    return _note(head, lambda budget: workspace_files(listing, pattern, budget), READ_FIRST)
+
+
+def glob_miss_note(listing: Listing, scope: str, pattern: str) -> str:
+    """After glob matched nothing under `scope`: other files with the pattern's stem, the
+    file types there, or in a small workspace its files."""
+    head = ""
+    if len(listing) > SMALL_WORKSPACE_FILES or not listing.complete:
+        stem = PurePosixPath(pattern).name.split(".")[0].strip("*?[]{}")
+        same_stem = [f for f in listing.under(scope) if stem and PurePosixPath(f).name.startswith(stem)]
+        if same_stem:
+            head = f"Files named {stem}.*: {names(same_stem[:RELATED_NAMES], 200)}. "
+        head += f"Files there by type: {_by_type(listing.under(scope))}."
+    return _note(head, lambda budget: workspace_files(listing, pattern, budget), READ_FIRST)
+
+
+def missing_path_note(listing: Listing, wanted: str) -> str:
+    """After a path that does not exist: the workspace's files when it is small; in a large
+    one the directories holding files of the same type (the closest paths are named by the
+    caller)."""
+    if not listing.files:
+        return "The workspace has no files."
+    if listing.complete and len(listing) <= SMALL_WORKSPACE_FILES:
+        return _note("", lambda budget: workspace_files(listing, wanted, budget), READ_FIRST)
+    suffix = PurePosixPath(wanted).suffix
+    alike = [f for f in listing.files if suffix and f.endswith(suffix)]
+    if not alike:
+        return ""
+    tops: Counter[str] = Counter(_top(f) for f in alike)
+    where = ", ".join(f"{d} ({n})" for d, n in tops.most_common(TOP_GROUPS))
+    return _note(f"{suffix} files are in {where}.", lambda budget: "", READ_FIRST)
+
+
+def _by_type(files: list[str]) -> str:
+    """`.py 40 (src/), .md 3 (., docs/)`: the commonest extensions and where they are."""
+    kinds: Counter[str] = Counter()
+    where: dict[str, Counter[str]] = {}
+    for f in files:
+        path = PurePosixPath(f)
+        kind = path.suffix or path.name  # Makefile, Dockerfile: the name is the type
+        kinds[kind] += 1
+        where.setdefault(kind, Counter())[path.parts[0] + "/" if len(path.parts) > 1 else "."] += 1
+    shown = []
+    for kind, n in kinds.most_common(TOP_GROUPS):
+        dirs = ", ".join(d for d, _ in where[kind].most_common(2))
+        shown.append(f"{kind} {n} ({dirs})")
+    return ", ".join(shown) or "none"
+
+
+def _top_directories(listing: Listing) -> str:
+    tops: Counter[str] = Counter(_top(f) for f in listing.files)
+    return ", ".join(f"{d} ({n})" for d, n in tops.most_common(TOP_GROUPS))
+
+
+def _top(path: str) -> str:
+    return path.split("/")[0] + "/" if "/" in path else "."
+
+
+def _files(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
+
+
+FRAME_CHARS = 60  # what workspace_files adds around the names it is given a budget for
+
+
+def _note(head: str, middle, tail: str) -> str:
+    """head, the middle (built for the chars left) and tail, at most NOTE_MAX_CHARS."""
+    budget = max(NOTE_MAX_CHARS - len(head) - len(tail) - FRAME_CHARS, 40)
+    note = " ".join(p for p in (head, middle(budget), tail) if p)
+    return note if len(note) <= NOTE_MAX_CHARS else note[: NOTE_MAX_CHARS - 1] + "…"
+
+
+# -- listing the workspace for a tool ---------------------------------------------------------
+
+def glob_filter(files: list[str], glob: str) -> list[str]:
+    """The files grep's `glob` lets through, matched as the Python search matches it (gitignore
+    rules on the workspace-relative path, as rg's -g)."""
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines([glob])
+    return [f for f in files if spec.match_file(f)]
+
+
+def grep_note_for(ctx, target: Path, glob: str | None, pattern: str) -> str:
+    """The note for a grep that found nothing in `target` ("" outside the workspace)."""
+    scope = _scope(ctx, target)
+    if scope is None:
+        return ""
+    listing = list_workspace(ctx.workspace, state_dir(ctx))
+    in_scope = [scope] if target.is_file() else listing.under(scope)
+    return grep_miss_note(listing, scope, glob, glob_filter(in_scope, glob) if glob else in_scope, pattern)
+
+
+def glob_note_for(ctx, root: Path, pattern: str) -> str:
+    scope = _scope(ctx, root)
+    return "" if scope is None else glob_miss_note(list_workspace(ctx.workspace, state_dir(ctx)), scope, pattern)
+
+
+def missing_path_note_for(ctx, raw: str) -> str:
+    return missing_path_note(list_workspace(ctx.workspace, state_dir(ctx)), raw)
+
+
+def _scope(ctx, path: Path) -> str | None:
+    workspace = ctx.workspace.resolve()
+    if not path.is_relative_to(workspace):
+        return None
+    return path.relative_to(workspace).as_posix() if path != workspace else "."

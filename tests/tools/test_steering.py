@@ -1,0 +1,153 @@
+"""Empty searches and missing paths that say what does exist (tools/steering.py, tools/listing.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from nanohermes.tools import ToolContext, dispatch
+from nanohermes.tools.builtin import BUILTIN_TOOLS
+from nanohermes.tools.listing import Listing, list_workspace
+from nanohermes.tools.steering import (NOTE_MAX_CHARS, READ_FIRST, glob_miss_note, grep_miss_note, missing_path_note,
+                                       workspace_files)
+
+TOOLS = {t.name: t for t in BUILTIN_TOOLS}
+
+
+@pytest.fixture
+def ctx(workspace, isolated_home):
+    return ToolContext(workspace=workspace, home=isolated_home)
+
+
+def write(path: Path, text: str = "x\n") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def run(ctx: ToolContext, name: str, **args) -> str:
+    return dispatch(ctx, TOOLS, name, args).content
+
+
+def port_workspace(workspace: Path) -> None:
+    write(workspace / "config" / "settings.ini", "[server]\nport = 8443\n")
+    write(workspace / "README.md", "# svc\n")
+
+
+def test_grep_whose_glob_matches_no_file_names_the_files_that_exist_and_says_to_read(ctx, workspace):
+    port_workspace(workspace)
+    out = run(ctx, "grep", pattern="server port", glob="*.py")
+    assert out.splitlines()[0] == "grep 'server port' in ., glob '*.py': no matches"
+    assert "No file matches glob '*.py'." in out
+    assert "config/settings.ini" in out and "README.md" in out
+    assert out.endswith(READ_FIRST)
+
+
+def test_grep_with_no_matching_line_suggests_one_word_and_lists_a_small_workspace(ctx, workspace):
+    port_workspace(workspace)
+    out = run(ctx, "grep", pattern="server port")
+    assert "No line of the 2 files searched matches. A regex matches within one line" in out
+    assert "The workspace has 2 files:" in out and "config/settings.ini" in out
+
+
+def test_glob_that_matches_nothing_lists_the_small_workspace(ctx, workspace):
+    port_workspace(workspace)
+    out = run(ctx, "glob", pattern="**/*.py")
+    assert out.splitlines() == ["glob '**/*.py' in .: no files match",
+                                "The workspace has 2 files: README.md, config/settings.ini. " + READ_FIRST]
+
+
+def test_read_of_a_missing_path_lists_the_small_workspace(ctx, workspace):
+    port_workspace(workspace)
+    out = run(ctx, "read_file", path="settings.py")
+    assert out.startswith("error: settings.py does not exist. Closest existing paths: config/settings.ini.")
+    assert "The workspace has 2 files: config/settings.ini, README.md." in out  # the related name first
+
+
+def test_steering_notes_honour_gitignore(ctx, workspace):
+    port_workspace(workspace)
+    write(workspace / ".gitignore", "build/\n*.log\n")
+    write(workspace / "build" / "out.py")
+    write(workspace / "debug.log")
+    assert list_workspace(workspace).files == (".gitignore", "README.md", "config/settings.ini")
+    out = run(ctx, "glob", pattern="**/*.py")
+    assert "build/" not in out and "debug.log" not in out
+
+
+def test_listing_leaves_out_nanohermes_home_inside_the_workspace(workspace):
+    write(workspace / "a.py")
+    write(workspace / ".nh" / "sessions" / "s.jsonl")
+    assert list_workspace(workspace, exclude=workspace / ".nh").files == ("a.py",)
+
+
+def test_listing_stops_at_its_limit_and_says_it_is_incomplete(workspace):
+    for i in range(12):
+        write(workspace / f"f{i:02}.txt")
+    listing = list_workspace(workspace, limit=10)
+    assert len(listing) == 10 and not listing.complete
+    assert listing.files == tuple(f"f{i:02}.txt" for i in range(10))  # sorted: the same ten each time
+
+
+def big_listing() -> Listing:
+    files = [f"src/pkg/mod{i}.py" for i in range(60)] + [f"tests/test_mod{i}.py" for i in range(20)]
+    files += ["config/settings.ini", "config/logging.ini", "docs/port.md", "README.md"]
+    return Listing(tuple(sorted(files)))
+
+
+def test_in_a_large_workspace_a_glob_miss_names_the_file_types_and_where_they_are():
+    note = glob_miss_note(big_listing(), ".", "**/*.toml")
+    assert "Files there by type: .py 80 (src/, tests/), .md 2 (., docs/), .ini 2 (config/)." in note
+    assert "84 files; most in src/ (60), tests/ (20)" in note
+    assert len(note) <= NOTE_MAX_CHARS and note.endswith(READ_FIRST)
+
+
+def test_in_a_large_workspace_a_glob_miss_names_files_with_the_same_stem():
+    note = glob_miss_note(big_listing(), ".", "**/settings.py")
+    assert note.startswith("Files named settings.*: config/settings.ini.")
+
+
+def test_in_a_large_workspace_a_grep_miss_names_files_named_like_the_pattern():
+    listing = big_listing()
+    note = grep_miss_note(listing, ".", None, listing.under("."), "port")
+    assert "Files named like it: docs/port.md." in note
+
+
+def test_in_a_large_workspace_a_missing_path_names_where_files_of_its_type_are():
+    note = missing_path_note(big_listing(), "settings.ini")
+    assert note.startswith(".ini files are in config/ (2).")
+
+
+def test_a_listing_of_a_small_workspace_puts_names_like_the_pattern_first():
+    listing = Listing(("a.txt", "b.txt", "config/port.ini"))
+    assert workspace_files(listing, "port") == "The workspace has 3 files: config/port.ini, a.txt, b.txt."
+
+
+paths = st.lists(st.from_regex(r"[a-z]{1,12}(/[a-z]{1,12}){0,3}\.[a-z]{1,4}", fullmatch=True), max_size=400, unique=True)
+patterns = st.from_regex(r"[ -~]{0,80}", fullmatch=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(files=paths, pattern=patterns)
+def test_every_steering_note_is_capped(files, pattern):
+    listing = Listing(tuple(sorted(files)), complete=len(files) < 300)
+    notes = [grep_miss_note(listing, ".", "*.zz", [], pattern), grep_miss_note(listing, ".", None, list(listing.files), pattern),
+             glob_miss_note(listing, ".", pattern), missing_path_note(listing, pattern)]
+    for note in notes:
+        assert len(note) <= NOTE_MAX_CHARS
+
+
+def test_a_word_found_only_inside_longer_words_says_so_and_where_to_look(ctx, workspace):
+    write(workspace / "service" / "app.py", "import configparser\nfrom pathlib import Path\n")
+    write(workspace / "config" / "settings.ini", "[server]\nport = 8443\n")
+    out = run(ctx, "grep", pattern="port", path="service/app.py")
+    assert out.endswith("Every match has 'port' inside a longer word; none is the word itself. "
+                        "Search for \\bport\\b (in the whole workspace: path .) before answering.")
+    assert "inside a longer word" not in run(ctx, "grep", pattern="port")  # settings.ini has the word itself
+
+
+def test_a_grep_that_misses_only_by_case_shows_what_is_there(ctx, workspace):
+    write(workspace / "config.py", 'RELAY_HOST = "smtp"\nRELAY_PORT = 2525\n')
+    out = run(ctx, "grep", pattern="relay_port", path="config.py")
+    assert out == ("grep 'relay_port' in config.py: no matches\n"
+                   "It matches when case is ignored (ignore_case=true):\nconfig.py:2: RELAY_PORT = 2525")
