@@ -9,6 +9,9 @@ covers llama.cpp's wire format and the model's real habits. Re-record with
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from tests.support.scripted_server import ScriptedServer
@@ -22,8 +25,19 @@ RECORDED = [t for t in TASKS if (RECORDINGS / f"{t.name}.json").exists()]
 MAX_RECORDINGS_BYTES = 260_000  # nine tasks; each of the three compaction sessions records ~60 KB of streamed chunks
 
 
+@pytest.fixture
+def short_root():
+    """A workspace root whose path is as long on every runner: the workspace path is in the
+    system prompt and in tool results, so its length moves a compaction by a step, and a
+    pytest-xdist worker's tmp_path (…/popen-gw0/…) is longer than the recorded run's."""
+    root = Path(tempfile.mkdtemp(prefix="nh-replay-"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.mark.parametrize("task", RECORDED, ids=lambda t: t.name)
-def test_replayed_task_reaches_the_recorded_outcome(task, tmp_path):
+def test_replayed_task_reaches_the_recorded_outcome(task, short_root):
+    tmp_path = short_root
     recording = load(task.name)
     server = ScriptedServer(n_ctx=advertised_n_ctx(recording))
     try:

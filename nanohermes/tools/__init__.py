@@ -130,7 +130,7 @@ def tool(*, params: dict[str, str], approval: bool = False, preview: Callable[..
                 required.append(name)
         schema = {"type": "object", "properties": properties, "required": required}
         doc = inspect.cleandoc(func.__doc__ or "")
-        return Tool(func.__name__, doc, schema, func, approval, preview, lean, frozenset(lean_drops))
+        return Tool(func.__name__, doc, schema, func, approval, preview, lean=lean, lean_drops=frozenset(lean_drops))
 
     return wrap
 
