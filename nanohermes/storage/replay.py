@@ -57,7 +57,7 @@ class SessionState:
     facts: dict[str, ResultFacts] = field(default_factory=dict)  # tool call id -> what its result said
     total_messages: int = 0
     cut_or_cleared: bool = False  # some output was clamped or compacted away: recall has a use
-    workspace: str | None = None  # where the session was started (None in files before issue 12)
+    workspace: str | None = None  # where the session was started (None in files from before workspaces were recorded)
     title: str | None = None  # the first request
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from nanohermes.errors import ToolError
 from nanohermes.tools.shell import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SECRET_ENV
 
-TASK_CAPTURE_BYTES = 524_288  # per stream, the reference design's 512 KB: a server's start says whether it came up
+TASK_CAPTURE_BYTES = 524_288  # per stream, 512 KB: enough for a server's start-up lines, which say whether it came up
 MAX_RUNNING_TASKS = 8  # a session is not a process manager; each task may hold 1 MB of capture
 ID_PREFIX = "bg"  # bg1, bg2, …: not to be confused with a helper agent's `task`
 
