@@ -2,7 +2,6 @@
 stdout by the SDK's client side, against the scripted model server. Each test opens sessions
 of its own in that one process."""
 
-import os
 import signal
 import sys
 import threading
@@ -13,6 +12,7 @@ import pytest
 
 from tests.support.acp_client import AcpHarness
 from tests.support.scripted_server import ScriptedServer, call, text
+from tests.support.processes import alive
 
 from acp import RequestError, text_block
 
@@ -275,15 +275,7 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
         editor.process.send_signal(how)
     assert editor.close() == code and time.monotonic() - started < CANCEL_WITHIN_S / 2  # not the SDK's terminate
     sleeper = int((ws / "sleeper.pid").read_text())
-    wait_for(lambda: not _alive(sleeper), timeout=5)  # the command's process group ended with the turn
+    wait_for(lambda: not alive(sleeper), timeout=5)  # the command's process group ended with the turn
     with Session(home, session_id, workspace=ws) as saved:  # every open call answered, the session saved
         assert [m["content"] for m in saved.state.messages if m["role"] == "tool"] == ["[interrupted by user]"]
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

@@ -16,6 +16,7 @@ import pytest
 from nanohermes.storage.session import Session
 from tests.support.cli import BIN
 from tests.support.scripted_server import Reply, call, text, prose
+from tests.support.processes import alive
 
 SECOND_SIGNAL_GAPS_S = (0.01, 0.05, 0.1)  # a second Ctrl-C right after the first: where it used to exit -2
 REDRAW_TRIES = 3  # the old failure hit about one SIGHUP in seven sent while keys were being drawn
@@ -33,14 +34,6 @@ def wait_for(predicate, within: float = 20.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.02)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except FileNotFoundError:
-        return False
 
 
 def saved_messages(home, name: str) -> list[dict]:

@@ -3,7 +3,6 @@ SDK's MCPServer) over stdio and streamable HTTP, through the one dispatch every 
 Each server is started once per module; the tests that stop one come last."""
 
 import json
-import os
 import signal
 import sys
 import threading
@@ -12,6 +11,7 @@ import time
 import pytest
 
 from tests.support.mcp_servers import demo_settings, start_http_demo
+from tests.support.processes import alive
 
 from nanohermes.mcp.hub import FAILED, NOT_STARTED, RUNNING, McpHub
 from nanohermes.mcp.settings import McpServerSettings
@@ -154,7 +154,7 @@ def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_i
             hub.tools("late")
         first = int(marker.read_text())
         deadline = time.monotonic() + 10
-        while _alive(first):  # the half-started server is stopped, not left behind
+        while alive(first):  # the half-started server is stopped, not left behind
             assert time.monotonic() < deadline, "the interrupted server kept running"
             time.sleep(0.05)
         assert call(hub, "late.add", {"a": 1, "b": 2}).content == "mcp late.add:\n3"  # not "failed, retry in 30 s"
@@ -162,12 +162,6 @@ def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_i
         hub.close()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_a_call_over_streamable_http_works_like_one_over_stdio(http_hub):

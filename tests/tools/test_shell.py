@@ -2,13 +2,13 @@
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.shell import CAPTURE_BYTES, run_command
+from tests.support.processes import alive
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 NOTE = re.compile(r"… (stdout|stderr) truncated \((\d+) bytes not shown\)")
@@ -27,15 +27,6 @@ def roomy(workspace, isolated_home):
 
 def run(ctx, command, timeout=None):
     return run_command.func(ctx, command=command, timeout=timeout)
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting for a reaper (a container's pid 1 may never reap)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 def dies_soon(pid: int) -> bool:
