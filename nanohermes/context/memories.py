@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nanohermes.storage.memory import KINDS, MAX_ENTRY_CHARS, normalise
+from nanohermes.storage.memory import KINDS, MAX_ENTRY_CHARS
+from nanohermes.storage.ranking import normalise
 
 MEMORY_MARKER = "[memories]"
 MAX_CANDIDATES = 5  # per compaction: a few lasting things, not a second summary

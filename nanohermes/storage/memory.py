@@ -1,34 +1,30 @@
-"""Long-term memory: a few hundred short facts, preferences and decisions, ranked with BM25.
+"""Long-term memory: a few hundred short facts, preferences and decisions, ranked with BM25
+(storage/ranking.py).
 
-The core is pure (tokenize, BM25, near-duplicate test, eviction choice, render_block);
-MemoryStore is the only part that touches $NANOHERMES_HOME/memory.json.
+The core is pure (eviction choice, render_block, entry checks); MemoryStore is the only
+part that touches $NANOHERMES_HOME/memory.json.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import tempfile
 import time
-from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-
-from nanohermes.storage.locking import FileLock, LockTimeout
 from nanohermes.errors import NanoHermesError
+from nanohermes.storage.locking import FileLock, LockTimeout
+from nanohermes.storage.ranking import Bm25Index, bm25_rank, build_index, is_near_duplicate, tokenize
 
 MAX_ENTRIES = 500  # a memory, not a database: ranking 500 short entries stays well under 2 ms
 MAX_ENTRY_CHARS = 400  # one fact, not a document; longer text is refused, never silently cut
 INJECT_TOP_K = 4  # only the few most relevant: every injected line is paid on every request
 INJECT_CHAR_BUDGET = 2_400  # the whole block, markers included: 2 % of the 120k-char session budget
-BM25_K1 = 1.2  # term-frequency saturation (the usual 1.2–2.0; short texts want the low end)
-BM25_B = 0.75  # length normalisation (the usual default)
-NEAR_DUPLICATE_JACCARD = 0.8  # "prefers pytest" ~ "the user prefers pytest."; "use tabs" !~ "never use tabs"
 LOCK_TIMEOUT = 10.0  # seconds to wait for another NanoHermes process writing memory
 USE_LOCK_TIMEOUT = 1.0  # use counts are a heuristic: skip one rather than stall a turn
 KINDS = ("preference", "fact", "decision", "note")
@@ -37,16 +33,6 @@ FILE_VERSION = 1
 BLOCK_START = "<nanohermes-memory>"
 BLOCK_END = "</nanohermes-memory>"
 BLOCK_HEADER = "Memories from earlier sessions, for reference only; the user's current instruction wins:"
-
-# Words that match everything and so rank nothing. Negations stay: "never use tabs" != "use tabs".
-_STOPWORDS = frozenset(
-    "a an and are as at be by for from has have i in is it its me my of on or our so that the "
-    "their then there these this to was we were what when which who will with you your s t".split()
-)
-_CJK_STOP_CHARS = frozenset("的了是在和与或我你他她它们这那吗呢吧啊也就都而及着")
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK, hangul
-_TOKEN_RE = re.compile(rf"[a-z0-9]+|[{_CJK}]+")
-_NORMALISE_RE = re.compile(r"[\W_]+")
 
 
 class MemoryStoreError(NanoHermesError):
@@ -74,57 +60,6 @@ class AddResult:
 # ---- pure core -------------------------------------------------------------------------------
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased English words (minus stop words), CJK characters and CJK bigrams."""
-    tokens: list[str] = []
-    for match in _TOKEN_RE.finditer(text.lower()):
-        run = match.group()
-        if run.isascii():
-            if run not in _STOPWORDS:
-                tokens.append(stem(run))
-            continue
-        tokens.extend(ch for ch in run if ch not in _CJK_STOP_CHARS)
-        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
-    return tokens
-
-
-# Longest first. Crude, but "formatting"/"formatted"/"formats" all meet "format", which is
-# what a query and a memory written weeks apart need; a full stemmer is not worth a dependency.
-_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "ies", "es", "s")
-MIN_STEM = 3
-
-
-def stem(word: str) -> str:
-    """Strip one common English inflection when a stem of at least MIN_STEM letters remains."""
-    if not word.isalpha() or word.endswith(("ss", "us", "is")):
-        return word  # class, status, analysis
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
-            base = word[: -len(suffix)]
-            if suffix == "ies":
-                return base + "y"
-            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
-                return word[:-1]  # "uses" -> "use", but "fixes" -> "fix", "classes" -> "class"
-            if suffix in ("ing", "ed") and len(base) > MIN_STEM and base[-1] == base[-2] and base[-1] not in "lsz":
-                return base[:-1]  # "running" -> "run", but "passing" -> "pass"
-            return base
-    return word
-
-
-def normalise(text: str) -> str:
-    return _NORMALISE_RE.sub(" ", text.lower()).strip()
-
-
-def is_near_duplicate(a: str, b: str) -> bool:
-    """Same text up to case/punctuation/spacing, or token sets overlapping ≥ NEAR_DUPLICATE_JACCARD."""
-    if normalise(a) == normalise(b):
-        return True
-    ta, tb = set(tokenize(a)), set(tokenize(b))
-    if not ta or not tb:
-        return False
-    return len(ta & tb) / len(ta | tb) >= NEAR_DUPLICATE_JACCARD
-
-
 def find_near_duplicate(entries: Sequence[Entry], text: str) -> int | None:
     """Index of the entry `text` should merge into (the closest near-duplicate), or None."""
     target = set(tokenize(text))
@@ -143,38 +78,6 @@ def least_useful(entries: Sequence[Entry]) -> int:
     """Index of the entry to evict: automatic ones first, then fewest uses, then least recently
     updated, then oldest position."""
     return min(range(len(entries)), key=lambda i: (not entries[i].auto, entries[i].uses, entries[i].updated, i))
-
-
-@dataclass(frozen=True)
-class Bm25Index:
-    postings: dict[str, list[tuple[int, int]]]  # term -> [(doc, term frequency)]
-    length_norm: list[float]  # per doc: k1 * (1 - b + b * len / avg_len), precomputed
-    n_docs: int
-
-
-def build_index(docs: Sequence[Sequence[str]], k1: float = BM25_K1, b: float = BM25_B) -> Bm25Index:
-    postings: dict[str, list[tuple[int, int]]] = {}
-    for doc_id, doc in enumerate(docs):
-        for term, tf in Counter(doc).items():
-            postings.setdefault(term, []).append((doc_id, tf))
-    avg_len = (sum(len(d) for d in docs) / len(docs)) if docs else 0.0
-    norms = [k1 * (1 - b + b * (len(d) / avg_len if avg_len else 0.0)) for d in docs]
-    return Bm25Index(postings, norms, len(docs))
-
-
-def bm25_rank(index: Bm25Index, query: Sequence[str], top_k: int, k1: float = BM25_K1) -> list[tuple[int, float]]:
-    """(doc, score) for the top_k docs with score > 0, best first; ties keep document order."""
-    scores: dict[int, float] = {}
-    for term in set(query):
-        posting = index.postings.get(term)
-        if not posting:
-            continue
-        df = len(posting)
-        idf = math.log(1 + (index.n_docs - df + 0.5) / (df + 0.5))
-        for doc, tf in posting:
-            scores[doc] = scores.get(doc, 0.0) + idf * tf * (k1 + 1) / (tf + index.length_norm[doc])
-    ranked = sorted((item for item in scores.items() if item[1] > 0), key=lambda item: (-item[1], item[0]))
-    return ranked[:top_k]
 
 
 # A memory's text is data: written like a marker of the block (or one a model might take for
