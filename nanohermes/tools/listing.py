@@ -50,14 +50,13 @@ def list_workspace(workspace: Path, exclude: Path | None = None, limit: int = SC
 def _list_with_rg(root: Path, exclude: Path | None, limit: int) -> list[str] | None:
     """`rg --files --sort path` (single-threaded, so the first `limit` files are always the
     same ones), read until limit + 1 files; None when rg is missing or fails."""
-    from nanohermes.tools.search import find_rg  # search imports paths; keep this module light
+    from nanohermes.tools.search import exclusion_args, find_rg  # search imports paths; keep this module light
 
     rg = find_rg()
     if rg is None:
         return None
     args = [rg, "--files", "--sort", "path", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
-    if exclude is not None and exclude.is_relative_to(root) and exclude != root:
-        args += ["-g", "!/" + exclude.relative_to(root).as_posix()]
+    args += exclusion_args(exclude, root)
     files: list[str] = []
     try:
         with subprocess.Popen(args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

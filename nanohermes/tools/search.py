@@ -164,9 +164,7 @@ def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | 
     args += ["--max-filesize", RG_MAX_FILESIZE]
     args += ["-g", glob] if glob else []
     args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
-    hidden = _excluded_prefix(exclude, base)
-    if hidden:
-        args[-4:-4] = ["-g", "!/" + glob_literal(hidden)]  # anchored: only that directory
+    args[-4:-4] = exclusion_args(exclude, base)
     found = _Found()
     with subprocess.Popen(args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         fired: list[bool] = []
@@ -205,6 +203,13 @@ def _excluded_prefix(exclude: Path | None, base: Path) -> str | None:
     if exclude is None or exclude == base or not exclude.is_relative_to(base):
         return None
     return exclude.relative_to(base).as_posix()
+
+
+def exclusion_args(exclude: Path | None, base: Path) -> list[str]:
+    """rg's arguments that leave the state directory out: anchored (only that directory) and
+    matched literally."""
+    hidden = _excluded_prefix(exclude, base)
+    return ["-g", "!/" + glob_literal(hidden)] if hidden else []
 
 
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\!])")
@@ -332,9 +337,7 @@ def _files_with_rg(rg: str, root: Path, exclude: Path, timeout: float = SEARCH_T
     same rules as the walk, faster). The glob pattern is not passed to rg: a matching -g glob
     overrides .gitignore there. None when rg cannot answer (the caller walks instead)."""
     args = [rg, "--files", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
-    hidden = _excluded_prefix(exclude, root)
-    if hidden:
-        args += ["-g", "!/" + glob_literal(hidden)]
+    args += exclusion_args(exclude, root)
     try:
         proc = subprocess.run(args, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
