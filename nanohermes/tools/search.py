@@ -164,7 +164,8 @@ def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | 
     args += ["--max-filesize", RG_MAX_FILESIZE]
     args += ["-g", glob] if glob else []
     args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
-    args[-4:-4] = exclusion_args(exclude, base)
+    hidden = _excluded_prefix(exclude, base)
+    args[-4:-4] = exclusion_args(exclude, base)  # anchored: only that directory
     found = _Found()
     with subprocess.Popen(args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         fired: list[bool] = []
@@ -337,6 +338,7 @@ def _files_with_rg(rg: str, root: Path, exclude: Path, timeout: float = SEARCH_T
     same rules as the walk, faster). The glob pattern is not passed to rg: a matching -g glob
     overrides .gitignore there. None when rg cannot answer (the caller walks instead)."""
     args = [rg, "--files", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
+    hidden = _excluded_prefix(exclude, root)
     args += exclusion_args(exclude, root)
     try:
         proc = subprocess.run(args, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
