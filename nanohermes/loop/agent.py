@@ -18,6 +18,7 @@ from nanohermes.context import pairing_problems, sanitize_tool_pairs
 from nanohermes.context.tokens import estimate_tokens_by_ratio
 from nanohermes.errors import ContextOverflowError, NanoHermesError, Terminated, ToolInterrupted
 from nanohermes.loop.approvals import Approvals
+from nanohermes.loop.followthrough import MAKE_THE_CHANGE, shows_an_unmade_change
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
@@ -50,6 +51,14 @@ PARTIAL_MARK = ev.PARTIAL_MARK
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
 MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
+UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"  # loop/followthrough.py
+# A model going round in circles (a refused repeat, a look that found the same as before) is
+# asked for its answer, with tool calls off, once a request: Qwen2.5-Coder-1.5B, asked for a
+# port, read config/settings.ini and then read it five more times; the same history with this
+# request gave the right answer. A note in the tool result did not (it wrote the next call as
+# text). Later repeats are refused, and past REPEAT_STOP the run stops.
+ANSWER_NOW = ("[NanoHermes: you are going round in circles (the same call again, the same result). No tool calls in "
+              "this reply: from what you found so far, give your answer; if something is still missing, say what.]")
 
 
 class StopTurn(Exception):
@@ -74,6 +83,9 @@ class Agent:
         self.messages: list[dict] = [{"role": "system", "content": system_prompt()}, *session.state.messages]
         self.keeper = ContextKeeper(self, provider, ctx, recall_offered=session.state.cut_or_cleared)
         self._partial: list[str] = []
+        self._turn_text = ""  # this turn's user request, and whether a file changed in it (loop/followthrough.py)
+        self._changed = self._nudged = False
+        self._answer_now = ""  # "next": ask for the answer with tool calls off (ANSWER_NOW); "used": asked this turn
         self._mark = ""  # put before the streamed text of a stopped run's final answer
 
     @property
@@ -108,15 +120,16 @@ class Agent:
             while True:
                 if steps >= self.config.max_steps:
                     raise StopTurn(ev.STOP_MAX_STEPS, steps=steps, max_steps=self.config.max_steps)
+                options = self._tools_off_once()
                 self.keeper.fit()
-                turn = self._request_with_recovery()
+                turn = self._request_with_recovery(**options)
                 steps += 1
                 if turn.finish_reason == "length" and turn.tool_calls:
                     cut_calls += 1
                     self._reject_cut_tool_call(turn, cut_calls)
                     continue
                 retry = self._runaway_retry(turn) if runaways < MAX_RUNAWAY_RETRIES else None
-                if retry:  # a loop cut short, or a call written as text: say so, and go on
+                if retry:  # a loop cut short, a call written as text, a fix shown not made: say so, and go on
                     runaways += 1
                     self.append(turn.as_message())
                     self.emit(ev.AssistantMessageDone(turn.content, True))
@@ -130,6 +143,9 @@ class Agent:
                         self.emit(ev.Notice("the answer was cut at max_tokens; ask to continue", "warning"))
                     return ev.TurnResult(turn.content, steps, usage.event())
                 self._run_tool_calls(turn)
+                if self._shows_unmade_change(turn.content):  # "add this line: ```…```" and a re-run of the test
+                    self.emit(ev.Notice(UNMADE_CHANGE_NOTICE, "warning"))
+                    self.append({"role": "user", "content": MAKE_THE_CHANGE})
                 self.keeper.fit()
         except StopTurn as stop:
             answer = self._final_answer(stop) or last_assistant_text(self.messages)
@@ -151,6 +167,7 @@ class Agent:
     def _start_turn(self, user_text: str) -> None:
         self.keeper.learn_advertised_window()
         self.guard.reset()
+        self._turn_text, self._changed, self._nudged, self._answer_now = user_text, False, False, ""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.append({"role": "assistant", "content": NO_ANSWER})  # strict templates need alternation
         user_text = self.ctx.redactor.text(valid_unicode(user_text))  # argv and stdin may carry any bytes
@@ -219,13 +236,27 @@ class Agent:
 
     def _runaway_retry(self, turn: AssistantTurn) -> tuple[str, str] | None:
         """(what the user is told, what the model is told) for a reply that ran away: cut for
-        repeating one passage (provider/runaway.py), or a tool call written as text."""
+        repeating one passage (provider/runaway.py), a tool call written as text, or (once a
+        turn) a change the user asked for shown in a code block but not made."""
         if turn.finish_reason == FINISH_REPEATED:
             return "the reply kept repeating itself; it was cut and the model told so", REPEATED_RETRY
-        name = None if turn.tool_calls else tool_call_in_text(turn.content, (s["function"]["name"] for s in self.tool_schemas()))
+        if turn.tool_calls:
+            return None
+        if self._shows_unmade_change(turn.content):  # first: code for a fix and a call as text, the fix is the point
+            return UNMADE_CHANGE_NOTICE, MAKE_THE_CHANGE
+        name = tool_call_in_text(turn.content, (s["function"]["name"] for s in self.tool_schemas()))
         if name:
             return f"the model wrote a {name} call as text; told it to make a real call", CALL_AS_TEXT_RETRY.format(name=name)
         return None
+
+    def _shows_unmade_change(self, content: str) -> bool:
+        """Once a turn: the reply shows code for a change the user asked for, and no file changed."""
+        if self._nudged or not shows_an_unmade_change(self._turn_text, content, self._changed):
+            return False
+        self._nudged = any(s["function"]["name"] == "edit_file" for s in self.tool_schemas())
+        if self._nudged and self._answer_now == "next":  # the change needs the tools: don't ask for an answer without them
+            self._answer_now = "used"
+        return self._nudged
 
     def _reject_cut_tool_call(self, turn: AssistantTurn, cut_calls: int) -> None:
         """A tool call cut by max_tokens is broken JSON: never run it, ask for a shorter one."""
@@ -255,15 +286,32 @@ class Agent:
             fn = call["function"]
             self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
             result, seconds = self._run_one(call["id"], fn["name"], fn["arguments"])
+            if not result.ok or result.facts.changed:
+                self.guard.forget_looks()
+            elif note := self.guard.same_look(fn["name"], fn["arguments"], result.content):
+                self._answer_now = self._answer_now or "next"
+                result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
             self.append({"role": "tool", "tool_call_id": call["id"], "content": result.content}, result.facts.to_dict())
+            self._changed |= result.facts.changed
             self.keeper.ctx.outputs.add(call["id"], result.content, result.full, result.facts)
             self.emit(ev.ToolFinished(call["id"], fn["name"], _first_line(result.content), result.ok, seconds, result.facts))
         if self.guard.stuck:
             raise StopTurn(ev.STOP_REPEATING)
 
+    def _tools_off_once(self) -> dict:
+        """The request options: after the first time a turn went round in circles, ask for the
+        answer with tool calls off."""
+        if self._answer_now != "next":
+            return {}
+        self._answer_now = "used"
+        self.append({"role": "user", "content": ANSWER_NOW})
+        return {"tool_choice": "none"}
+
     def _run_one(self, call_id: str, name: str, arguments: str) -> tuple[ToolResult, float]:
         """The result and the seconds it took to run (the wait for an approval not counted)."""
         refusal = self.guard.see(name, arguments)
+        if refusal is not None:
+            self._answer_now = self._answer_now or "next"
         tool = self.tools.get(name)
         ctx = replace(self.keeper.ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
         if refusal is None and tool is not None:

@@ -24,6 +24,7 @@ from nanohermes.tools.paths import display_path, list_directory, resolve_path
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
 DEFAULT_LINES = 2_000  # a page of a long file; the output budget usually stops a page earlier
+MIN_LINES = 20  # a smaller limit reads this many: a small model paging with limit=1 spent a request per line
 MAX_LINE_CHARS = 2_000  # one minified line must not eat the whole result
 LINE_READ_BYTES = MAX_LINE_CHARS * 4  # worst-case UTF-8 width: a cut line still has its 2,000 chars
 BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
@@ -58,7 +59,7 @@ class _Page:
         return self.first + len(self.lines) - 1
 
 
-@tool(params={"path": "file path", "offset": "first line, 1-based", "limit": f"number of lines (default {DEFAULT_LINES})"})
+@tool(params={"path": "file path", "offset": "first line, 1-based", "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})"})
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
     target = resolve_path(ctx, path)
@@ -75,7 +76,7 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
     with open_regular(target) as f:  # checked again as opened: a FIFO swapped in must not block
         refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
-        page = _read_page(f, first, limit or DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
+        page = _read_page(f, first, max(limit, MIN_LINES) if limit else DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
     found = f"lines {page.first}–{page.last} of {page.total}" if page.total else "empty file"
     return ToolOutput(_format_page(shown, page), ResultFacts(path=shown, found=found))
 

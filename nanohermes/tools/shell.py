@@ -136,7 +136,15 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None, ba
     outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add)
     shown = tail.lines(TAIL_LINES)
     facts = ResultFacts(exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count)
-    return ToolOutput(format_outcome(command, outcome, limit, ctx.max_output), facts)
+    text = format_outcome(command, outcome, limit, ctx.max_output)
+    if outcome.code > 0 and not outcome.timed_out:
+        from nanohermes.tools.steering import raised_in_note, silent_command_note_for  # only when needed
+
+        if not (outcome.stdout.total or outcome.stderr.total):
+            text += "\n" + silent_command_note_for(ctx, command)
+        elif note := raised_in_note(text, ctx.workspace):
+            text += "\n" + note
+    return ToolOutput(text, facts)
 
 
 def _child_env() -> dict[str, str]:

@@ -3,10 +3,11 @@
 Small models answer from imagination when a search comes back empty: asked which port a
 service uses, Qwen2.5-Coder-1.5B grepped `*.py`, got "no matches" and answered 8080 (the port
 was in config/settings.ini). Told instead that no `*.py` file exists, shown the file that
-does and told to read it before answering, the same model read it. So an empty grep or glob
-and a missing path end with a short note built from the workspace listing: in a small
-workspace its files; in a larger one the names that look like what was asked for and where
-the files are. Pure: they take a Listing and return text.
+does and told to read it before answering, the same model read it. So an empty grep or glob,
+a missing path and a command that failed without printing a word end with a short note built
+from the workspace listing: in a small workspace its files; in a larger one the names that
+look like what was asked for and where the files are. Pure: they take a Listing and return
+text.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ NOTE_MAX_CHARS = 500  # a hint, not a listing: ~130 tokens, well inside a 4K win
 RELATED_NAMES = 5  # names that look like the search, in a large workspace
 TOP_GROUPS = 5  # directories or file types named in a large workspace
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")  # words of a pattern worth finding in file names
+NAMED_SCAN_BYTES = 65_536  # of a searched file, looked through for the names of other files
 READ_FIRST = "Read the file likely to hold the answer (read_file) before answering; don't guess."
 
 
@@ -63,9 +65,13 @@ def workspace_files(listing: Listing, pattern: str = "", budget: int = NOTE_MAX_
     return " ".join(parts)
 
 
-def grep_miss_note(listing: Listing, scope: str, glob: str | None, in_glob: list[str], pattern: str) -> str:
+def grep_miss_note(listing: Listing, scope: str, glob: str | None, in_glob: list[str], pattern: str,
+                   named: list[str] | None = None) -> str:
     """After grep found nothing under `scope`: `in_glob` are the files there the glob filter lets
-    through (all of them without a glob)."""
+    through (all of them without a glob). `named` (a search of one file): the workspace files
+    that file names, which come first."""
+    if named is not None:
+        return _one_file_miss(listing, scope, named, pattern)
     if glob and not in_glob:
         where = "" if scope in ("", ".") else f" under {scope}"
         head = f"No file{where} matches glob {glob!r}."
@@ -76,6 +82,37 @@ def grep_miss_note(listing: Listing, scope: str, glob: str | None, in_glob: list
         if " " in pattern.strip() or len(pattern) > 30:
             head += " A regex matches within one line: try one word of it, or ignore_case."
     return _note(head, lambda budget: workspace_files(listing, pattern, budget), READ_FIRST)
+
+
+def _one_file_miss(listing: Listing, searched: str, named: list[str], pattern: str) -> str:
+    """A file that does not have it: the files it names (settings.ini from a loader, a module
+    from an import) are where to look next; the same model that read the first file listed
+    went on to the file it named only when that came first (tried on Qwen2.5-Coder-1.5B)."""
+    head = f"No line of {searched} matches."
+    if named:
+        head += f" Files it names: {names(named, NOTE_MAX_CHARS // 3)}."
+    rest = [f for f in listing.files if f != searched and f not in named]
+    if not (listing.complete and len(listing) <= SMALL_WORKSPACE_FILES):
+        return _note(head, lambda budget: workspace_files(listing, pattern, budget), READ_FIRST)
+    if not rest:
+        return _note(head, lambda budget: "", READ_FIRST)
+    return _note(head, lambda budget: f"Other files: {names(related_first(rest, pattern), budget)}.", READ_FIRST)
+
+
+def named_files(text: str, files: list[str] | tuple[str, ...], searched: str) -> list[str]:
+    """The files (other than `searched`) whose name appears in `text`: `settings.ini`, or a
+    module's dotted or slashed path without `.py` (`shop.pricing`, `shop/pricing`)."""
+    found = []
+    for f in files:
+        if f == searched:
+            continue
+        path = PurePosixPath(f)
+        stem = str(path.with_suffix("")) if path.suffix == ".py" else ""
+        if stem.endswith("/__init__"):
+            stem = stem.removesuffix("/__init__")
+        if (len(path.name) > 4 and path.name in text) or (stem and "/" in stem and (stem in text or stem.replace("/", ".") in text)):
+            found.append(f)
+    return found
 
 
 def glob_miss_note(listing: Listing, scope: str, pattern: str) -> str:
@@ -89,6 +126,34 @@ def glob_miss_note(listing: Listing, scope: str, pattern: str) -> str:
             head = f"Files named {stem}.*: {names(same_stem[:RELATED_NAMES], 200)}. "
         head += f"Files there by type: {_by_type(listing.under(scope))}."
     return _note(head, lambda budget: workspace_files(listing, pattern, budget), READ_FIRST)
+
+
+def silent_command_note(listing: Listing, command: str) -> str:
+    """After a command that failed and printed nothing (a `grep` or `find | grep` that found
+    nothing, a `netstat | grep 8080` asked of a machine instead of the repository): what the
+    workspace holds, the files named like the command's words first."""
+    return _note("It printed nothing.", lambda budget: workspace_files(listing, command, budget), READ_FIRST)
+
+
+PY_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.M)
+
+
+def raised_in_note(output: str, workspace: Path) -> str:
+    """After a command that failed with a Python traceback: the innermost frame in the
+    workspace's own files, and to read that file first. Qwen2.5-Coder-1.5B, given a test's
+    traceback that ended in another module, edited that module from the traceback's one line
+    (old_text not found) or only described a fix. Told where the error was raised and to read
+    it "before changing anything", it often gave that sentence back as its answer; worded as the
+    next step, it read the file (4 of 4 tries)."""
+    root = workspace.resolve()
+    for path, line, name in reversed(PY_FRAME.findall(output)):
+        file = Path(path) if Path(path).is_absolute() else root / path
+        try:
+            shown = file.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue  # the standard library, site-packages: not where the fix goes
+        return f"Next, read {shown} with read_file: the error was raised there, at line {line} (in {name})."
+    return ""
 
 
 def missing_path_note(listing: Listing, wanted: str) -> str:
@@ -164,6 +229,14 @@ def grep_note_for(ctx, target: Path, glob: str | None, pattern: str) -> str:
     if scope is None:
         return ""
     listing = list_workspace(ctx.workspace, state_dir(ctx))
+    if target.is_file() and not glob:
+        from nanohermes.fileio import read_regular
+
+        try:
+            text = read_regular(target, NAMED_SCAN_BYTES).decode("utf-8", "replace")
+        except OSError:  # swapped for a FIFO since the search: name nothing
+            text = ""
+        return grep_miss_note(listing, scope, None, [scope], pattern, named_files(text, listing.files, scope))
     in_scope = [scope] if target.is_file() else listing.under(scope)
     return grep_miss_note(listing, scope, glob, glob_filter(in_scope, glob) if glob else in_scope, pattern)
 
@@ -171,6 +244,10 @@ def grep_note_for(ctx, target: Path, glob: str | None, pattern: str) -> str:
 def glob_note_for(ctx, root: Path, pattern: str) -> str:
     scope = _scope(ctx, root)
     return "" if scope is None else glob_miss_note(list_workspace(ctx.workspace, state_dir(ctx)), scope, pattern)
+
+
+def silent_command_note_for(ctx, command: str) -> str:
+    return silent_command_note(list_workspace(ctx.workspace, state_dir(ctx)), command)
 
 
 def missing_path_note_for(ctx, raw: str) -> str:

@@ -9,7 +9,7 @@ from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.edit import edit_file
-from nanohermes.tools.files import MAX_FILE_BYTES, read_file, write_file
+from nanohermes.tools.files import MAX_FILE_BYTES, MIN_LINES, read_file, write_file
 from nanohermes.tools.steering import READ_FIRST
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
@@ -59,13 +59,25 @@ def test_read_file_stops_at_2000_lines_and_says_how_many_more(roomy, workspace):
 
 def test_read_file_offset_and_limit_pick_a_range(ctx, workspace):
     lines_file(workspace / "f.txt", 100)
+    out = read(ctx, path="f.txt", offset=10, limit=25)
+    assert out.startswith("read_file f.txt lines 10–34 of 100\n10\tx10\n11\tx11\n")
+    assert out.endswith("\n34\tx34\n… 66 more lines (total 100); continue with offset=35")
+
+
+def test_a_limit_under_a_screenful_reads_a_screenful(ctx, workspace):
+    """Qwen2.5-Coder-1.5B read a 14-line file with limit=1, one request per line, until the
+    step limit: a tiny limit reads MIN_LINES lines (the rest of a short file)."""
+    lines_file(workspace / "f.txt", 100)
     out = read(ctx, path="f.txt", offset=10, limit=3)
-    assert out == "read_file f.txt lines 10–12 of 100\n10\tx10\n11\tx11\n12\tx12\n… 88 more lines (total 100); continue with offset=13"
+    assert out.startswith(f"read_file f.txt lines 10–{9 + MIN_LINES} of 100\n")
+    lines_file(workspace / "short.txt", 14)
+    out = read(ctx, path="short.txt", offset=1, limit=1)
+    assert out.startswith("read_file short.txt lines 1–14 of 14\n") and out.endswith("\n14\tx14")
 
 
 def test_read_file_offset_zero_means_the_start_and_past_the_end_is_an_error(ctx, workspace):
     lines_file(workspace / "f.txt", 5)
-    assert read(ctx, path="f.txt", offset=0, limit=1).startswith("read_file f.txt lines 1–1 of 5")
+    assert read(ctx, path="f.txt", offset=0, limit=1).startswith("read_file f.txt lines 1–5 of 5")
     with pytest.raises(ToolError, match=r"offset 9 is past the end of f.txt \(5 lines\)"):
         read(ctx, path="f.txt", offset=9)
 

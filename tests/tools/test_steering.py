@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.listing import Listing, list_workspace
 from nanohermes.tools.steering import (NOTE_MAX_CHARS, READ_FIRST, glob_miss_note, grep_miss_note, missing_path_note,
-                                       workspace_files)
+                                       named_files, raised_in_note, silent_command_note, workspace_files)
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
@@ -63,6 +64,55 @@ def test_read_of_a_missing_path_lists_the_small_workspace(ctx, workspace):
     out = run(ctx, "read_file", path="settings.py")
     assert out.startswith("error: settings.py does not exist. Closest existing paths: config/settings.ini.")
     assert "The workspace has 2 files: config/settings.ini, README.md." in out  # the related name first
+
+
+def test_a_command_that_fails_without_a_word_lists_the_small_workspace(ctx, workspace):
+    """Asked which port a service uses, Qwen2.5-Coder-1.5B ran `netstat -tuln | grep '8080'`,
+    got exit 1 and nothing else, and answered from imagination."""
+    port_workspace(workspace)
+    out = run(ctx, "run_command", command="grep -rq 8080 README.md")
+    assert out.splitlines() == ["$ grep -rq 8080 README.md", "exit code 1", "(no output)",
+                                "It printed nothing. The workspace has 2 files: README.md, config/settings.ini. " + READ_FIRST]
+
+
+@pytest.mark.parametrize("command", ["true", "ls nothing-here", "echo found; exit 1"])
+def test_a_command_that_succeeds_or_says_why_it_failed_gets_no_note(ctx, workspace, command):
+    port_workspace(workspace)
+    assert READ_FIRST not in run(ctx, "run_command", command=command)
+
+
+def test_a_grep_of_one_file_that_misses_names_the_files_it_names_first(ctx, workspace):
+    """Qwen2.5-Coder-1.5B grepped service/app.py for the port it had guessed; told that the
+    file names config/settings.ini, it read that file next (3 of 4 tries; listed after
+    README.md, it read README.md)."""
+    port_workspace(workspace)
+    write(workspace / "service" / "app.py", "from pathlib import Path\nPath('config') / 'settings.ini'\n")
+    out = run(ctx, "grep", pattern="8080", path="service/app.py")
+    assert out.splitlines()[1] == ("No line of service/app.py matches. Files it names: config/settings.ini. "
+                                   "Other files: README.md. " + READ_FIRST)
+
+
+def test_named_files_are_file_names_and_module_paths_mentioned_in_the_text():
+    files = ("README.md", "shop/__init__.py", "shop/pricing.py", "shop/cart.py", "config/settings.ini", "a.py")
+    text = "from shop.pricing import vat_for\nimport shop\nread('settings.ini')  # see a.py\n"
+    assert named_files(text, files, "shop/cart.py") == ["shop/pricing.py", "config/settings.ini"]  # a.py: too short a name to trust
+    assert named_files("see shop/cart.py", files, "shop/cart.py") == []  # not the searched file itself
+
+
+def test_a_failed_python_run_says_where_the_error_was_raised_in_the_workspace(ctx, workspace):
+    write(workspace / "shop" / "pricing.py", "RATES = {}\n\ndef vat(c):\n    return RATES[c.upper()]\n")
+    write(workspace / "test_shop.py", "import json\nfrom shop.pricing import vat\njson.loads('{')\n")
+    out = run(ctx, "run_command", command=f"{sys.executable} test_shop.py")
+    assert out.endswith("Next, read test_shop.py with read_file: the error was raised there, at line 3 (in <module>).")
+    write(workspace / "test_shop.py", "from shop.pricing import vat\nvat('food')\n")
+    out = run(ctx, "run_command", command=f"{sys.executable} test_shop.py")
+    assert out.endswith("Next, read shop/pricing.py with read_file: the error was raised there, at line 4 (in vat).")
+
+
+def test_a_traceback_outside_the_workspace_names_nothing(workspace):
+    trace = 'Traceback (most recent call last):\n  File "/usr/lib/python3.11/json/decoder.py", line 353, in raw_decode\nValueError: x\n'
+    assert raised_in_note(trace, workspace) == ""
+    assert raised_in_note("exit code 1\nsomething failed", workspace) == ""
 
 
 def test_steering_notes_honour_gitignore(ctx, workspace):
@@ -132,7 +182,8 @@ patterns = st.from_regex(r"[ -~]{0,80}", fullmatch=True)
 def test_every_steering_note_is_capped(files, pattern):
     listing = Listing(tuple(sorted(files)), complete=len(files) < 300)
     notes = [grep_miss_note(listing, ".", "*.zz", [], pattern), grep_miss_note(listing, ".", None, list(listing.files), pattern),
-             glob_miss_note(listing, ".", pattern), missing_path_note(listing, pattern)]
+             glob_miss_note(listing, ".", pattern), missing_path_note(listing, pattern), silent_command_note(listing, pattern),
+             grep_miss_note(listing, "x.py", None, ["x.py"], pattern, list(listing.files[:40]))]
     for note in notes:
         assert len(note) <= NOTE_MAX_CHARS
 

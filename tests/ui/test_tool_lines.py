@@ -62,7 +62,7 @@ def test_reads_greps_and_globs_say_what_they_found(server, workspace):
                      ("glob", {"pattern": "*.py"}), ("read_file", {"path": "nope.py"})), text("seen"))
     term = Terminal(server, workspace, "--yes")
     screen = "\n".join(run_turn(term, "look"))
-    assert "✓ read_file path=app.py offset=2 limit=3 · lines 2–4 of 6 · " in screen
+    assert "✓ read_file path=app.py offset=2 limit=3 · lines 2–6 of 6 · " in screen
     assert "✓ grep pattern=def main · 2 matches in 2 files · " in screen
     assert "✓ glob pattern=*.py · 2 files · " in screen
     assert "✗ read_file path=nope.py · error: nope.py does not exist" in screen

@@ -1,0 +1,140 @@
+"""A fix shown but not made, and a model going round in circles: through the loop and the
+scripted server over real HTTP (loop/followthrough.py, loop/guard.py: same_look)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.agents import TEST_TOOLS, make_agent
+from tests.support.scripted_server import call, calls, text
+
+from nanohermes import events as ev
+from nanohermes.loop.agent import ANSWER_NOW
+from nanohermes.loop.followthrough import MAKE_THE_CHANGE, asks_for_a_change, shows_an_unmade_change
+from nanohermes.loop.guard import RepeatGuard
+from nanohermes.tools.builtin import BUILTIN_TOOLS
+
+FIX_SHOWN = "The key is missing. Add it:\n\n```python\nVAT_RATES['FOOD'] = 0.0\n```\n"
+FILE_TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "grep")] + TEST_TOOLS
+
+
+@pytest.mark.parametrize("request_text, expected", [
+    ("The checkout test fails. Run it, find the cause and fix it.", True),
+    ("add a --verbose flag to the CLI", True),
+    ("Can you rename parse to parse_port?", True),
+    ("How do I fix this KeyError?", False),
+    ("What does the add function do?", False),
+    ("Explain how to update the config", False),
+    ("Which port does the service listen on?", False),
+])
+def test_a_change_is_asked_for_by_a_request_not_by_a_question(request_text, expected):
+    assert asks_for_a_change(request_text) is expected
+
+
+def test_an_unmade_change_needs_code_in_the_reply_and_no_file_changed():
+    asked = "fix the failing test"
+    assert shows_an_unmade_change(asked, FIX_SHOWN, changed=False)
+    assert not shows_an_unmade_change(asked, FIX_SHOWN, changed=True)
+    assert not shows_an_unmade_change(asked, "Fixed: the key is there now.", changed=False)
+    assert not shows_an_unmade_change("why does it fail?", FIX_SHOWN, changed=False)
+
+
+def test_a_fix_shown_in_a_code_block_gets_one_nudge_to_make_it(server, workspace):
+    (workspace / "pricing.py").write_text("VAT_RATES = {}\n")
+    server.add(text(FIX_SHOWN),
+               call("edit_file", {"path": "pricing.py", "old_text": "{}", "new_text": "{'FOOD': 0.0}"}),
+               text("Done: pricing.py has the key."))
+    events = []
+    agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
+    result = agent.run_turn("The test fails with a KeyError; fix it.")
+    assert result.final_text == "Done: pricing.py has the key."
+    assert (workspace / "pricing.py").read_text() == "VAT_RATES = {'FOOD': 0.0}\n"
+    second = server.chat_requests()[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": FIX_SHOWN}
+    assert second[-1] == {"role": "user", "content": MAKE_THE_CHANGE}
+    assert any(isinstance(e, ev.Notice) and "without making it" in e.text for e in events)
+
+
+def test_the_nudge_comes_once_a_turn_and_never_for_a_question_or_without_edit_tools(server, workspace):
+    server.add(text(FIX_SHOWN), text(FIX_SHOWN))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    assert agent.run_turn("fix the KeyError").final_text == FIX_SHOWN  # nudged once; the second reply stands
+    assert len(server.chat_requests()) == 2
+    server.add(text(FIX_SHOWN))
+    assert agent.run_turn("how would I fix the KeyError?").final_text == FIX_SHOWN
+    assert len(server.chat_requests()) == 3
+    server.add(text(FIX_SHOWN))
+    no_edits = make_agent(server, workspace)  # no edit_file on offer (plan mode, or a tool set without it)
+    assert no_edits.run_turn("fix the KeyError").final_text == FIX_SHOWN
+    assert len(server.chat_requests()) == 4
+
+
+def test_a_fix_shown_beside_a_rerun_of_the_test_is_nudged_after_the_run(server, workspace):
+    server.add(call("echo", {"text": "test fails"}, content=FIX_SHOWN), text("I made the change."))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent.run_turn("fix the failing test")
+    second = server.chat_requests()[1]["messages"]
+    assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
+    assert second[-1]["content"] == MAKE_THE_CHANGE
+
+
+def test_a_look_that_finds_the_same_as_before_is_said_so_and_the_answer_asked_for_without_tools(server, workspace):
+    (workspace / "a.ini").write_text("port = 8443\n")
+    (workspace / "b.py").write_text("print('hi')\n")
+    read_a, read_b = ("read_file", {"path": "a.ini"}), ("read_file", {"path": "b.py"})
+    server.add(calls(read_a), calls(read_b), calls(read_a), text("Port 8443."))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    result = agent.run_turn("which port?")
+    assert result.final_text == "Port 8443." and result.stop_code is None
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, None, None, "none"]
+    last = requests[-1]["messages"]
+    assert last[-2]["role"] == "tool" and "the same read_file call you made earlier" in last[-2]["content"]
+    assert last[-1] == {"role": "user", "content": ANSWER_NOW}
+    assert "the same read_file call" not in requests[-1]["messages"][-4]["content"]  # the first read had no note
+
+
+def test_tools_go_off_once_a_turn_and_a_new_request_starts_afresh(server, workspace):
+    server.add(*[calls(("echo", {"text": "x"})) for _ in range(3)], calls(("echo", {"text": "x"})), text("a"),
+               calls(("echo", {"text": "y"})), calls(("echo", {"text": "y"})), calls(("echo", {"text": "y"})), text("b"))
+    agent = make_agent(server, workspace)
+    agent.run_turn("one")
+    agent.run_turn("two")
+    choices = [r.get("tool_choice") for r in server.chat_requests()]
+    assert choices == [None, None, None, "none", None, None, None, None, "none"]
+
+
+def test_a_nudge_to_make_a_change_keeps_the_tools_on(server, workspace):
+    """A refused repeat would turn the tools off for the next reply; a fix shown in the same
+    reply needs them, so the nudge wins."""
+    echo_x = ("echo", {"text": "x"})
+    server.add(calls(echo_x), calls(echo_x), call("echo", {"text": "x"}, content=FIX_SHOWN), text("made it"))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent.run_turn("fix it")
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, None, None, None]
+    assert requests[-1]["messages"][-1] == {"role": "user", "content": MAKE_THE_CHANGE}
+
+
+def test_same_look_counts_only_looks_with_the_same_result():
+    guard = RepeatGuard()
+    assert guard.same_look("read_file", '{"path": "a"}', "1\tx") is None
+    assert guard.same_look("read_file", '{"path": "a"}', "1\ty") is None  # the file changed: a new look
+    assert guard.same_look("read_file", '{ "path":"a" }', "1\ty")  # same call, same result
+    assert guard.same_look("run_command", '{"command": "pytest"}', "ok") is None
+    assert guard.same_look("run_command", '{"command": "pytest"}', "ok") is None  # a command may have effects
+    guard.reset()
+    assert guard.same_look("read_file", '{"path": "a"}', "1\ty") is None
+
+
+def test_a_read_again_after_a_failed_edit_is_a_fresh_look(server, workspace):
+    """"old_text not found … re-read the file" asks for the same read again: no note, tools stay on."""
+    (workspace / "a.py").write_text("x = 1\n")
+    read_a = ("read_file", {"path": "a.py"})
+    server.add(calls(read_a), calls(("edit_file", {"path": "a.py", "old_text": "x = 2", "new_text": "x = 3"})),
+               calls(read_a), calls(("edit_file", {"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})), text("done"))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    assert agent.run_turn("set x to 3").final_text == "done"
+    assert (workspace / "a.py").read_text() == "x = 3\n"
+    assert all(r.get("tool_choice") is None for r in server.chat_requests())
+    assert not any("the same read_file call" in (m["content"] or "") for m in agent.messages if m["role"] == "tool")
