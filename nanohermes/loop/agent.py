@@ -304,6 +304,7 @@ class Agent:
         if self._answer_now != "next":
             return {}
         self._answer_now = "used"
+        self.emit(ev.Notice("the model was going round in circles; asked it for its answer, tool calls off", "warning"))
         self.append({"role": "user", "content": ANSWER_NOW})
         return {"tool_choice": "none"}
 

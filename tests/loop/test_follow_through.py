@@ -83,8 +83,10 @@ def test_a_look_that_finds_the_same_as_before_is_said_so_and_the_answer_asked_fo
     (workspace / "b.py").write_text("print('hi')\n")
     read_a, read_b = ("read_file", {"path": "a.ini"}), ("read_file", {"path": "b.py"})
     server.add(calls(read_a), calls(read_b), calls(read_a), text("Port 8443."))
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    events = []
+    agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
     result = agent.run_turn("which port?")
+    assert any(isinstance(e, ev.Notice) and "going round in circles" in e.text for e in events)
     assert result.final_text == "Port 8443." and result.stop_code is None
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, None, "none"]
