@@ -102,7 +102,14 @@ class RawServer:
         return [r for r in self.requests if r.startswith("POST")]
 
     def close(self) -> None:
+        """Shut down first: a bare close() leaves the thread blocked in accept() on the old
+        descriptor number, and the next server in this process, given the same number, had its
+        connections answered by this one (a test saw another test's nginx page)."""
         self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self._sock.close()
 
     def _serve(self) -> None:
