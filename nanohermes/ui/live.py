@@ -64,6 +64,8 @@ class RichRenderer:
     def _print_segments(self, lines: list) -> None:
         from rich.segment import SegmentLines
 
+        if self.md is not None:  # the live area, redrawn below the print, must not show these lines again
+            self.area.tail = self.md.live_lines
         self.area.print(SegmentLines(lines, new_lines=True))
 
     def _on_StreamRestarted(self, event) -> None:

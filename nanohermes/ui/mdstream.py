@@ -79,28 +79,34 @@ class MarkdownStream:
         self.live_lines = []
 
     def _update(self, final: bool) -> None:
+        """The new live lines are set before anything is printed: a print redraws the live area
+        below it, and drawn with the old tail it showed the lines just printed a second time,
+        which a busy terminal scrolled into the scrollback."""
+        printing: list = []
         end = len(self.source) if final else stable_end(self.source, self.done)
         if end > self.done:
             lines = self._render(self.source[self.done:end])
-            self._print(lines, self.tail_printed)
+            printing += self._fresh(lines, self.tail_printed)
             self.done, self.tail_printed = end, 0
         tail = self.source[self.done:]
         lines = self._render(tail) if tail.strip() else []
         overflow = len(lines) - self._window()
         if overflow > self.tail_printed:
-            self._print(lines[:overflow], self.tail_printed)
+            printing += self._fresh(lines[:overflow], self.tail_printed)
             self.tail_printed = overflow
         self.live_lines = lines[self.tail_printed:]
+        if printing:
+            self.emit(printing)
 
-    def _print(self, lines: list, skip: int) -> None:
-        """Print lines[skip:]; a block's first line gets a blank line above it, as rich would."""
+    def _fresh(self, lines: list, skip: int) -> list:
+        """lines[skip:], to print; a block's first line gets a blank line above it, as rich would."""
         fresh = lines[skip:]
         if not fresh:
-            return
+            return []
         if skip == 0 and self.started:
             fresh = [[], *fresh]
         self.started = True
-        self.emit(fresh)
+        return fresh
 
     def _window(self) -> int:
         return max(1, min(LIVE_WINDOW_LINES, self.console.height - SCREEN_MARGIN_LINES))
