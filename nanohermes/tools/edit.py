@@ -1,4 +1,12 @@
-"""edit_file: exact-string replacement that says what is nearest when old_text is not there."""
+"""edit_file: exact-string replacement that says what is nearest when old_text is not there.
+
+One tolerance: quotes. Qwen2.5-Coder-1.5B copied `{"food": 0.05}` from read_file as
+`{'food': 0.05}` three times running and never got an edit in; text pasted through
+a chat or a document turns straight quotes curly. When old_text matches nowhere as written but matches one place once every
+quote mark is taken as the same, that place is edited, new_text gets the file's quotes, and
+the result says so. Whitespace is not forgiven (indentation means something); the error
+names the lines instead.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +25,9 @@ from nanohermes.tools.files import (
 from nanohermes.tools.paths import display_path, resolve_path
 
 MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
+QUOTE_MARKS = "'\"\u2018\u2019\u201c\u201d"  # taken as one mark when old_text matches nowhere as written
+SAME_QUOTE = str.maketrans({mark: '"' for mark in QUOTE_MARKS})
+QUOTES_MATCHED = "old_text matched with the file's quotes"
 
 
 @dataclass
@@ -26,6 +37,7 @@ class _Edit:
     before: str
     after: str
     lines: list[int]  # line numbers of the replaced occurrences
+    requoted: bool = False  # old_text matched only once quotes were taken as one mark
 
 
 def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool) -> _Edit:
@@ -40,7 +52,10 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
     if not old_text:
         raise ToolError("old_text is empty; to create or overwrite a whole file use write_file")
     old_text, new_text = _match_line_endings(content, old_text, new_text)
-    starts = _occurrences(content, old_text)
+    starts, requoted = _occurrences(content, old_text), False
+    if not starts and (requoted := _with_file_quotes(content, old_text, new_text)):
+        old_text, new_text = requoted
+        starts = _occurrences(content, old_text)
     if not starts:  # first: "identical" would hide that the text is not there at all
         raise ToolError(_not_found(shown, content, old_text))
     if old_text == new_text:
@@ -52,7 +67,7 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
             "surrounding lines to make it unique, or set replace_all=true"
         )
     after = content.replace(old_text, new_text, -1 if replace_all else 1)
-    return _Edit(target, shown, content, after, lines)
+    return _Edit(target, shown, content, after, lines, bool(requoted))
 
 
 def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
@@ -60,6 +75,31 @@ def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str
     if "\r\n" in content and "\r\n" not in old_text and "\n" in old_text and old_text not in content:
         return old_text.replace("\n", "\r\n"), new_text.replace("\r\n", "\n").replace("\n", "\r\n")
     return old_text, new_text
+
+
+def _with_file_quotes(content: str, old_text: str, new_text: str) -> tuple[str, str] | None:
+    """(the file's text, new_text in the file's quotes) when old_text differs from exactly one
+    text of the file in its quote marks only; None otherwise. Every mark maps 1:1 to a mark, so
+    offsets in the translated texts are offsets in the real ones."""
+    if not any(mark in old_text for mark in QUOTE_MARKS):
+        return None
+    wanted = old_text.translate(SAME_QUOTE)
+    found = {content[at : at + len(old_text)] for at in _occurrences(content.translate(SAME_QUOTE), wanted)}
+    if len(found) != 1:  # none, or places quoted differently from one another: don't guess
+        return None
+    (actual,) = found
+    mapping: dict[str, str] = {}
+    for i, (mark, real) in enumerate(zip(old_text, actual)):
+        if mark in QUOTE_MARKS and not _apostrophe(old_text, i):
+            if mapping.setdefault(mark, real) != real:  # the model's ' stood for both ' and ": leave new_text be
+                return actual, new_text
+    requoted = "".join(mapping.get(c, c) if not _apostrophe(new_text, i) else c for i, c in enumerate(new_text))
+    return actual, requoted
+
+
+def _apostrophe(text: str, i: int) -> bool:
+    """A ' or ’ between two letters ("don't") is a letter of the word, never a quote to change."""
+    return text[i] in "'\u2019" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
 
 
 def _occurrences(content: str, needle: str) -> list[int]:
@@ -137,6 +177,6 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
     write_with_checkpoint(ctx, "edit_file", edit.target, edit.shown, encode_text(edit.before), data, True)
     where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
     n = len(edit.lines)
-    found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where})"
+    found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where}{'; ' + QUOTES_MATCHED if edit.requoted else ''})"
     text = f"edit_file {edit.shown}: {found}\n{diff}"
     return ToolOutput(text, ResultFacts(path=edit.shown, changed=True, found=f"{found}, +{added} −{removed}"))

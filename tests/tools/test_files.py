@@ -4,11 +4,13 @@ import os
 import stat
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.edit import edit_file
+from nanohermes.tools.edit import SAME_QUOTE, _with_file_quotes, edit_file
 from nanohermes.tools.files import MAX_FILE_BYTES, MIN_LINES, read_file, write_file
 from nanohermes.tools.steering import READ_FIRST
 
@@ -271,6 +273,42 @@ def test_edit_file_whitespace_only_mismatch_names_the_lines(ctx, workspace):
         edit_file.func(ctx, path="m.py", old_text="if x:\n  y()", new_text="pass")
 
 
+def test_edit_file_takes_old_text_in_other_quotes_and_writes_new_text_in_the_files(ctx, workspace):
+    # Qwen2.5-Coder-1.5B's own copy of a line it had just read, three times running.
+    (workspace / "p.py").write_text('RATES = {"food": 0.05, "books": 0.0}\n')
+    out = edit_file.func(ctx, path="p.py", old_text="RATES = {'food': 0.05, 'books': 0.0}",
+                         new_text="RATES = {'food': 0.05, 'books': 0.0, 'FOOD': 0.05}")
+    assert out.startswith("edit_file p.py: replaced 1 occurrence (line 1; old_text matched with the file's quotes)\n")
+    assert (workspace / "p.py").read_text() == 'RATES = {"food": 0.05, "books": 0.0, "FOOD": 0.05}\n'
+
+
+def test_edit_file_quote_match_keeps_apostrophes_and_curly_quotes_map_to_straight(ctx, workspace):
+    (workspace / "m.py").write_text("msg = 'ready'\n")
+    edit_file.func(ctx, path="m.py", old_text="msg = \u2018ready\u2019", new_text="msg = \u2018don't wait\u2019")
+    assert (workspace / "m.py").read_text() == "msg = 'don't wait'\n"
+    (workspace / "n.py").write_text('say("it\'s ok")\n')
+    edit_file.func(ctx, path="n.py", old_text="say('it's ok')", new_text="say('it's fine')")
+    assert (workspace / "n.py").read_text() == 'say("it\'s fine")\n'
+
+
+def test_edit_file_quote_match_needs_one_place_and_a_real_difference(ctx, workspace):
+    (workspace / "m.py").write_text("a = \"x\"\nb = 'x'\n")
+    with pytest.raises(ToolError, match="old_text not found"):  # "x" and 'x' both match 'x': no guessing
+        edit_file.func(ctx, path="m.py", old_text="= \u2018x\u2019", new_text="= 'y'")
+    with pytest.raises(ToolError, match="identical"):
+        edit_file.func(ctx, path="m.py", old_text="a = 'x'", new_text='a = "x"')
+    with pytest.raises(ToolError, match="old_text not found"):  # no quote in old_text: nothing is forgiven
+        edit_file.func(ctx, path="m.py", old_text="c = 1", new_text="c = 2")
+    assert (workspace / "m.py").read_text() == "a = \"x\"\nb = 'x'\n"
+
+
+def test_edit_file_quote_match_replaces_all_when_every_place_is_quoted_alike(ctx, workspace):
+    (workspace / "m.json").write_text('{"k": "v"}\n{"k": "v"}\n')
+    out = edit_file.func(ctx, path="m.json", old_text="'k': 'v'", new_text="'k': 'w'", replace_all=True)
+    assert "replaced 2 occurrences (lines 1, 2; old_text matched with the file's quotes)" in out
+    assert (workspace / "m.json").read_text() == '{"k": "w"}\n{"k": "w"}\n'
+
+
 def test_edit_file_refuses_an_ambiguous_match_naming_count_and_lines(ctx, workspace):
     (workspace / "m.py").write_text("x = 1\ny = 2\nx = 1\n\nx = 1\n")
     with pytest.raises(ToolError) as err:
@@ -325,3 +363,15 @@ def test_edit_file_preview_shows_the_unified_diff_without_writing(ctx, workspace
     assert (workspace / "m.py").read_text() == "a = 1\n"
     failing = TOOLS["edit_file"].preview(ctx, path="m.py", old_text="zzz", new_text="y")
     assert failing.startswith("will fail: old_text not found in m.py.")
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=st.text("ab'\"\u2019 \n", max_size=40), old=st.text("ab'\"\u2018 ", min_size=1, max_size=8),
+       new=st.text("ab'\"", max_size=8))
+def test_a_quote_match_is_the_files_own_text_and_changes_quote_marks_only(content, old, new):
+    matched = _with_file_quotes(content, old, new)
+    if matched is None:
+        return
+    actual, requoted = matched
+    assert actual in content and actual.translate(SAME_QUOTE) == old.translate(SAME_QUOTE)
+    assert requoted.translate(SAME_QUOTE) == new.translate(SAME_QUOTE)  # only marks changed, none moved
