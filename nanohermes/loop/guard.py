@@ -1,6 +1,7 @@
 """The repeat guard: small models get stuck calling the same tool with the same arguments
-(A A A) or two calls taking turns (A B A B A). Past REPEAT_LIMIT a call gets a refusal instead
-of a result; past REPEAT_STOP the run stops.
+(A A A), two calls taking turns (A B A B A), or three (A B C A B C A: Qwen2.5-Coder-1.5B read
+a file, made the same no-op edit, ran the same failing test, eleven steps running). Past
+REPEAT_LIMIT a call gets a refusal instead of a result; past REPEAT_STOP the run stops.
 
 Longer loops are told, not refused: asked which port a service uses, Qwen2.5-Coder-1.5B read
 each of four files and grepped it for the port it had guessed, then began the round again,
@@ -15,6 +16,7 @@ import json
 
 REPEAT_LIMIT = 3  # the same call this many times in a row gets a refusal instead of a result
 REPEAT_STOP = 5  # ...and this many ends the run: the model is stuck
+MAX_PERIOD = 3  # loops of up to this many calls count: read, the same no-op edit, the same failing test
 # Calls whose result changes while their arguments do not: waiting on a background task is
 # the same task_output call again and again. They are not counted (the step limit bounds them).
 POLLING_TOOLS = frozenset({"task_output"})
@@ -51,7 +53,7 @@ class RepeatGuard:
         """Record a call about to run. Returns the refusal text when it repeats a loop too often."""
         if name in POLLING_TOOLS:
             return None
-        self._keys = (self._keys + [_call_key(name, arguments)])[-2 * REPEAT_STOP :]
+        self._keys = (self._keys + [_call_key(name, arguments)])[-MAX_PERIOD * REPEAT_STOP :]
         count = self.repeats()
         if count < REPEAT_LIMIT:
             return None
@@ -63,18 +65,19 @@ class RepeatGuard:
         return self.repeats() >= REPEAT_STOP
 
     def repeats(self) -> int:
-        """How many times the latest call repeats a loop (A A A, or A B A B A)."""
+        """How many times the latest call repeats a loop of one, two or three calls (A A A,
+        A B A B A, A B C A B C A): the most times it occurs in a run of the same calls taken
+        in the same order."""
         keys = self._keys
         if not keys:
             return 0
-        same = 1
-        while same < len(keys) and keys[-1 - same] == keys[-1]:
-            same += 1
-        turns = 1
-        if len(keys) >= 2 and keys[-2] != keys[-1]:
-            while len(keys) >= 2 * turns + 1 and keys[-1 - 2 * turns] == keys[-1] and keys[-2 * turns] == keys[-2]:
-                turns += 1
-        return max(same, turns)
+        best = 1
+        for period in range(1, MAX_PERIOD + 1):
+            matched = 0  # how many of the latest calls are the call `period` before them
+            while matched < len(keys) - period and keys[-1 - matched] == keys[-1 - matched - period]:
+                matched += 1
+            best = max(best, 1 + (matched + period - 1) // period)
+        return best
 
 
 def _call_key(name: str, arguments: str) -> str:

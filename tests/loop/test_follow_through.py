@@ -4,6 +4,8 @@ scripted server over real HTTP (loop/followthrough.py, loop/guard.py: same_look)
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.agents import TEST_TOOLS, make_agent
 from tests.support.scripted_server import call, calls, text
@@ -140,3 +142,29 @@ def test_a_read_again_after_a_failed_edit_is_a_fresh_look(server, workspace):
     assert (workspace / "a.py").read_text() == "x = 3\n"
     assert all(r.get("tool_choice") is None for r in server.chat_requests())
     assert not any("the same read_file call" in (m["content"] or "") for m in agent.messages if m["role"] == "tool")
+
+
+def _seen(keys: list[str]) -> RepeatGuard:
+    guard = RepeatGuard()
+    for key in keys:
+        guard.see(key, "{}")
+    return guard
+
+
+def test_loops_of_one_two_and_three_calls_are_counted_by_how_often_the_latest_call_came():
+    assert _seen(list("AAA")).repeats() == 3
+    assert _seen(list("ABABA")).repeats() == 3
+    assert _seen(list("ABAB")).repeats() == 2
+    assert _seen(list("ABCABCA")).repeats() == 3  # read, the same no-op edit, the same failing test
+    assert _seen(list("ABCABCABCABCA")).stuck
+    assert _seen(list("ABCD" * 3)).repeats() == 1  # a round of four is work, not a loop this guard sees
+    assert _seen(list("ABCACB")).repeats() == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from("ABCD"), max_size=30), st.lists(st.sampled_from("ABCD"), min_size=1, max_size=3, unique=True),
+       st.integers(1, 4))
+def test_a_loop_repeated_k_times_counts_at_least_k(prefix, cycle, k):
+    guard = _seen(prefix + cycle * k)
+    assert guard.repeats() >= k
+    assert guard.repeats() <= len(prefix + cycle * k)
