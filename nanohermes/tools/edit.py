@@ -1,11 +1,11 @@
 """edit_file: exact-string replacement that says what is nearest when old_text is not there.
 
 One tolerance: quotes. Qwen2.5-Coder-1.5B copied `{"food": 0.05}` from read_file as
-`{'food': 0.05}` three times running and never got an edit in; text pasted through
-a chat or a document turns straight quotes curly. When old_text matches nowhere as written but matches one place once every
-quote mark is taken as the same, that place is edited, new_text gets the file's quotes, and
-the result says so. Whitespace is not forgiven (indentation means something); the error
-names the lines instead.
+`{'food': 0.05}` three times running and never got an edit in; text pasted through a chat
+or a document turns straight quotes curly. When old_text matches nowhere as written but
+matches one place once every quote mark is taken as the same, that place is edited, new_text
+gets the file's quotes, and the result says so. Whitespace is not forgiven (indentation
+means something); the error names the lines instead.
 """
 
 from __future__ import annotations
