@@ -333,3 +333,14 @@ def test_two_calls_taking_turns_are_caught_like_one_call_repeated(server, worksp
     assert results[:4] == ["echo: a", "echo: b", "echo: a", "echo: b"]
     assert results[4].startswith("error: this is repeat number 3")
     assert result.stopped_reason == "limit" and len(results) < 12
+
+
+def test_a_round_of_three_calls_is_caught_on_its_third_time_round(server, workspace):
+    # Read, the same no-op edit, the same failing test: the 1.5B model's round, eleven steps long.
+    server.add(*[call("echo", {"text": "abc"[i % 3]}) for i in range(16)], text("never"))
+    agent = make_agent(server, workspace)
+    result = agent.run_turn("loop")
+    results = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert results[:6] == ["echo: a", "echo: b", "echo: c"] * 2
+    assert results[6].startswith("error: this is repeat number 3 of the same echo call")
+    assert result.stopped_reason == "limit" and len(results) < 16
