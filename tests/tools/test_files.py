@@ -363,6 +363,11 @@ def test_edit_file_preview_shows_the_unified_diff_without_writing(ctx, workspace
     assert (workspace / "m.py").read_text() == "a = 1\n"
     failing = TOOLS["edit_file"].preview(ctx, path="m.py", old_text="zzz", new_text="y")
     assert failing.startswith("will fail: old_text not found in m.py.")
+    requoted = TOOLS["edit_file"].preview(ctx, path="m.py", old_text="a = 1", new_text="a = 'one'")
+    assert requoted.endswith("+a = 'one'")  # no quote in old_text: new_text is taken as written
+    (workspace / "q.py").write_text('k = "a"\n')
+    shown = TOOLS["edit_file"].preview(ctx, path="q.py", old_text="k = 'a'", new_text="k = 'b'")
+    assert shown.endswith('-k = "a"\n+k = "b"')  # what is asked for approval is what will be written
 
 
 @settings(max_examples=300, deadline=None)
