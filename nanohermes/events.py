@@ -76,6 +76,7 @@ class Usage:
     uncached_chars: int = 0  # of that, what was not a prefix of the request before
     last_request_tokens: int | None = None  # prompt + reply of the turn's last request: how full the window is now
     estimated: bool = False  # a request was interrupted before the server reported usage: its share is an estimate
+    unreported: int = 0  # when others were reported: requests without usage, not in the sums
 
 
 @dataclass(frozen=True)

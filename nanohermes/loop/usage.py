@@ -12,7 +12,7 @@ class UsageCounter:
         self.prompt = self.completion = self.requests = 0
         self.cached: int | None = None  # None until a provider reports cached tokens
         self.sent_chars = self.uncached_chars = 0
-        self.reported = True
+        self.unreported = 0  # requests the server sent no usage for (or whose stream was closed before it)
         self.last: int | None = None  # prompt + reply of the latest request
         self.estimated = False
         self._pending: list[dict] | None = None
@@ -27,7 +27,7 @@ class UsageCounter:
         self.sent_chars += sent_chars
         self.uncached_chars += uncached_chars
         if not usage:
-            self.reported = False
+            self.unreported += 1
             return
         prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
         self.prompt += prompt
@@ -50,5 +50,8 @@ class UsageCounter:
         self.estimated = True
 
     def event(self) -> ev.Usage:
-        return ev.Usage(self.prompt, self.completion, self.requests, self.reported, self.cached,
-                        self.sent_chars, self.uncached_chars, last_request_tokens=self.last, estimated=self.estimated)
+        # One reply cut for repeating has no usage (its stream was closed): the rest still count.
+        reported = self.unreported < self.requests or not self.requests
+        return ev.Usage(self.prompt, self.completion, self.requests, reported, self.cached, self.sent_chars,
+                        self.uncached_chars, last_request_tokens=self.last, estimated=self.estimated,
+                        unreported=self.unreported if reported else 0)

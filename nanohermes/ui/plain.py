@@ -59,8 +59,9 @@ def usage_line(usage: ev.Usage) -> str:
     cached = ""
     if usage.cached_tokens is not None and usage.prompt_tokens:
         cached = f" ({100 * usage.cached_tokens / usage.prompt_tokens:.0f} % cached)"
+    missing = f", {usage.unreported} without a usage report" if usage.unreported else ""
     return (f"tokens this turn: {usage.prompt_tokens:,} in{cached}, {usage.completion_tokens:,} out "
-            f"({usage.requests} request(s))")
+            f"({usage.requests} request(s){missing})")
 
 
 class PlainRenderer:

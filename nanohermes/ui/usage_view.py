@@ -53,6 +53,8 @@ def turn_line(usage: ev.Usage | None, *, window: int | None, budget_share: float
         parts.append(f"{usage.requests} request{'s' if usage.requests != 1 else ''}")
         if not usage.reported and not usage.estimated:
             parts.append("the server reported no token usage")
+        elif usage.unreported:
+            parts.append(f"{usage.unreported} without a usage report")
         fullness = _fullness(usage, window, budget_share)
         if fullness:
             parts.append(fullness)

@@ -69,6 +69,8 @@ def test_the_status_line_without_a_known_window_says_the_budget_share():
 def test_the_status_line_says_when_the_server_reported_no_usage():
     line = turn_line(ev.Usage(0, 0, 2, reported=False), window=None, budget_share=None, seconds=1, totals=SessionTotals())
     assert line.startswith("2 requests · the server reported no token usage · 1.0s")
+    some = turn_line(ev.Usage(900, 40, 3, unreported=1), window=None, budget_share=None, seconds=1, totals=SessionTotals())
+    assert some.startswith("900 in · 40 out · 3 requests · 1 without a usage report · 1.0s")
 
 
 def test_context_rows_fit_60_columns_and_name_every_part():
