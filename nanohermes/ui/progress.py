@@ -58,8 +58,16 @@ class LiveArea:
             self._ensure()
 
     def print(self, renderable) -> None:
-        """Above the live area, into the scrollback."""
-        self.console.print(renderable, highlight=False)
+        """Above the live area, into the scrollback. Under the Live's lock from start to end:
+        rich takes it only while it moves the cursor up over the live area, so a refresh in
+        between drew a live area of another height, the print erased the old height, and the
+        leftover lines (the answer's tail) were printed again later: a paragraph twice."""
+        live = self._live
+        if live is None:
+            self.console.print(renderable, highlight=False)
+            return
+        with live._lock:  # the lock rich's own refresh thread holds for a whole redraw
+            self.console.print(renderable, highlight=False)
 
     # -- lifetime ------------------------------------------------------------------------
 
