@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nanohermes.errors import ToolError
+from nanohermes.signals import held
 from nanohermes.tools.shell import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SECRET_ENV
 
 TASK_CAPTURE_BYTES = 524_288  # per stream, 512 KB: enough for a server's start-up lines, which say whether it came up
@@ -154,8 +155,9 @@ class BackgroundTasks:
             raise ToolError(f"{len(running)} background tasks are running already ({', '.join(running)}); "
                             "stop one with task_stop first")
         self._numbers += 1
-        task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout)
-        self._tasks[task.id] = task
+        with held():  # a Ctrl-C before the task is on the list would leave its process unowned
+            task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout)
+            self._tasks[task.id] = task
         return task
 
     def get(self, task_id: str) -> Task:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from nanohermes.errors import ToolError
+from nanohermes.signals import held
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
 from nanohermes.calls import ResultFacts
 from nanohermes.tools import ToolContext, ToolOutput, tool
@@ -155,18 +156,20 @@ def _child_env() -> dict[str, str]:
 
 def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], None] | None = None) -> _Outcome:
     """Run to the end or the timeout; `on_output` sees every chunk of stdout and stderr as it arrives."""
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, so a timeout can kill all of it
-        env=_child_env(),
-    )
     outcome = _Outcome(0, _Capture(), _Capture())
     deadline = time.monotonic() + timeout
+    proc = None
     try:
+        with held():  # a Ctrl-C while Popen runs would leave the started child unowned, and running
+            proc = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own process group, so a timeout can kill all of it
+                env=_child_env(),
+            )
         term_sent = _drain(proc, outcome, deadline, on_output)
         if term_sent is None:
             try:
@@ -176,14 +179,19 @@ def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], No
         if term_sent is not None:
             _kill_after_grace(proc, term_sent)
     finally:
-        proc.stdout.close()
-        proc.stderr.close()
-        if proc.poll() is None:  # interrupted (Ctrl-C, SIGTERM) or a bug: leave nothing running
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait()
-        _end_group(proc)
+        if proc is not None:  # None: Popen itself failed, and its error goes on up
+            _clean_up(proc)
     outcome.code = proc.returncode
     return outcome
+
+
+def _clean_up(proc: subprocess.Popen) -> None:
+    proc.stdout.close()
+    proc.stderr.close()
+    if proc.poll() is None:  # interrupted (Ctrl-C, SIGTERM) or a bug: leave nothing running
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
+    _end_group(proc)
 
 
 def _end_group(proc: subprocess.Popen) -> None:

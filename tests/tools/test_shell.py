@@ -1,13 +1,16 @@
 """run_command with real subprocesses: pipes drained, head and tail kept, process groups killed."""
 
+import os
 import re
+import signal
+import threading
 import time
 
 import pytest
 
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.shell import CAPTURE_BYTES, run_command
+from nanohermes.tools.shell import CAPTURE_BYTES, run_command, run_shell
 from tests.support.processes import alive
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
@@ -180,3 +183,25 @@ def test_output_is_reported_while_the_command_runs(workspace, isolated_home):
     run(ctx, "echo first; sleep 0.6; echo second; sleep 0.6")
     assert seen and seen[0][1] == "first" and seen[0][0] - started < 0.5
     assert any(text.endswith("second") for _, text in seen)
+
+
+def test_ctrl_c_the_moment_the_command_starts_leaves_nothing_running(workspace):
+    """The child may run (and write its pid) before Popen returns in the parent: a Ctrl-C in that
+    gap used to leave the command unowned and running (163 of 200 in a tight loop)."""
+    pids = []
+    for attempt in range(30):
+        pid_file = workspace / f"pid-{attempt}"
+
+        def interrupt_once_it_runs(pid_file=pid_file):
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                pass  # no sleep: land as close to the child's start as possible
+            os.kill(os.getpid(), signal.SIGINT)
+
+        watcher = threading.Thread(target=interrupt_once_it_runs)
+        watcher.start()
+        with pytest.raises(KeyboardInterrupt):
+            run_shell(f"echo $$ > {pid_file} && exec sleep 30", workspace, timeout=60)
+            time.sleep(5)  # the interrupt went elsewhere: let it land here, where raises() sees it
+        watcher.join()
+        pids.append(int(pid_file.read_text()))
+    assert [pid for pid in pids if not dies_soon(pid)] == []
