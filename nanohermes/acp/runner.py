@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Callable
 
+from nanohermes.signals import run_pending
+
 STALE_SIGNAL_S = 2.0  # a SIGINT this soon after one we sent, with no turn running, is that one arriving late
 
 
@@ -30,6 +32,7 @@ class TurnRunner:
         self._lock = threading.Lock()
         self._running: str | None = None  # the session whose job runs now
         self._stop_asked = False  # a cancel for that job was sent as SIGINT
+        self._stopping = False  # KeyboardInterrupt was raised in that job: it is ending its turn
         self._sent_at = 0.0
         self.shutting_down = False
         self.stopped_by: int | None = None  # the signal (SIGTERM, SIGHUP) that ended the process
@@ -82,7 +85,7 @@ class TurnRunner:
 
     def _run(self, key: str, job: Callable[[], object], future: concurrent.futures.Future) -> None:
         with self._lock:
-            self._running, self._stop_asked = key, False
+            self._running, self._stop_asked, self._stopping = key, False, False
         try:
             outcome, failed = job(), None
         except KeyboardInterrupt:  # a stop that landed outside the loop's own handlers: nothing to return
@@ -93,6 +96,7 @@ class TurnRunner:
             try:
                 with self._lock:
                     self._running = None
+                run_pending()  # a SIGTERM that came with the cancel (signals.py) ends the process now
                 break
             except KeyboardInterrupt:
                 continue
@@ -105,13 +109,22 @@ class TurnRunner:
         """SIGTERM or SIGHUP: stop the running turn (its history stays valid) and end."""
         self.shutting_down, self.stopped_by = True, signum
         self._jobs.put(None)
-        if self._running is not None:
-            raise KeyboardInterrupt
+        self._stop_job()
 
     def _on_sigint(self, signum, frame) -> None:
         if self._running is not None and self._stop_asked:
-            raise KeyboardInterrupt  # the cancel we sent: the loop ends the turn as on Ctrl-C
+            return self._stop_job()  # the cancel we sent: the loop ends the turn as on Ctrl-C
         if self._running is None and time.monotonic() - self._sent_at < STALE_SIGNAL_S:
             return  # ours, arriving after its turn ended: nothing to stop
         self.shutting_down = True  # Ctrl-C from a terminal: stop what runs, then end
-        raise KeyboardInterrupt
+        if self._running is None:
+            raise KeyboardInterrupt  # idle: end the wait for a job
+        self._stop_job()
+
+    def _stop_job(self) -> None:
+        """Stop the running job as Ctrl-C does, once. A cancel and a SIGTERM may both be pending
+        (the editor closes our stdin as it signals us); a second KeyboardInterrupt would land in
+        the loop's clean-up before it is shielded and leave the turn's calls unanswered."""
+        if self._running is not None and not self._stopping:
+            self._stopping = True
+            raise KeyboardInterrupt
