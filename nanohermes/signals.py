@@ -46,17 +46,17 @@ def held(absorb_interrupt: bool = False):
         yield  # signal handlers run in the main thread only: nothing can land here
         return
     held_signals: list[int] = []
-    watched = (signal.SIGINT, *TERMINATING)
-    previous = {signum: signal.getsignal(signum) for signum in watched}
-    for signum in watched:
-        if previous[signum] not in (signal.SIG_IGN, None):
-            signal.signal(signum, lambda n, frame: held_signals.append(n))
+    swapped: dict[int, object] = {}  # filled as it goes: a signal landing mid-way leaves nothing swapped
     try:
+        for signum in (signal.SIGINT, *TERMINATING):
+            handler = signal.getsignal(signum)
+            if handler not in (signal.SIG_IGN, None):
+                signal.signal(signum, lambda n, frame: held_signals.append(n))
+                swapped[signum] = handler
         yield
     finally:
-        for signum, handler in previous.items():
-            if handler is not None:
-                signal.signal(signum, handler)
+        for signum, handler in swapped.items():
+            signal.signal(signum, handler)
     due = [n for n in held_signals if n in TERMINATING] or ([] if absorb_interrupt else held_signals)
     if due:
         signal.raise_signal(due[0])  # its handler runs now, in this thread

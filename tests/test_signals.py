@@ -56,3 +56,22 @@ def test_the_handlers_are_restored_after_the_block(handlers):
         with held():
             raise ValueError("the block's own error goes on up")
     assert {n: signal.getsignal(n) for n in before} == before
+
+
+def test_a_signal_landing_while_held_sets_up_leaves_every_handler_as_it_was(handlers, monkeypatch):
+    """A Ctrl-C can be handled between two of held()'s own steps; what it swapped must go back."""
+    before = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    real_signal, calls = signal.signal, []
+
+    def lands_on_the_second_swap(signum, handler):
+        calls.append(signum)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as if its handler ran here
+        return real_signal(signum, handler)
+
+    monkeypatch.setattr(signal, "signal", lands_on_the_second_swap)
+    with pytest.raises(KeyboardInterrupt):
+        with held():
+            pass
+    monkeypatch.setattr(signal, "signal", real_signal)
+    assert {n: signal.getsignal(n) for n in before} == before
