@@ -27,7 +27,7 @@ class ToolCall:
     raw_arguments: str
 
     @classmethod
-    def of(cls, name: str, raw_arguments, call_id: str = "") -> "ToolCall":
+    def of(cls, name: str, raw_arguments, call_id: str = "") -> ToolCall:
         return parse_tool_call({"id": call_id, "function": {"name": name, "arguments": raw_arguments}})
 
 
@@ -50,7 +50,7 @@ class ResultFacts:
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}
 
     @classmethod
-    def from_dict(cls, data) -> "ResultFacts":
+    def from_dict(cls, data) -> ResultFacts:
         if not isinstance(data, dict):
             return cls()
         known = {f.name for f in fields(cls)}
@@ -70,7 +70,9 @@ def parse_tool_call(call: dict) -> ToolCall:
             args = json.loads(raw) if str(raw).strip() else {}
         except (json.JSONDecodeError, TypeError):
             args = {}
-    return ToolCall(str(call.get("id") or ""), str(function.get("name") or "?"), args if isinstance(args, dict) else {}, str(raw))
+    return ToolCall(
+        str(call.get("id") or ""), str(function.get("name") or "?"), args if isinstance(args, dict) else {}, str(raw)
+    )
 
 
 def tool_calls_by_id(messages: list[dict]) -> dict[str, ToolCall]:

@@ -5,10 +5,8 @@ Errors are mapped to one paragraph and an exit code here, and only here."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Optional
-
 from enum import Enum
+from pathlib import Path
 
 import typer
 
@@ -19,20 +17,31 @@ from nanohermes.config import MODES
 EXIT_OK = 0  # the model answered
 EXIT_FAILURE = 1  # provider, configuration or session error
 EXIT_USAGE = 2  # bad command line
-EXIT_UNFINISHED = 3  # stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask
+# Stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask.
+EXIT_UNFINISHED = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C
 # What a one-shot run tells the model when an action needed a yes it could not ask for.
 CANNOT_ASK_HINT = "The user can allow it by re-running with --yes (or --mode auto)."
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
 
-app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
-                  help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.")
-sessions_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
-                           help="List saved sessions (this workspace's; --all for every one), remove or prune them.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.",
+)
+sessions_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="List saved sessions (this workspace's; --all for every one), remove or prune them.",
+)
 app.add_typer(sessions_app, name="sessions")
-mcp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
-                      help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.")
+mcp_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.",
+)
 app.add_typer(mcp_app, name="mcp")
 
 
@@ -45,16 +54,26 @@ def _version(value: bool):
 @app.callback(invoke_without_command=True)
 def run(
     ctx: typer.Context,
-    prompt: Optional[str] = typer.Option(None, "-p", "--prompt", help="Run TASK to completion and print the answer ('-' reads stdin)."),
+    prompt: str | None = typer.Option(
+        None, "-p", "--prompt", help="Run TASK to completion and print the answer ('-' reads stdin)."
+    ),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Resume the most recent session of this workspace."),
-    session: Optional[str] = typer.Option(None, "--session", help="Create or resume the named session."),
-    output_format: OutputFormat = typer.Option("text", "--output-format", help="With -p: text (the answer) | json (one object) | stream-json (one event per line)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Work in DIR instead of the current directory."),
+    session: str | None = typer.Option(None, "--session", help="Create or resume the named session."),
+    output_format: OutputFormat = typer.Option(
+        "text",
+        "--output-format",
+        help="With -p: text (the answer) | json (one object) | stream-json (one event per line).",
+    ),
+    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-C", help="Work in DIR instead of the current directory."
+    ),
     yes: bool = typer.Option(False, "--yes", help="Approve every action (same as --mode auto)."),
-    mode: Optional[Mode] = typer.Option(None, "--mode", help="plan (read-only) | ask (default) | auto."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."),
+    mode: Mode | None = typer.Option(None, "--mode", help="plan (read-only) | ask (default) | auto."),
+    max_steps: int | None = typer.Option(
+        None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -72,7 +91,9 @@ def run(
     if output_format != "text" and prompt is None:
         _fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
     try:
-        config = _config(model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps)
+        config = _config(
+            model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps
+        )
         if continue_:
             session = _latest_session(config)
         if prompt is not None:
@@ -121,8 +142,10 @@ def _latest_session(config) -> str:
 
     latest = latest_session(config.home, config.workspace)
     if latest is None:
-        raise SessionError(f"No saved session of {config.workspace} to continue. Start one with `nanohermes`, "
-                           "or see every workspace's with `nanohermes sessions --all` and pick one with --session NAME.")
+        raise SessionError(
+            f"No saved session of {config.workspace} to continue. Start one with `nanohermes`, "
+            "or see every workspace's with `nanohermes sessions --all` and pick one with --session NAME."
+        )
     return latest.name
 
 
@@ -167,13 +190,22 @@ def _start_lines(runtime) -> tuple[dict, list[str]]:
 
     session, config = runtime.session, runtime.config
     resumed = session.state.total_messages > 0
-    line = {"type": "session", "name": session.name, "resumed": resumed, "model": config.model,
-            "mode": config.mode, "workspace": str(config.workspace)}
+    line = {
+        "type": "session",
+        "name": session.name,
+        "resumed": resumed,
+        "model": config.model,
+        "mode": config.mode,
+        "workspace": str(config.workspace),
+    }
     if not resumed:
         hint = f"· session {session.name} (resume with --session {session.name})"
         return line, [hint] if session.generated else []
     note = workspace_note(session.state.workspace, config.workspace)
-    lines = [f"· resumed session {session.name} ({len(session.state.messages)} messages)", *recap_lines(session.state.messages)]
+    lines = [
+        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
+        *recap_lines(session.state.messages),
+    ]
     return line, lines + ([note] if note else [])
 
 
@@ -188,8 +220,14 @@ def _outcome(result) -> tuple[int, str | None, str | None]:
         return EXIT_UNFINISHED, result.stop_code, stop_message(result)
     if result.cannot_ask:
         tools = ", ".join(dict.fromkeys(result.cannot_ask))
-        return EXIT_UNFINISHED, ev.STOP_NEEDS_APPROVAL, (
-            f"unfinished: {tools} needed the user's approval, which a -p run cannot ask for, so it was not run. {CANNOT_ASK_HINT}")
+        return (
+            EXIT_UNFINISHED,
+            ev.STOP_NEEDS_APPROVAL,
+            (
+                f"unfinished: {tools} needed the user's approval, which a -p run cannot ask for, so it was not run. "
+                f"{CANNOT_ASK_HINT}"
+            ),
+        )
     return EXIT_OK, None, None
 
 
@@ -197,7 +235,9 @@ def _outcome(result) -> tuple[int, str | None, str | None]:
 def sessions_command(
     ctx: typer.Context,
     all_: bool = typer.Option(False, "--all", help="List the sessions of every workspace."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="List DIR's sessions instead of the current directory's."),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-C", help="List DIR's sessions instead of the current directory's."
+    ),
 ):
     """List saved sessions: name, messages, size, last used, workspace, title (the first request)."""
     if ctx.invoked_subcommand is not None:
@@ -244,7 +284,9 @@ def sessions_prune(
     older_than: str = typer.Option(..., "--older-than", help="Age of the last use, e.g. 30d, 12h, 2w."),
     all_: bool = typer.Option(False, "--all", help="Prune every workspace's sessions, not only this one's."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Prune DIR's sessions instead of the current directory's."),
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-C", help="Prune DIR's sessions instead of the current directory's."
+    ),
 ):
     """Remove the sessions last used longer ago than --older-than (this workspace's, or --all)."""
     from nanohermes.config import home_dir
@@ -271,17 +313,19 @@ def sessions_prune(
     verb = "would remove" if dry_run else "removed"
     for info in removed:
         print(f"{verb} {info.name}")
-    print(f"{verb} {len(removed)} session(s), {human_size(sum(i.size for i in removed))}, last used over {older_than} ago")
+    print(
+        f"{verb} {len(removed)} session(s), {human_size(sum(i.size for i in removed))}, last used over {older_than} ago"
+    )
 
 
 @app.command("doctor")
 def doctor_command(
-    model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
 ):
     """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
-    from nanohermes.provider.doctor import exit_code, run_checks, summary_line
     from nanohermes.errors import NanoHermesError
+    from nanohermes.provider.doctor import exit_code, run_checks, summary_line
 
     try:
         config = _config(model=model, base_url=base_url)
@@ -296,7 +340,11 @@ def doctor_command(
 
 
 @mcp_app.command("list")
-def mcp_list(workspace: Optional[Path] = typer.Option(None, "--workspace", "-C", help="Start stdio servers in DIR instead of the current directory.")):
+def mcp_list(
+    workspace: Path | None = typer.Option(
+        None, "--workspace", "-C", help="Start stdio servers in DIR instead of the current directory."
+    ),
+):
     """Start each configured MCP server, show its state and tools, and stop it again."""
     from nanohermes.errors import NanoHermesError
     from nanohermes.mcp.report import list_servers
@@ -310,9 +358,9 @@ def mcp_list(workspace: Optional[Path] = typer.Option(None, "--workspace", "-C",
 
 @app.command("acp")
 def acp_command(
-    model: Optional[str] = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
-    mode: Optional[Mode] = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
+    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    mode: Mode | None = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
 ):
     """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""
     from nanohermes.acp.main import serve

@@ -74,7 +74,7 @@ class Config:
         if self.base_url and self.base_url.rstrip("/") != DEFAULT_BASE_URL:
             return PLACEHOLDER_KEY
         raise ConfigError(
-            "No API key is set. Export OPENAI_API_KEY=<your key> (or put api_key = \"...\" in "
+            'No API key is set. Export OPENAI_API_KEY=<your key> (or put api_key = "..." in '
             f"{self.home / 'config.toml'}), or point NanoHermes at another OpenAI-compatible server "
             "with --base-url (e.g. --base-url http://127.0.0.1:8080/v1 for a local llama.cpp server)."
         )
@@ -90,8 +90,10 @@ def _read_file_config(home: Path) -> dict:
     except FileNotFoundError:
         return {}
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start:exc.start + 1]!r}); "
-                          "TOML files must be UTF-8. Save it as UTF-8, or remove it.") from None
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+            "TOML files must be UTF-8. Save it as UTF-8, or remove it."
+        ) from None
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
     import tomllib  # here: `nanohermes --version` needs only MODES from this module
@@ -160,9 +162,12 @@ def _checked(name: str, value, home: Path):
     try:
         value = _as_kind(kind, value)
     except (TypeError, ValueError):
-        article = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}.get(kind, kind.__name__)
-        raise ConfigError(f"Setting {name} = {value!r} (from {home / 'config.toml'}, the environment or a flag) "
-                          f"must be {article}.") from None
+        article = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string"}.get(
+            kind, kind.__name__
+        )
+        raise ConfigError(
+            f"Setting {name} = {value!r} (from {home / 'config.toml'}, the environment or a flag) must be {article}."
+        ) from None
     low, high = RANGES.get(name, (None, None))
     if low is not None and not low <= value <= high:
         raise ConfigError(f"Setting {name} = {value!r} is out of range: it must be between {low:g} and {high:g}.")

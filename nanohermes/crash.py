@@ -24,11 +24,13 @@ def write_crash_log(exc: BaseException, home: Path | None = None) -> Path | None
     from nanohermes import __version__
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    text = "".join([
-        f"nanohermes {__version__} crashed at {time.strftime('%Y-%m-%d %H:%M:%S')}\n",
-        f"python {sys.version.split()[0]} · argv {_argv()}\n\n",
-        *traceback.format_exception(exc),
-    ])
+    text = "".join(
+        [
+            f"nanohermes {__version__} crashed at {time.strftime('%Y-%m-%d %H:%M:%S')}\n",
+            f"python {sys.version.split()[0]} · argv {_argv()}\n\n",
+            *traceback.format_exception(exc),
+        ]
+    )
     for folder in _log_dirs(home):
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
         try:
@@ -48,9 +50,15 @@ def crash_message(exc: BaseException, log: Path | None) -> str:
     if len(words) > SUMMARY_CHARS:
         words = words[: SUMMARY_CHARS - 1] + "…"
     what = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
-    where = f"the traceback is in {log}" if log else "no log file could be written (the state and temporary directories refused it)"
-    return (f"unexpected error ({what}). This is a bug in NanoHermes; {where} — please include it when you report "
-            "the bug. Sessions are saved as they go, so the work so far can be resumed with --session NAME.")
+    where = (
+        f"the traceback is in {log}"
+        if log
+        else "no log file could be written (the state and temporary directories refused it)"
+    )
+    return (
+        f"unexpected error ({what}). This is a bug in NanoHermes; {where} — please include it when you report "
+        "the bug. Sessions are saved as they go, so the work so far can be resumed with --session NAME."
+    )
 
 
 def report_crash(exc: BaseException) -> str:

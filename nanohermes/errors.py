@@ -27,8 +27,14 @@ class ContextOverflowError(ProviderError):
     `n_ctx` is the window the provider reported and `n_prompt` the prompt's size in its
     tokens, when it said (llama.cpp says both, OpenAI both in words)."""
 
-    def __init__(self, message: str, n_ctx: int | None = None, n_prompt: int | None = None, kind: str = "overflow",
-                 info: dict | None = None):
+    def __init__(
+        self,
+        message: str,
+        n_ctx: int | None = None,
+        n_prompt: int | None = None,
+        kind: str = "overflow",
+        info: dict | None = None,
+    ):
         super().__init__(message, kind, info)
         self.n_ctx, self.n_prompt = n_ctx, n_prompt
 

@@ -29,7 +29,7 @@ class Redactor:
     secrets: tuple[tuple[str, str], ...] = field(default=())  # (name, value)
 
     @classmethod
-    def for_config(cls, config=None, environ=None) -> "Redactor":
+    def for_config(cls, config=None, environ=None) -> Redactor:
         """The secrets of `config` (a Config; None: the environment's only) and of the environment."""
         found: dict[str, str] = {}
         for f in fields(config) if config is not None else ():
@@ -42,7 +42,9 @@ class Redactor:
         for name, value in (os.environ if environ is None else environ).items():
             if SECRET_NAME.search(name):
                 found.setdefault(value, name)
-        kept = [(name, value) for value, name in found.items() if len(value) >= MIN_SECRET_CHARS and value not in NOT_SECRET]
+        kept = [
+            (name, value) for value, name in found.items() if len(value) >= MIN_SECRET_CHARS and value not in NOT_SECRET
+        ]
         return cls(tuple(sorted(kept, key=lambda item: -len(item[1]))))
 
     def text(self, text: str) -> str:
@@ -61,8 +63,10 @@ class Redactor:
         if isinstance(content, str):
             changed["content"] = self.text(content)
         elif isinstance(content, list):
-            changed["content"] = [{**p, "text": self.text(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str)
-                                  else p for p in content]
+            changed["content"] = [
+                {**p, "text": self.text(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+                for p in content
+            ]
         if message.get("tool_calls"):
             changed["tool_calls"] = [self._call(c) for c in message["tool_calls"]]
         return changed if changed != message else message

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
@@ -34,7 +34,11 @@ def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
     tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
     if len(skills):  # an unused tool schema is paid for on every request
         tools.append(skill)
-    return [*tools, *configured, task]  # last: a helper's list (all but `task`) is then a prefix of it, for prompt caches
+    return [
+        *tools,
+        *configured,
+        task,
+    ]  # last: a helper's list (all but `task`) is then a prefix of it, for prompt caches
 
 
 class SystemPrompt:
@@ -42,8 +46,9 @@ class SystemPrompt:
     across the requests of a session; and the memory block for each user message, which
     travels with that message (storage/memory.py: attach_block)."""
 
-    def __init__(self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None],
-                 mcp_listing: str = ""):
+    def __init__(
+        self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None], mcp_listing: str = ""
+    ):
         self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
         self.mcp_listing = mcp_listing  # fixed for the session, like the rest of the prefix
         self.text = ""
@@ -118,8 +123,13 @@ class Runtime:
             self.session.close()
 
 
-def build_runtime(config: Config, session_name: str | None, emit: Callable[[object], None], approve: Approver | None,
-                  cannot_ask_hint: str = "") -> Runtime:
+def build_runtime(
+    config: Config,
+    session_name: str | None,
+    emit: Callable[[object], None],
+    approve: Approver | None,
+    cannot_ask_hint: str = "",
+) -> Runtime:
     """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
     and `cannot_ask_hint` tells the model how the user could allow a refused action."""
     from nanohermes import events as ev
@@ -141,15 +151,27 @@ def build_runtime(config: Config, session_name: str | None, emit: Callable[[obje
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
-            tasks=BackgroundTasks(), subagents=subagents, workspace=config.workspace, home=config.home,
+            tasks=BackgroundTasks(),
+            subagents=subagents,
+            workspace=config.workspace,
+            home=config.home,
             command_timeout=config.command_timeout,
-            allow_outside_workspace=config.allow_outside_workspace, memory=memory, skills=skills, outputs=outputs,
+            allow_outside_workspace=config.allow_outside_workspace,
+            memory=memory,
+            skills=skills,
+            outputs=outputs,
             checkpoints=checkpoints,
             redactor=Redactor.for_config(config),
         )
         agent = Agent(
-            config=config, provider=provider, session=session, tools=all_tools(skills, configured.tools), ctx=ctx,
-            system_prompt=prompt.system, memory_for=prompt.memory_for, emit=emit,
+            config=config,
+            provider=provider,
+            session=session,
+            tools=all_tools(skills, configured.tools),
+            ctx=ctx,
+            system_prompt=prompt.system,
+            memory_for=prompt.memory_for,
+            emit=emit,
             approvals=Approvals(config.mode, approve, cannot_ask_hint),
         )
         subagents.parent = agent

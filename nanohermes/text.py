@@ -26,7 +26,7 @@ def cut_utf8(data: bytes, end: int) -> int:
                 need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
                 return end if back >= need else end - back
         return end
-    while 0 < end and (data[end] & 0xC0) == 0x80:
+    while end > 0 and (data[end] & 0xC0) == 0x80:
         end -= 1
     return end
 

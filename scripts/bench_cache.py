@@ -40,15 +40,17 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from policies import stand_in_summary  # noqa: E402
 from cache_sim import CacheServer, Model, message_text  # noqa: E402
 from context_trajectory import CONSTRAINT, build_trajectory, code_file  # noqa: E402
+from policies import stand_in_summary  # noqa: E402
 
 from tests.support.scripted_server import Reply  # noqa: E402
 
 READ_FILES, READ_BYTES = 25, 18_000
-READ_TASK = (f"Goal: find which of the {READ_FILES} modules in src/ define a class named Registry. "
-             "Read each file src/f01.py to src/f25.py one at a time, then list the ones that do.")
+READ_TASK = (
+    f"Goal: find which of the {READ_FILES} modules in src/ define a class named Registry. "
+    "Read each file src/f01.py to src/f25.py one at a time, then list the ones that do."
+)
 GOAL_PHRASE = "read gzip-compressed logs (.log.gz)"
 READ_GOAL_PHRASE = "define a class named Registry"
 
@@ -63,7 +65,9 @@ class ReadFiles(Model):
     def main_reply(self, body: dict) -> Reply:
         if self.done < self.files:
             self.done += 1
-            return Reply(tool_calls=[("read_file", json.dumps({"path": f"src/f{(self.done - 1) % READ_FILES + 1:02d}.py"}))])
+            return Reply(
+                tool_calls=[("read_file", json.dumps({"path": f"src/f{(self.done - 1) % READ_FILES + 1:02d}.py"}))]
+            )
         return Reply(content="Registry is defined in src/f07.py and src/f19.py.")
 
     def summary_reply(self, body: dict) -> Reply:
@@ -71,7 +75,11 @@ class ReadFiles(Model):
 
     def probes(self, text: str, users: list[str]) -> dict[str, bool]:
         files = [f"f{i:02d}.py" for i in range(1, min(self.done, READ_FILES + 1))]  # the newest read may be in flight
-        return {"goal": READ_GOAL_PHRASE in text, "latest user": users[-1] in text, "files": all(f in text for f in files)}
+        return {
+            "goal": READ_GOAL_PHRASE in text,
+            "latest user": users[-1] in text,
+            "files": all(f in text for f in files),
+        }
 
 
 def read_workspace(root: Path, size: int) -> None:
@@ -114,8 +122,11 @@ class Coding(Model):
         return Reply(content=stand_in_summary("", "\n".join(message_text(m) for m in body["messages"])))
 
     def probes(self, text: str, users: list[str]) -> dict[str, bool]:
-        result = {"goal": GOAL_PHRASE in text, "latest user": users[-1] in text,
-                  "files": all(p in text for p in self.changed[:-2])}  # the newest edits may still be in flight
+        result = {
+            "goal": GOAL_PHRASE in text,
+            "latest user": users[-1] in text,
+            "files": all(p in text for p in self.changed[:-2]),
+        }  # the newest edits may still be in flight
         if CONSTRAINT in users:
             result["constraint"] = CONSTRAINT in text
         return result
@@ -144,7 +155,9 @@ def coding_workspace(root: Path) -> tuple[list[str], list[list[list[tuple[str, d
                 (root / ".logs" / f"{logs:02d}.txt").write_text(result.split("\n", 2)[2])
                 args = {"command": f"cat .logs/{logs:02d}.txt"}
             elif name in ("read_file", "edit_file"):
-                contents.setdefault(args["path"], code_file(args["path"], rng.randint(6_000, 18_000), rng).split("\n", 1)[1])
+                contents.setdefault(
+                    args["path"], code_file(args["path"], rng.randint(6_000, 18_000), rng).split("\n", 1)[1]
+                )
                 if name == "edit_file":
                     contents[args["path"]] += "\n" + args["old_text"]
             calls.append((name, args))
@@ -173,20 +186,44 @@ class Run:
 
 # Runs `nanohermes` from the source tree in argv[1], whatever checkout the venv's editable
 # install points at (its import hook would otherwise win over sys.path).
-LAUNCHER = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in getattr(f, '__module__', '')]; "
-            "sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'nanohermes'; from nanohermes.cli import main; main()")
+LAUNCHER = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in getattr(f, '__module__', '')]; "
+    "sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'nanohermes'; from nanohermes.cli import main; main()"
+)
 
 
-def run_cli(src: Path, workspace: Path, home: Path, url: str, prompts: list[str], on_turn, extra_config: str = "") -> bool:
-    (home / "config.toml").write_text('temperature = 0.0\n' + extra_config)
+def run_cli(
+    src: Path, workspace: Path, home: Path, url: str, prompts: list[str], on_turn, extra_config: str = ""
+) -> bool:
+    (home / "config.toml").write_text("temperature = 0.0\n" + extra_config)
     env = {**os.environ, "NANOHERMES_HOME": str(home), "NO_COLOR": "1"}
     env.pop("OPENAI_API_KEY", None)
     ok = True
     for i, prompt in enumerate(prompts):
         on_turn(i, prompt)
-        proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(src), "-p", prompt, "--session", "bench", "--yes",
-                               "--base-url", url, "--model", "sim", "-C", str(workspace)],
-                              env=env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                LAUNCHER,
+                str(src),
+                "-p",
+                prompt,
+                "--session",
+                "bench",
+                "--yes",
+                "--base-url",
+                url,
+                "--model",
+                "sim",
+                "-C",
+                str(workspace),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         ok = ok and proc.returncode == 0
         if proc.returncode != 0:
             print(f"    [{src.name}] exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -197,8 +234,8 @@ def run_seed(workspace: Path, url: str, prompts: list[str], on_turn) -> bool:
     """The seed's loop and compact_with (120,000 chars, keep 10, a system summary), no overflow
     recovery: a context error ends the run."""
     import openai
-
     from policies import seed_compact
+
     from nanohermes.tools import ToolContext, dispatch
     from nanohermes.tools.builtin import BUILTIN_TOOLS
 
@@ -209,8 +246,11 @@ def run_seed(workspace: Path, url: str, prompts: list[str], on_turn) -> bool:
     messages = [{"role": "system", "content": (ROOT / "nanohermes/prompt/templates/system.md").read_text()}]
 
     def summarize(system_prompt: str, text: str) -> str:
-        response = client.chat.completions.create(model="sim", messages=[{"role": "system", "content": system_prompt},
-                                                                          {"role": "user", "content": text}], max_tokens=800)
+        response = client.chat.completions.create(
+            model="sim",
+            messages=[{"role": "system", "content": system_prompt}, {"role": "user", "content": text}],
+            max_tokens=800,
+        )
         return response.choices[0].message.content or ""
 
     for i, prompt in enumerate(prompts):
@@ -219,13 +259,23 @@ def run_seed(workspace: Path, url: str, prompts: list[str], on_turn) -> bool:
         for _ in range(60):
             messages = seed_compact(messages, summarize) or messages
             try:
-                response = client.chat.completions.create(model="sim", messages=messages, tools=schemas, max_tokens=4096)
+                response = client.chat.completions.create(
+                    model="sim", messages=messages, tools=schemas, max_tokens=4096
+                )
             except openai.BadRequestError:
                 return False
             message = response.choices[0].message
-            calls = [{"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-                     for c in message.tool_calls or ()]
-            messages.append({"role": "assistant", "content": message.content or "", **({"tool_calls": calls} if calls else {})})
+            calls = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for c in message.tool_calls or ()
+            ]
+            messages.append(
+                {"role": "assistant", "content": message.content or "", **({"tool_calls": calls} if calls else {})}
+            )
             if not calls:
                 break
             for c in calls:
@@ -295,15 +345,19 @@ def row(run: Run, floor: int) -> str:
     errors = sum(e.rejected for e in m.exchanges)
     probes = " ".join(f"{k} {p}/{n}" for k, (p, n) in sorted(run.probes.items())) or "-"
     retention = all(p == n for p, n in run.probes.values())
-    return (f"| {run.trajectory} | {run.window // 1024}K | {run.policy} | {len(main)} | {len(summaries)} "
-            f"| {sum(e.compacted for e in main)} | {sent:,} | {uncached:,} | {floor:,} | {uncached / max(1, floor):.2f} "
-            f"| {uncached_tokens:,} | {100 * m.peak_prompt_tokens / m.window:.0f} % | {errors} "
-            f"| {'100 %' if retention else 'MISSED'} ({probes}) | {'yes' if run.completed else 'NO'} |")
+    return (
+        f"| {run.trajectory} | {run.window // 1024}K | {run.policy} | {len(main)} | {len(summaries)} "
+        f"| {sum(e.compacted for e in main)} | {sent:,} | {uncached:,} | {floor:,} | {uncached / max(1, floor):.2f} "
+        f"| {uncached_tokens:,} | {100 * m.peak_prompt_tokens / m.window:.0f} % | {errors} "
+        f"| {'100 %' if retention else 'MISSED'} ({probes}) | {'yes' if run.completed else 'NO'} |"
+    )
 
 
-HEADER = ("| trajectory | window | policy | main req | summary req | compactions | chars sent | uncached chars "
-          "| floor | uncached/floor | uncached tokens | peak | context errors | retention | finished |\n"
-          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+HEADER = (
+    "| trajectory | window | policy | main req | summary req | compactions | chars sent | uncached chars "
+    "| floor | uncached/floor | uncached tokens | peak | context errors | retention | finished |\n"
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+)
 
 
 def main() -> None:
@@ -312,13 +366,17 @@ def main() -> None:
     parser.add_argument("--trajectories", default="read25,read25-36k,coding")
     parser.add_argument("--policies", default="seed,current,new,new/excerpt")
     parser.add_argument("--current", type=Path, help="a checkout of the previous main (for the 'current' policy)")
-    parser.add_argument("--unadvertised", action="store_true", help="also run 128K without advertising the window (default budget)")
+    parser.add_argument(
+        "--unadvertised", action="store_true", help="also run 128K without advertising the window (default budget)"
+    )
     args = parser.parse_args()
     sources = {"new": ROOT, "current": args.current}
     policies = [p for p in args.policies.split(",") if p != "current" or args.current]
     print(HEADER, flush=True)
     for trajectory in args.trajectories.split(","):
-        groups = [(w, True) for w in map(int, args.windows.split(","))] + ([(131072, False)] if args.unadvertised else [])
+        groups = [(w, True) for w in map(int, args.windows.split(","))] + (
+            [(131072, False)] if args.unadvertised else []
+        )
         for window, advertise in groups:
             if trajectory == "read25-36k" and window < 65536:
                 continue  # a 36 KB file is clamped to the same 3.7-14.7 KB as an 18 KB one there

@@ -32,7 +32,11 @@ def main() -> None:
                 growth = measure(server, workspace, delegate, f"bench-{delegate}")
             finally:
                 server.close()
-            label = f"delegates (helper answer {growth.helper_answer_chars} chars)" if delegate else "reads the ten files itself"
+            label = (
+                f"delegates (helper answer {growth.helper_answer_chars} chars)"
+                if delegate
+                else "reads the ten files itself"
+            )
             print(f"| {label} | {growth.chars:,} | {growth.tokens:,} |")
 
 

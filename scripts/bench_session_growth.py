@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_cache import READ_TASK, ROOT, ReadFiles, read_workspace, run_cli  # noqa: E402
-from cache_sim import CacheServer  # noqa: E402
+from bench_cache import READ_TASK, ROOT, ReadFiles, read_workspace, run_cli
+from cache_sim import CacheServer
 
 
 def weigh(path: Path) -> Counter:
@@ -60,9 +60,11 @@ def main() -> None:
         total = sum(v for k, v in sizes.items() if k != "finished")
         records = sizes["compaction"] + sizes["context"]
         other = total - sizes["message"] - records
-        print(f"| {name} | {total / 1e6:.1f} MB | {sizes['message'] / 1e6:.1f} MB | {records / 1e6:.2f} MB "
-              f"| {other / 1e6:.2f} MB | {total / sizes['message']:.2f} |{'' if sizes['finished'] else ' (did not finish)'}",
-              flush=True)
+        print(
+            f"| {name} | {total / 1e6:.1f} MB | {sizes['message'] / 1e6:.1f} MB | {records / 1e6:.2f} MB "
+            f"| {other / 1e6:.2f} MB | {total / sizes['message']:.2f} |{'' if sizes['finished'] else ' (did not finish)'}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

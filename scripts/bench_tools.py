@@ -60,7 +60,17 @@ def paired_medians(tool, reference, runs: int) -> tuple[float, float]:
 
 
 def raw_rg(rg: str, root: Path, *args: str):
-    command = [rg, "--no-config", "--hidden", "--no-require-git", "--max-filesize", RG_MAX_FILESIZE, "-g", "!.git", *args]
+    command = [
+        rg,
+        "--no-config",
+        "--hidden",
+        "--no-require-git",
+        "--max-filesize",
+        RG_MAX_FILESIZE,
+        "-g",
+        "!.git",
+        *args,
+    ]
     return lambda: subprocess.run(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
 
@@ -76,7 +86,9 @@ def main() -> None:
     try:
         started = time.perf_counter()
         build_tree(root, options.files)
-        print(f"tree: {options.files} files + 2000 ignored in {root} (built in {time.perf_counter() - started:.1f} s), {options.runs} runs each\n")
+        print(
+            f"tree: {options.files} files + 2000 ignored in {root} (built in {time.perf_counter() - started:.1f} s), {options.runs} runs each\n"
+        )
         ctx = ToolContext(workspace=root, home=root.parent / "nh-bench-home-unused")
         grep_rg = lambda pattern: lambda: run_grep(ctx, pattern, ".", None, False, rg)  # noqa: E731
         rows = []
@@ -86,13 +98,17 @@ def main() -> None:
         fallback = lambda: run_grep(ctx, RARE, ".", None, False, None)  # noqa: E731
         times = paired_medians(fallback, raw_rg(rg, root, "-n", "-e", RARE, "."), options.runs)
         rows.append(("grep rare, Python fallback", times[0], "rg -n rare", times[1]))
-        times = paired_medians(lambda: glob.func(ctx, pattern="**/*.py"), raw_rg(rg, root, "--files", "-g", "*.py"), options.runs)
+        times = paired_medians(
+            lambda: glob.func(ctx, pattern="**/*.py"), raw_rg(rg, root, "--files", "-g", "*.py"), options.runs
+        )
         rows.append(("glob **/*.py", times[0], "rg --files -g *.py", times[1]))
         big = root / "big.log"
         naive = lambda: big.read_text().splitlines()  # noqa: E731
         times = paired_medians(lambda: read_file.func(ctx, path="big.log"), naive, options.runs)
         rows.append((f"read_file 3 MB ({big.stat().st_size} B)", times[0], "read_text+splitlines", times[1]))
-        times = paired_medians(lambda: read_file.func(ctx, path="big.log", offset=69_000, limit=500), naive, options.runs)
+        times = paired_medians(
+            lambda: read_file.func(ctx, path="big.log", offset=69_000, limit=500), naive, options.runs
+        )
         rows.append(("read_file offset=69000 limit=500", times[0], "read_text+splitlines", times[1]))
         print_table(rows)
     finally:
@@ -102,7 +118,9 @@ def main() -> None:
 def print_table(rows) -> None:
     print(f"{'tool':<44} {'median':>9}   {'reference':<22} {'median':>9}  {'ratio':>6}")
     for name, tool_time, ref_name, ref_time in rows:
-        print(f"{name:<44} {tool_time * 1000:7.1f}ms   {ref_name:<22} {ref_time * 1000:7.1f}ms  {tool_time / ref_time:5.2f}×")
+        print(
+            f"{name:<44} {tool_time * 1000:7.1f}ms   {ref_name:<22} {ref_time * 1000:7.1f}ms  {tool_time / ref_time:5.2f}×"
+        )
 
 
 if __name__ == "__main__":

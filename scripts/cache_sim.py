@@ -18,10 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.scripted_server import Error, Reply, ScriptedServer, is_summary_request  # noqa: E402
-
-from nanohermes.context.cache import common_prefix  # noqa: E402
-from nanohermes.context.tokens import count_tokens  # noqa: E402
+from nanohermes.context.cache import common_prefix
+from nanohermes.context.tokens import count_tokens
+from tests.support.scripted_server import Error, Reply, ScriptedServer, is_summary_request
 
 SUMMARY_MARKS = ("[Earlier conversation",)  # how a summary message starts, whatever its role
 MESSAGE_OVERHEAD = 4  # role and start/end markers of a chat template
@@ -71,7 +70,11 @@ class Meter:
             if message is None:  # the tool schemas
                 self._tokens[part] = count_tokens(part)
             else:
-                self._tokens[part] = MESSAGE_OVERHEAD + count_tokens(message_text(message)) + CALL_OVERHEAD * len(message.get("tool_calls") or ())
+                self._tokens[part] = (
+                    MESSAGE_OVERHEAD
+                    + count_tokens(message_text(message))
+                    + CALL_OVERHEAD * len(message.get("tool_calls") or ())
+                )
         return self._tokens[part]
 
     def measure(self, body: dict) -> Exchange:
@@ -93,12 +96,20 @@ class Meter:
         prompt_tokens = sum(tokens)
         limit = self.window - int(body.get("max_tokens") or 0)
         summary = is_summary_request(body)
-        exchange = Exchange(summary, sum(map(len, parts)), sum(map(len, parts)) - shared_chars, prompt_tokens,
-                            shared_tokens, prompt_tokens > limit)
+        exchange = Exchange(
+            summary,
+            sum(map(len, parts)),
+            sum(map(len, parts)) - shared_chars,
+            prompt_tokens,
+            shared_tokens,
+            prompt_tokens > limit,
+        )
         self._previous = parts
         if not exchange.rejected and not summary:  # a summary request holds nothing new: overhead
             self._count_floor(parts, messages)
-            exchange.compacted = bool(self._previous_main) and parts[1 : len(self._previous_main)] != self._previous_main[1:]
+            exchange.compacted = (
+                bool(self._previous_main) and parts[1 : len(self._previous_main)] != self._previous_main[1:]
+            )
             self._previous_main = parts
             self.peak_prompt_tokens = max(self.peak_prompt_tokens, prompt_tokens)
         self.exchanges.append(exchange)
@@ -152,15 +163,30 @@ class CacheServer:
     def _handle(self, body: dict):
         exchange = self.meter.measure(body)
         if exchange.rejected:
-            message = (f"request ({exchange.prompt_tokens} tokens) exceeds the available context size "
-                       f"({self.meter.window} tokens), try increasing it")
-            return Error(400, {"error": {"code": 400, "message": message, "type": "exceed_context_size_error",
-                                         "n_prompt_tokens": exchange.prompt_tokens, "n_ctx": self.meter.window}})
+            message = (
+                f"request ({exchange.prompt_tokens} tokens) exceeds the available context size "
+                f"({self.meter.window} tokens), try increasing it"
+            )
+            return Error(
+                400,
+                {
+                    "error": {
+                        "code": 400,
+                        "message": message,
+                        "type": "exceed_context_size_error",
+                        "n_prompt_tokens": exchange.prompt_tokens,
+                        "n_ctx": self.meter.window,
+                    }
+                },
+            )
         if exchange.compacted:
             self.on_compaction(body)
         reply = self.model.summary_reply(body) if exchange.summary else self.model.main_reply(body)
-        reply.usage = {"prompt_tokens": exchange.prompt_tokens, "completion_tokens": 50,
-                       "prompt_tokens_details": {"cached_tokens": exchange.cached_tokens}}
+        reply.usage = {
+            "prompt_tokens": exchange.prompt_tokens,
+            "completion_tokens": 50,
+            "prompt_tokens_details": {"cached_tokens": exchange.cached_tokens},
+        }
         return reply
 
     def close(self) -> None:

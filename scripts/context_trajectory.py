@@ -20,12 +20,34 @@ GOAL = (
 CONSTRAINT = "Don't change the public API of parse_log(): other teams call it with positional arguments."
 LATE_REQUEST = "When the tests pass, also mention .gz support in README.md under Usage."
 SOURCE_FILES = [
-    "src/logkit/parser.py", "src/logkit/reader.py", "src/logkit/formats.py", "src/logkit/filters.py",
-    "src/logkit/cli.py", "src/logkit/__init__.py", "tests/test_parser.py", "tests/test_reader.py",
-    "tests/test_cli.py", "docs/usage.md", "README.md", "src/logkit/compat.py",
+    "src/logkit/parser.py",
+    "src/logkit/reader.py",
+    "src/logkit/formats.py",
+    "src/logkit/filters.py",
+    "src/logkit/cli.py",
+    "src/logkit/__init__.py",
+    "tests/test_parser.py",
+    "tests/test_reader.py",
+    "tests/test_cli.py",
+    "docs/usage.md",
+    "README.md",
+    "src/logkit/compat.py",
 ]
 TOOL_CAP_BYTES = 20_000
-_WORDS = "record line level stamp field source buffer stream entry token offset chunk".split()
+_WORDS = [
+    "record",
+    "line",
+    "level",
+    "stamp",
+    "field",
+    "source",
+    "buffer",
+    "stream",
+    "entry",
+    "token",
+    "offset",
+    "chunk",
+]
 
 
 def code_file(path: str, size: int, rng: random.Random) -> str:
@@ -33,14 +55,16 @@ def code_file(path: str, size: int, rng: random.Random) -> str:
     lines, n = [], 1
     while sum(len(x) + 1 for x in lines) < size:
         a, b = rng.choice(_WORDS), rng.choice(_WORDS)
-        body = rng.choice([
-            f"def {a}_{b}(self, {a}: str) -> list[str]:",
-            f"    {a} = self._{b}.get({a!r}, None)",
-            f"    if {a} is None:\n        return []",
-            f"    return [{b} for {b} in {a} if {b}]",
-            f"# {a} {b} handling for {path.rsplit('/', 1)[-1]}",
-            f"class {a.title()}{b.title()}:",
-        ])
+        body = rng.choice(
+            [
+                f"def {a}_{b}(self, {a}: str) -> list[str]:",
+                f"    {a} = self._{b}.get({a!r}, None)",
+                f"    if {a} is None:\n        return []",
+                f"    return [{b} for {b} in {a} if {b}]",
+                f"# {a} {b} handling for {path.rsplit('/', 1)[-1]}",
+                f"class {a.title()}{b.title()}:",
+            ]
+        )
         lines.append(f"{n:>5}→{body}")
         n += 1
     return f"read_file {path} lines 1–{n - 1} of {n - 1}\n" + "\n".join(lines)
@@ -104,7 +128,11 @@ class _Builder:
     def edit(self, path: str, what: str) -> tuple[str, dict, str]:
         old = code_file(path, self.rng.randint(200, 600), self.rng).split("\n", 1)[1]
         new = old + f"\n# {what}"
-        return ("edit_file", {"path": path, "old_text": old, "new_text": new}, f"edit_file {path}: replaced 1 occurrence ({what})")
+        return (
+            "edit_file",
+            {"path": path, "old_text": old, "new_text": new},
+            f"edit_file {path}: replaced 1 occurrence ({what})",
+        )
 
 
 def build_trajectory() -> list[tuple]:
@@ -118,10 +146,19 @@ def build_trajectory() -> list[tuple]:
         b.step(None, b.read(path))
     b.step("Baseline test run.", b.tests(None))
     b.step(None, b.grep("gzip"), b.read("src/logkit/compat.py"))
-    b.step("The reader opens files in text mode; I'll add a gzip branch in reader.py.", b.edit("src/logkit/reader.py", "open .gz with gzip.open"))
+    b.step(
+        "The reader opens files in text mode; I'll add a gzip branch in reader.py.",
+        b.edit("src/logkit/reader.py", "open .gz with gzip.open"),
+    )
     b.step(None, b.tests("tests/test_reader.py::test_open_gz - OSError: Not a gzipped file"))
     b.step("The fixture is plain text; reading the test.", b.read("tests/test_reader.py"))
-    b.step(None, b.edit("tests/test_reader.py", "write a real gzip fixture"), b.tests("tests/test_parser.py::test_parse_gz - TypeError: parse_log() missing 1 required positional argument: 'compressed'"))
+    b.step(
+        None,
+        b.edit("tests/test_reader.py", "write a real gzip fixture"),
+        b.tests(
+            "tests/test_parser.py::test_parse_gz - TypeError: parse_log() missing 1 required positional argument: 'compressed'"
+        ),
+    )
     b.step("I'll add a compressed flag to parse_log.", b.edit("src/logkit/parser.py", "add compressed parameter"))
     b.step(None, b.read("src/logkit/parser.py"), b.grep("parse_log("))
     b.step(None, b.tests("tests/test_cli.py::test_cli_gz - TypeError: parse_log() got an unexpected keyword argument"))
@@ -129,15 +166,30 @@ def build_trajectory() -> list[tuple]:
         b.step(None, b.read(path))
     b.step(None, b.grep("compressed"), b.grep("def parse_log"))
     b.user(CONSTRAINT)
-    b.step("Understood: I'll revert the new parameter and detect gzip from the magic bytes instead.", b.edit("src/logkit/parser.py", "revert compressed parameter"))
+    b.step(
+        "Understood: I'll revert the new parameter and detect gzip from the magic bytes instead.",
+        b.edit("src/logkit/parser.py", "revert compressed parameter"),
+    )
     b.step(None, b.read("src/logkit/reader.py"), b.read("src/logkit/formats.py"))
-    b.step(None, b.edit("src/logkit/formats.py", "sniff gzip magic bytes"), b.edit("src/logkit/reader.py", "use formats.sniff"))
+    b.step(
+        None,
+        b.edit("src/logkit/formats.py", "sniff gzip magic bytes"),
+        b.edit("src/logkit/reader.py", "use formats.sniff"),
+    )
     b.step(None, b.tests("tests/test_parser.py::test_parse_gz - AssertionError: assert 0 == 12"))
-    b.step("Empty result: the gzip stream is read as bytes; decoding it.", b.read("src/logkit/reader.py"), b.grep("decode("))
+    b.step(
+        "Empty result: the gzip stream is read as bytes; decoding it.",
+        b.read("src/logkit/reader.py"),
+        b.grep("decode("),
+    )
     b.step(None, b.edit("src/logkit/reader.py", "decode gzip stream as utf-8"))
     b.step(None, b.tests("tests/test_parser.py::test_parse_gz_multiline - AssertionError: 11 != 12"))
     b.step(None, b.read("tests/test_parser.py"), b.read("src/logkit/filters.py"))
-    b.step(None, b.edit("tests/test_parser.py", "add multiline gzip test"), b.edit("src/logkit/reader.py", "keep trailing line"))
+    b.step(
+        None,
+        b.edit("tests/test_parser.py", "add multiline gzip test"),
+        b.edit("src/logkit/reader.py", "keep trailing line"),
+    )
     b.step(None, b.tests("tests/test_cli.py::test_cli_gz - AssertionError: exit code 2"))
     b.step(None, b.read("src/logkit/cli.py"), b.grep("argparse"), b.grep("suffix"))
     b.step(None, b.edit("src/logkit/formats.py", "accept .log.gz suffix"))
@@ -151,7 +203,9 @@ def build_trajectory() -> list[tuple]:
     b.step("Final full run.", b.tests(None), b.grep("TODO"), b.grep("gzip"))
     b.step(None, b.read("tests/test_reader.py"), b.read("tests/test_parser.py"), b.read("src/logkit/cli.py"))
     b.step(None, b.tests(None), b.grep("compressed"))
-    b.answer("Done: parse_log() reads .log.gz transparently (gzip detected from magic bytes), its signature is unchanged, tests pass, README documents it.")
+    b.answer(
+        "Done: parse_log() reads .log.gz transparently (gzip detected from magic bytes), its signature is unchanged, tests pass, README documents it."
+    )
     return b.events
 
 

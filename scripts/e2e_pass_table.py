@@ -25,7 +25,9 @@ def results(junit: Path) -> dict[str, str]:
 
 
 def main(root: Path) -> None:
-    rounds = sorted((d for d in root.glob("round-*") if (d / "junit.xml").exists()), key=lambda d: int(d.name.split("-")[1]))
+    rounds = sorted(
+        (d for d in root.glob("round-*") if (d / "junit.xml").exists()), key=lambda d: int(d.name.split("-")[1])
+    )
     table = {d.name: results(d / "junit.xml") for d in rounds}
     tasks = sorted({t for r in table.values() for t in r})
     heads = [d.name.split("-", 2)[2].replace("t", "T=") for d in rounds]

@@ -46,20 +46,42 @@ def make_session(path: Path, size_mb: int, keep_recent: int = KEEP_RECENT) -> No
             log = (f"line {turn}: " + "x" * 70 + "\n") * (FULL_OUTPUT_CHARS // 80)
             messages = [
                 {"role": "user", "content": f"request {turn}: run the tests and tell me what fails"},
-                {"role": "assistant", "content": "", "tool_calls": [{"id": call_id, "type": "function",
-                 "function": {"name": "run_command", "arguments": json.dumps({"command": "pytest -q"})}}]},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "run_command", "arguments": json.dumps({"command": "pytest -q"})},
+                        }
+                    ],
+                },
                 {"role": "tool", "tool_call_id": call_id, "content": log[:SHOWN_OUTPUT_CHARS]},
                 {"role": "assistant", "content": f"Turn {turn}: 2 tests fail in test_parser.py."},
             ]
             for message in messages:
-                f.write(_line({"type": "message", "message": message, **({"facts": {"exit_code": 1}} if message["role"] == "tool" else {})}))
+                f.write(
+                    _line(
+                        {
+                            "type": "message",
+                            "message": message,
+                            **({"facts": {"exit_code": 1}} if message["role"] == "tool" else {}),
+                        }
+                    )
+                )
                 if message["role"] == "tool":
                     f.write(_line({"type": "tool_output", "id": call_id, "full": log}))
             working += len(messages)
             if turn % TURNS_PER_COMPACTION == 0:
-                summary = {"role": "user", "content": f"[Earlier conversation summary]\nturns 1–{turn}: tests run, parser fixed."}
+                summary = {
+                    "role": "user",
+                    "content": f"[Earlier conversation summary]\nturns 1–{turn}: tests run, parser fixed.",
+                }
                 kept = list(range(max(0, working - keep_recent), working))
-                f.write(_line({"type": "compaction", "messages": [summary, *kept], "compaction": {"layers": ["summary"]}}))
+                f.write(
+                    _line({"type": "compaction", "messages": [summary, *kept], "compaction": {"layers": ["summary"]}})
+                )
                 working = 1 + len(kept)
         f.write(_line({"type": "stats", "messages": turn * 4, "title": "a long session", "workspace": "/tmp/measure"}))
 
@@ -86,7 +108,9 @@ print(json.dumps({"before_kb": before, "peak_kb": peak, "held_kb": held, "workin
 
 
 def measure(code: Path, home: Path, name: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", MEASURE, str(code), str(home), name], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(code), str(home), name], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
 
 
@@ -94,8 +118,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size-mb", type=int, default=300)
     parser.add_argument("--keep-recent", type=int, default=KEEP_RECENT, help="messages each compaction keeps")
-    parser.add_argument("--code", type=Path, default=Path(__file__).resolve().parent.parent,
-                        help="the code tree to measure (default: this checkout)")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent,
+        help="the code tree to measure (default: this checkout)",
+    )
     parser.add_argument("--json", action="store_true", help="print the measurement as one JSON object")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,9 +141,13 @@ def main() -> None:
     growth = mb(result["peak_kb"] - result["before_kb"])
     working = result["working_set_bytes"] / 2**20
     print(f"code: {args.code}")
-    print(f"session file: {file_mb:.0f} MB; working set after resume: {result['messages']} messages, {working:.2f} MB of JSON")
-    print(f"resident before loading: {mb(result['before_kb']):.0f} MB; peak while loading: {mb(result['peak_kb']):.0f} MB "
-          f"(+{growth:.0f} MB); held after: {mb(result['held_kb']):.0f} MB")
+    print(
+        f"session file: {file_mb:.0f} MB; working set after resume: {result['messages']} messages, {working:.2f} MB of JSON"
+    )
+    print(
+        f"resident before loading: {mb(result['before_kb']):.0f} MB; peak while loading: {mb(result['peak_kb']):.0f} MB "
+        f"(+{growth:.0f} MB); held after: {mb(result['held_kb']):.0f} MB"
+    )
     print(f"peak growth = {growth / file_mb:.2f}× the file, {growth / max(working, 1e-9):.1f}× the working set")
 
 

@@ -58,5 +58,9 @@ def seed_compact(messages: list[dict], summarize) -> list[dict] | None:
     dropped = messages[1:start]
     excerpt = "".join(f"{m['role']}: {m['content'].strip()}\n" for m in dropped if (m.get("content") or "").strip())
     summary = summarize(SEED_SUMMARY_PROMPT, excerpt) if excerpt.strip() else ""
-    note = f"[Earlier conversation summary]\n{summary}" if summary else "[Earlier conversation was omitted to keep the context small]"
+    note = (
+        f"[Earlier conversation summary]\n{summary}"
+        if summary
+        else "[Earlier conversation was omitted to keep the context small]"
+    )
     return [messages[0], {"role": "system", "content": note}, *messages[start:]]

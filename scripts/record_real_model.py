@@ -120,14 +120,21 @@ def make_handler(recorder: Recorder):
             match = _NAME.match(self.path)
             name, path = (match.group(1), match.group(2)) if match else (None, self.path)
             conn = recorder.connection()
-            headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization", "accept")}
+            headers = {
+                k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization", "accept")
+            }
             conn.request(self.command, path, body=data, headers=headers)
             response = conn.getresponse()
             self.send_response(response.status)
             self.send_header("Content-Type", response.getheader("Content-Type", "application/json"))
             self.end_headers()
             body = json.loads(data) if data else None
-            exchange = {"method": self.command, "path": path, "request": digest_request(body), "status": response.status}
+            exchange = {
+                "method": self.command,
+                "path": path,
+                "request": digest_request(body),
+                "status": response.status,
+            }
             if "text/event-stream" in (response.getheader("Content-Type") or ""):
                 exchange["stream"] = pack_stream(self._relay_stream(response))
             else:
@@ -174,7 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(Recorder(args.upstream, args.out)))
     httpd.daemon_threads = True
-    print(f"recording proxy on http://127.0.0.1:{httpd.server_address[1]} -> {args.upstream}, saving to {args.out}", flush=True)
+    print(
+        f"recording proxy on http://127.0.0.1:{httpd.server_address[1]} -> {args.upstream}, saving to {args.out}",
+        flush=True,
+    )
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

@@ -1,8 +1,15 @@
 """The one call describer and the facts a result carries."""
 
+from nanohermes.calls import (
+    ResultFacts,
+    ToolCall,
+    describe_call,
+    describe_result,
+    files_read,
+    files_touched,
+    parse_tool_call,
+)
 from tests.support.histories import assistant, filler
-
-from nanohermes.calls import ResultFacts, ToolCall, describe_call, describe_result, files_read, files_touched, parse_tool_call
 
 
 def test_describe_result_names_command_size_exit_code_and_last_line():

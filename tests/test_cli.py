@@ -6,14 +6,16 @@ import subprocess
 import sys
 import time
 
-from tests.support.scripted_server import Error, Reply, call, text, prose
+from tests.support.scripted_server import Error, Reply, call, prose, text
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
 
 def run(args, workspace, env_extra=None, input=None, timeout=60):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([BIN, *args], cwd=workspace, env=env, input=input, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [BIN, *args], cwd=workspace, env=env, input=input, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_version_does_not_import_openai():
@@ -99,15 +101,20 @@ def test_named_session_resumes_and_is_listed(server, workspace):
 def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home):
     server.add(Reply(content=prose(1_000, "slow"), delay=0.05, chunk_size=5))
     # As from an interactive shell: a runner that ignores SIGINT would pass that on to the child.
-    proc = subprocess.Popen([BIN, "-p", "hi", "--session", "cc", "--base-url", server.url], cwd=workspace,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [BIN, "-p", "hi", "--session", "cc", "--base-url", server.url],
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.time() + 20
     while not server.chat_requests() and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=20)
+    _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     saved = (isolated_home / "sessions" / "cc.jsonl").read_text()
     assert "[interrupted by user]" in saved and "slow0 slow1" in saved

@@ -11,7 +11,7 @@ import time
 
 from nanohermes.cli import CANNOT_ASK_HINT, EXIT_FAILURE, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
 from tests.support.raw_servers import closed_port_url
-from tests.support.scripted_server import Reply, call, text, prose
+from tests.support.scripted_server import Reply, call, prose, text
 from tests.test_cli_sessions import ask
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
@@ -23,8 +23,15 @@ def lines_of(stdout: str) -> list[dict]:
 
 def test_json_is_one_object_with_answer_session_usage_steps_and_tool_calls(server, workspace):
     (workspace / "notes.txt").write_text("the secret is 42\n")
-    server.add(call("read_file", {"path": "notes.txt"}, content="Let me look.", usage={"prompt_tokens": 120, "completion_tokens": 8}),
-               text("The secret is 42.", usage={"prompt_tokens": 150, "completion_tokens": 6}))
+    server.add(
+        call(
+            "read_file",
+            {"path": "notes.txt"},
+            content="Let me look.",
+            usage={"prompt_tokens": 120, "completion_tokens": 8},
+        ),
+        text("The secret is 42.", usage={"prompt_tokens": 150, "completion_tokens": 6}),
+    )
     r = ask(server, workspace, "what is the secret?", "--output-format", "json", "--session", "js")
     assert r.returncode == EXIT_OK, r.stderr
     [result] = lines_of(r.stdout)
@@ -72,8 +79,9 @@ def test_stream_json_carries_compaction_notices(server, workspace, isolated_home
 def test_text_streams_the_answer_to_stdout_before_the_run_ends(server, workspace):
     answer = prose(1_500)  # past the hold-back, so it streams
     server.add(Reply(content=answer, delay=0.01, chunk_size=5))  # ~3 s of streaming
-    proc = subprocess.Popen([BIN, "-p", "talk", "--base-url", server.url], cwd=workspace,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [BIN, "-p", "talk", "--base-url", server.url], cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     first = os.read(proc.stdout.fileno(), 64)
     first_at = time.monotonic()
     rest, _ = proc.communicate(timeout=30)
@@ -91,7 +99,12 @@ def test_an_action_refused_because_nothing_could_ask_exits_3_with_the_whole_hint
     assert "write_file needed the user's approval" in r.stderr and CANNOT_ASK_HINT in r.stderr
     server.add(call("write_file", {"path": "out.txt", "content": "x"}), text("no"))
     [result] = lines_of(ask(server, workspace, "again", "--mode", "ask", "--output-format", "json").stdout)
-    assert (result["finished"], result["stop_reason"], result["refused"], result["exit_code"]) == (False, "needs_approval", ["write_file"], 3)
+    assert (result["finished"], result["stop_reason"], result["refused"], result["exit_code"]) == (
+        False,
+        "needs_approval",
+        ["write_file"],
+        3,
+    )
     assert CANNOT_ASK_HINT in result["message"]
 
 
@@ -105,15 +118,22 @@ def test_a_loop_stopped_by_the_step_limit_is_unfinished_in_json(server, workspac
 
 def test_a_failure_in_json_formats_is_an_error_object_and_exit_1(workspace):
     for fmt in ("json", "stream-json"):
-        r = subprocess.run([BIN, "-p", "hi", "--base-url", closed_port_url(), "--output-format", fmt],
-                           cwd=workspace, capture_output=True, text=True, timeout=30)
+        r = subprocess.run(
+            [BIN, "-p", "hi", "--base-url", closed_port_url(), "--output-format", fmt],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         error = lines_of(r.stdout)[-1]
         assert r.returncode == EXIT_FAILURE and error["type"] == "error" and error["exit_code"] == 1
         assert "Cannot reach" in error["message"] and error["session"]
 
 
 def test_a_missing_key_in_json_format_is_an_error_object(workspace):
-    r = subprocess.run([BIN, "-p", "hi", "--output-format", "json"], cwd=workspace, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [BIN, "-p", "hi", "--output-format", "json"], cwd=workspace, capture_output=True, text=True, timeout=30
+    )
     [error] = lines_of(r.stdout)
     assert r.returncode == EXIT_FAILURE and "OPENAI_API_KEY" in error["message"] and error["session"] is None
 
@@ -125,8 +145,9 @@ def test_output_format_needs_p(workspace):
 
 def test_a_reader_that_leaves_early_ends_the_run_without_a_traceback(server, workspace):
     server.add(Reply(content=prose(10_000, "line"), delay=0.002, chunk_size=50))
-    proc = subprocess.Popen([BIN, "-p", "talk", "--base-url", server.url], cwd=workspace,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [BIN, "-p", "talk", "--base-url", server.url], cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     os.read(proc.stdout.fileno(), 16)
     proc.stdout.close()  # as `| head -1` does
     err = proc.stderr.read().decode()

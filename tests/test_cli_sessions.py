@@ -122,9 +122,11 @@ def test_prune_rejects_an_age_without_a_unit(workspace):
 def test_session_files_from_before_workspaces_and_titles_still_list_and_load(server, workspace, isolated_home):
     folder = isolated_home / "sessions"
     folder.mkdir(parents=True)
-    events = [{"type": "meta", "version": 1, "created": 1.0},
-              {"type": "message", "message": {"role": "user", "content": "an old   request\nover two lines"}},
-              {"type": "message", "message": {"role": "assistant", "content": "an old answer"}}]
+    events = [
+        {"type": "meta", "version": 1, "created": 1.0},
+        {"type": "message", "message": {"role": "user", "content": "an old   request\nover two lines"}},
+        {"type": "message", "message": {"role": "assistant", "content": "an old answer"}},
+    ]
     (folder / "legacy.jsonl").write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))
     listing = cli("sessions", "--all", cwd=workspace).stdout
     row = next(line for line in listing.splitlines() if line.startswith("legacy"))
@@ -134,8 +136,13 @@ def test_session_files_from_before_workspaces_and_titles_still_list_and_load(ser
     r = ask(server, workspace, "next", "--session", "legacy")
     assert r.returncode == 0 and "last request: an old request over two lines" in r.stderr
     assert [m["content"] for m in server.chat_requests()[0]["messages"][1:]] == [
-        "an old   request\nover two lines", "an old answer", "next"]
-    assert " 4 " in next(line for line in cli("sessions", "--all", cwd=workspace).stdout.splitlines() if line.startswith("legacy"))
+        "an old   request\nover two lines",
+        "an old answer",
+        "next",
+    ]
+    assert " 4 " in next(
+        line for line in cli("sessions", "--all", cwd=workspace).stdout.splitlines() if line.startswith("legacy")
+    )
 
 
 def test_listing_a_huge_session_reads_only_its_first_and_last_lines(workspace, isolated_home):
@@ -167,7 +174,11 @@ def test_resuming_a_compacted_session_recaps_the_summarys_goal(server, workspace
     first = {"role": "user", "content": "start the migration"}
     with Session(isolated_home, "long", workspace=workspace) as s:
         s.record_message(first)
-        s.record_compaction([first], [summary, {"role": "user", "content": "now the tests"}, {"role": "assistant", "content": "tests pass"}], {})
+        s.record_compaction(
+            [first],
+            [summary, {"role": "user", "content": "now the tests"}, {"role": "assistant", "content": "tests pass"}],
+            {},
+        )
     server.add(text("ok"))
     r = ask(server, workspace, "anything left?", "-c")
     assert "goal: migrate the CLI from argparse to typer." in r.stderr
@@ -175,8 +186,10 @@ def test_resuming_a_compacted_session_recaps_the_summarys_goal(server, workspace
 
 
 def test_sessions_and_version_do_not_load_the_model_client_or_terminal_ui(workspace):
-    code = ("import sys; sys.argv=['nanohermes','sessions','--all']\nfrom nanohermes.cli import main\n"
-            "try: main()\nexcept SystemExit: pass\n"
-            "print(sorted(m for m in ('openai', 'rich', 'prompt_toolkit', 'tiktoken') if m in sys.modules))")
+    code = (
+        "import sys; sys.argv=['nanohermes','sessions','--all']\nfrom nanohermes.cli import main\n"
+        "try: main()\nexcept SystemExit: pass\n"
+        "print(sorted(m for m in ('openai', 'rich', 'prompt_toolkit', 'tiktoken') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True).stdout
     assert out.splitlines()[-1] == "[]"

@@ -14,15 +14,26 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tests.support.scripted_server import ScriptedServer
 from typer.testing import CliRunner
 
-from tests.e2e.recording import RECORDINGS, WORKSPACE, advertised_n_ctx, chat_exchanges, load, normalise, replay_replies, unpack_stream
-from tests.e2e.tasks import TASKS, check_task, run_task
 from nanohermes.cli import app
+from tests.e2e.recording import (
+    RECORDINGS,
+    WORKSPACE,
+    advertised_n_ctx,
+    chat_exchanges,
+    load,
+    normalise,
+    replay_replies,
+    unpack_stream,
+)
+from tests.e2e.tasks import TASKS, check_task, run_task
+from tests.support.scripted_server import ScriptedServer
 
 RECORDED = [t for t in TASKS if (RECORDINGS / f"{t.name}.json").exists()]
-MAX_RECORDINGS_BYTES = 320_000  # ten tasks; the three compaction sessions and config_question record ~60 KB each of streamed chunks
+MAX_RECORDINGS_BYTES = (
+    320_000  # ten tasks; the three compaction sessions and config_question record ~60 KB each of streamed chunks
+)
 
 
 @pytest.fixture
@@ -63,7 +74,9 @@ def in_process_cli(args: list[str], workspace, env: dict, timeout: float) -> tup
 def _shape(request: dict) -> list:
     """What must match between the recorded run and the replay: who said what, which call
     each result answers, and the reply budget."""
-    messages = [(m["role"], m.get("tool_call_id"), [c["id"] for c in m.get("tool_calls") or []]) for m in request["messages"]]
+    messages = [
+        (m["role"], m.get("tool_call_id"), [c["id"] for c in m.get("tool_calls") or []]) for m in request["messages"]
+    ]
     return [request.get("stream", False), request.get("max_tokens"), messages]
 
 
@@ -78,7 +91,9 @@ def assert_well_formed(request: dict) -> None:
     open_calls: list[str] = []
     for message in messages[1:]:
         if message["role"] == "tool":
-            assert message["tool_call_id"] in open_calls, f"tool result for an undeclared call: {message['tool_call_id']}"
+            assert message["tool_call_id"] in open_calls, (
+                f"tool result for an undeclared call: {message['tool_call_id']}"
+            )
             open_calls.remove(message["tool_call_id"])
             continue
         assert not open_calls, f"calls without results: {open_calls}"
@@ -94,7 +109,9 @@ def test_recordings_show_llama_cpp_wire_format():
     streams = [unpack_stream(e["stream"]) for t in RECORDED for e in chat_exchanges(load(t.name)) if "stream" in e]
     chunks = [c for s in streams for c in s]
     heads = [tc for c in chunks for ch in c["choices"] for tc in ch["delta"].get("tool_calls") or [] if tc.get("id")]
-    assert heads and all(len(tc["id"]) == 32 and tc["id"].isalnum() for tc in heads), "call ids are random 32-char strings"
+    assert heads and all(len(tc["id"]) == 32 and tc["id"].isalnum() for tc in heads), (
+        "call ids are random 32-char strings"
+    )
     for stream in streams:
         assert stream[-1]["choices"] == [] and stream[-1]["usage"]["prompt_tokens"] > 0, "the last chunk is usage only"
         assert stream[0]["choices"][0]["delta"]["role"] == "assistant"
@@ -104,7 +121,9 @@ def test_recordings_show_llama_cpp_wire_format():
     plain = [m for m in plain if m.get("tool_calls")]
     assert plain and all(m["content"] == "" for m in plain), 'content is "" (not null) beside tool_calls'
     wire_streams = [unpack_stream(e["stream"]) for e in chat_exchanges(wire) if "stream" in e]
-    arguments = ["".join(_argument_pieces(s)) for s in streams + wire_streams] + [c["function"]["arguments"] for m in plain for c in m["tool_calls"]]
+    arguments = ["".join(_argument_pieces(s)) for s in streams + wire_streams] + [
+        c["function"]["arguments"] for m in plain for c in m["tool_calls"]
+    ]
     assert any("\n" in a for a in arguments), "arguments keep the model's newlines"
 
 
@@ -118,7 +137,9 @@ def test_a_recorded_llama_cpp_stream_assembles_into_a_tool_call(tmp_path):
     try:
         srv.add(*[r for r, e in zip(replay_replies(wire, tmp_path, tmp_path), chat_exchanges(wire)) if "stream" in e])
         config = Config(model="local-model", base_url=srv.url, workspace=tmp_path, home=tmp_path)
-        turn = Provider(config).stream_chat([{"role": "user", "content": "time?"}], [], lambda text: None, max_tokens=4096)
+        turn = Provider(config).stream_chat(
+            [{"role": "user", "content": "time?"}], [], lambda text: None, max_tokens=4096
+        )
     finally:
         srv.close()
     (call,) = turn.tool_calls
@@ -147,8 +168,17 @@ def test_a_temp_path_streamed_over_several_chunks_becomes_one_placeholder():
         return {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": text}}]}}]}
 
     chunks = [piece('{"path": "/tm'), piece("p/ws"), piece("/a.py"), piece('"}')]
-    recording = {"exchanges": [{"method": "POST", "path": "/v1/chat/completions", "request": {"messages": [{"role": "system", "content": "Workspace: /tmp/ws"}]},
-                                "status": 200, "stream": {"envelope": {}, "chunks": chunks}}]}
+    recording = {
+        "exchanges": [
+            {
+                "method": "POST",
+                "path": "/v1/chat/completions",
+                "request": {"messages": [{"role": "system", "content": "Workspace: /tmp/ws"}]},
+                "status": 200,
+                "stream": {"envelope": {}, "chunks": chunks},
+            }
+        ]
+    }
     normalise(recording, {"/tmp/ws": WORKSPACE})
     exchange = recording["exchanges"][0]
     pieces = [c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for c in exchange["stream"]["chunks"]]

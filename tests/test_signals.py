@@ -21,10 +21,9 @@ def handlers():
 
 def test_a_ctrl_c_inside_held_lands_after_the_block(handlers):
     steps = []
-    with pytest.raises(KeyboardInterrupt):
-        with held():
-            os.kill(os.getpid(), signal.SIGINT)
-            steps.append("the block ran to its end")
+    with pytest.raises(KeyboardInterrupt), held():
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("the block ran to its end")
     assert steps == ["the block ran to its end"]
 
 
@@ -41,10 +40,9 @@ def test_deferred_drops_a_ctrl_c_but_delivers_a_sigterm_as_terminated(handlers):
     install()
     with deferred():
         os.kill(os.getpid(), signal.SIGINT)
-    with pytest.raises(Terminated) as stop:
-        with deferred():
-            os.kill(os.getpid(), signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGTERM)
+    with pytest.raises(Terminated) as stop, deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
     assert stop.value.code == 128 + signal.SIGTERM
 
 
@@ -52,9 +50,8 @@ def test_the_handlers_are_restored_after_the_block(handlers):
     before = {n: signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     with held():
         pass
-    with pytest.raises(ValueError):
-        with held():
-            raise ValueError("the block's own error goes on up")
+    with pytest.raises(ValueError), held():
+        raise ValueError("the block's own error goes on up")
     assert {n: signal.getsignal(n) for n in before} == before
 
 
@@ -70,8 +67,7 @@ def test_a_signal_landing_while_held_sets_up_leaves_every_handler_as_it_was(hand
         return real_signal(signum, handler)
 
     monkeypatch.setattr(signal, "signal", lands_on_the_second_swap)
-    with pytest.raises(KeyboardInterrupt):
-        with held():
-            pass
+    with pytest.raises(KeyboardInterrupt), held():
+        pass
     monkeypatch.setattr(signal, "signal", real_signal)
     assert {n: signal.getsignal(n) for n in before} == before

@@ -15,10 +15,22 @@ import re
 from pathlib import Path
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.schema import (AgentCapabilities, AuthenticateResponse, Implementation, InitializeResponse,
-                        ListSessionsResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
-                        PromptCapabilities, PromptResponse, SessionCapabilities, SessionInfo,
-                        SessionListCapabilities, SetSessionModeResponse)
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SetSessionModeResponse,
+)
 
 from nanohermes import __version__
 from nanohermes import events as ev
@@ -49,11 +61,17 @@ class NanoHermesAgent:
 
     async def initialize(self, protocol_version: int, client_capabilities=None, client_info=None, **kwargs):
         capabilities = AgentCapabilities(
-            load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True),
+            load_session=True,
+            prompt_capabilities=PromptCapabilities(embedded_context=True),
             mcp_capabilities=McpCapabilities(http=True),
-            session_capabilities=SessionCapabilities(list=SessionListCapabilities()))
-        return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=capabilities, auth_methods=[],
-                                  agent_info=Implementation(name="nanohermes", title="NanoHermes", version=__version__))
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+        )
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=capabilities,
+            auth_methods=[],
+            agent_info=Implementation(name="nanohermes", title="NanoHermes", version=__version__),
+        )
 
     async def authenticate(self, method_id: str, **kwargs):
         return AuthenticateResponse()  # the model's key comes from config.toml or the environment
@@ -81,10 +99,17 @@ class NanoHermesAgent:
         infos = [i for i in list_sessions(home_dir()) if i.parent is None]
         if cwd:
             infos = in_workspace(infos, Path(cwd).resolve())
-        return ListSessionsResponse(sessions=[
-            SessionInfo(session_id=i.name, cwd=i.workspace or "", title=i.title or None,
-                        updated_at=datetime.datetime.fromtimestamp(i.last_used, datetime.timezone.utc).isoformat())
-            for i in infos[:LISTED_SESSIONS]])
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=i.name,
+                    cwd=i.workspace or "",
+                    title=i.title or None,
+                    updated_at=datetime.datetime.fromtimestamp(i.last_used, datetime.UTC).isoformat(),
+                )
+                for i in infos[:LISTED_SESSIONS]
+            ]
+        )
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs):
         if mode_id not in MODES:
@@ -108,7 +133,9 @@ class NanoHermesAgent:
         except NanoHermesError as exc:
             await session.flush()
             raise failure(str(exc)) from None
-        except Exception as exc:  # a bug reaches the editor as the CLI's paragraph (traceback in a log), never kills the process
+        except (
+            Exception
+        ) as exc:  # a bug reaches the editor as the CLI's paragraph (traceback in a log), never kills the process
             await session.flush()
             raise failure(report_crash(exc)) from None
         await session.flush()
@@ -146,7 +173,9 @@ class NanoHermesAgent:
 
     async def _open(self, cwd: str, name: str | None, mcp_servers: list) -> AcpSession:
         if not Path(cwd).is_dir():
-            raise failure(f"The session's folder {cwd} is not a directory (the editor's project folder is the workspace).")
+            raise failure(
+                f"The session's folder {cwd} is not a directory (the editor's project folder is the workspace)."
+            )
         session = AcpSession(self.conn, asyncio.get_running_loop(), self.runner)
 
         def build():

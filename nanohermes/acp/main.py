@@ -33,8 +33,9 @@ def serve(flags: dict) -> int:
     fd_in, fd_out = _claim_stdio()
     runner = TurnRunner()
     agent = NanoHermesAgent(runner, flags)
-    protocol = threading.Thread(target=_run_protocol, args=(agent, runner, fd_in, fd_out), name="nanohermes-acp",
-                                daemon=True)
+    protocol = threading.Thread(
+        target=_run_protocol, args=(agent, runner, fd_in, fd_out), name="nanohermes-acp", daemon=True
+    )
     protocol.start()
     for signum in TERMINATING:  # not Terminated (signals.py): a turn stops as on Ctrl-C, then the process ends
         if signal.getsignal(signum) != signal.SIG_IGN:
@@ -120,7 +121,7 @@ class _BlockingWrites(asyncio.WriteTransport):
     def write(self, data) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self._fd, view):]
+            view = view[os.write(self._fd, view) :]
 
     def is_closing(self) -> bool:
         return self._closing

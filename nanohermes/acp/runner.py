@@ -19,7 +19,7 @@ import queue
 import signal
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from nanohermes.signals import run_pending
 

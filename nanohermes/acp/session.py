@@ -51,8 +51,12 @@ class AcpSession:
         self.sender = self.loop.create_task(self._send_updates())
 
     def modes(self) -> SessionModeState:
-        return SessionModeState(current_mode_id=self.runtime.config.mode, available_modes=[
-            SessionMode(id=mode, name=MODE_NAMES[mode][0], description=MODE_NAMES[mode][1]) for mode in MODES])
+        return SessionModeState(
+            current_mode_id=self.runtime.config.mode,
+            available_modes=[
+                SessionMode(id=mode, name=MODE_NAMES[mode][0], description=MODE_NAMES[mode][1]) for mode in MODES
+            ],
+        )
 
     # -- the protocol's thread ---------------------------------------------------------------
 
@@ -166,13 +170,20 @@ class AcpSession:
         """Ask the editor; its answer is our yes, always or no. A cancel stops the wait (Ctrl-C)."""
         agent = self.runtime.agent
         scope = agent.approvals.scope(tool, args, agent.ctx).describe()
-        options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-                   PermissionOption(option_id="always", name=f"Always allow: {scope}", kind="allow_always"),
-                   PermissionOption(option_id="reject", name="Reject", kind="reject_once")]
+        options = [
+            PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+            PermissionOption(option_id="always", name=f"Always allow: {scope}", kind="allow_always"),
+            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+        ]
         shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
-        question = ToolCallUpdate(tool_call_id=self._current_call, title=action_title(tool.name, args), status="pending",
-                                  kind=updates.KINDS.get(tool.name, "other"), raw_input=args,
-                                  content=[tool_content(text_block(shown))])
+        question = ToolCallUpdate(
+            tool_call_id=self._current_call,
+            title=action_title(tool.name, args),
+            status="pending",
+            kind=updates.KINDS.get(tool.name, "other"),
+            raw_input=args,
+            content=[tool_content(text_block(shown))],
+        )
         answer: concurrent.futures.Future = concurrent.futures.Future()
         self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("ask", (question, options, answer)))
         try:

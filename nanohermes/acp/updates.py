@@ -13,8 +13,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from acp import plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_agent_message_text, \
-    update_agent_thought_text, update_plan, update_tool_call, update_user_message_text
+from acp import (
+    plan_entry,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
 from acp.schema import ToolCallLocation
 
 from nanohermes import events as ev
@@ -24,9 +34,20 @@ TITLE_CHARS = 120  # one line in an editor's tool call card
 OUTPUT_CHARS = 8_000  # what a card shows of a result; the model's own copy is capped by the clamp
 RESTARTED = "\n[the reply restarted after a dropped connection]\n"
 INTERRUPTED = "[interrupted by user]"
-KINDS = {"read_file": "read", "recall": "read", "grep": "search", "glob": "search", "run_command": "execute",
-         "task_output": "execute", "task_stop": "execute", "web_fetch": "fetch", "web_search": "fetch",
-         "write_file": "edit", "edit_file": "edit", "task": "think"}
+KINDS = {
+    "read_file": "read",
+    "recall": "read",
+    "grep": "search",
+    "glob": "search",
+    "run_command": "execute",
+    "task_output": "execute",
+    "task_stop": "execute",
+    "web_fetch": "fetch",
+    "web_search": "fetch",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "task": "think",
+}
 FAILED_PREFIXES = ("error:", "refused:", "blocked in plan mode", INTERRUPTED)
 PLAN_STEPS = 30  # a checklist longer than this is a document, not a plan
 PLAN_STEP_CHARS = 200  # one line of an editor's plan view
@@ -48,12 +69,22 @@ def _locations(workspace: Path, arguments: str) -> list[ToolCallLocation] | None
 def tool_started(event: ev.ToolStarted, workspace: Path, call_id: str | None = None, label: str = ""):
     raw = ToolCall.of(event.name, event.arguments).arguments or None
     shown = f"{label}: {title(event.name, event.arguments)}" if label else title(event.name, event.arguments)
-    return start_tool_call(call_id or event.call_id, shown, kind=KINDS.get(event.name, "other"), status="in_progress",
-                           locations=_locations(workspace, event.arguments), raw_input=raw)
+    return start_tool_call(
+        call_id or event.call_id,
+        shown,
+        kind=KINDS.get(event.name, "other"),
+        status="in_progress",
+        locations=_locations(workspace, event.arguments),
+        raw_input=raw,
+    )
 
 
-def tool_finished(event: ev.ToolFinished, output: str | None, diff: tuple[str, str | None, str] | None = None,
-                  call_id: str | None = None):
+def tool_finished(
+    event: ev.ToolFinished,
+    output: str | None,
+    diff: tuple[str, str | None, str] | None = None,
+    call_id: str | None = None,
+):
     """`output`: what the tool returned (cut here); `diff`: (path, old text or None, new text) of an applied change."""
     content = [tool_content(text_block(_cut(output if output is not None else event.summary)))]
     if diff is not None:
@@ -62,7 +93,9 @@ def tool_finished(event: ev.ToolFinished, output: str | None, diff: tuple[str, s
 
 
 def tool_progress(event: ev.ToolProgress, call_id: str | None = None):
-    return update_tool_call(call_id or event.call_id, status="in_progress", content=[tool_content(text_block(_cut(event.text)))])
+    return update_tool_call(
+        call_id or event.call_id, status="in_progress", content=[tool_content(text_block(_cut(event.text)))]
+    )
 
 
 def interrupted(call_id: str):
@@ -103,7 +136,9 @@ def history(messages: list[dict], workspace: Path) -> list:
         elif role == "tool":
             text = str(content)
             ok = not text.startswith(FAILED_PREFIXES)
-            finished = ev.ToolFinished(message.get("tool_call_id", ""), names.get(message.get("tool_call_id"), ""), "", ok)
+            finished = ev.ToolFinished(
+                message.get("tool_call_id", ""), names.get(message.get("tool_call_id"), ""), "", ok
+            )
             updates.append(tool_finished(finished, text))
     return updates
 

@@ -14,8 +14,8 @@ low-water mark: each rewrite is paid rarely and is small.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 # The high-water mark in chars when the model's window is unknown, and never more for any
 # window: ~30-40k tokens of English and code. Past that, even cached tokens cost money and
@@ -118,8 +118,9 @@ def prompt_token_limit(context_window: int, max_output_tokens: int) -> int:
     return int(HIGH_WATER * (context_window - reply_reserve(context_window, max_output_tokens)))
 
 
-def settings_for_window(context_window: int | None, max_output_tokens: int = DEFAULT_MAX_TOKENS,
-                        summary_reuses_prefix: bool = True) -> ContextSettings:
+def settings_for_window(
+    context_window: int | None, max_output_tokens: int = DEFAULT_MAX_TOKENS, summary_reuses_prefix: bool = True
+) -> ContextSettings:
     """The settings for a model's window in tokens (None: unknown, the defaults).
 
     The token high-water mark is 90 % of the window after the reply reserve (8,192 tokens:

@@ -9,8 +9,8 @@ message always stays verbatim.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from nanohermes.context.budget import TRIM_MIN_KEEP_CHARS, message_size
 from nanohermes.context.placeholders import shrink_tool_calls
@@ -44,7 +44,9 @@ class CutPlan:
 
 
 def _is_ack(message: dict) -> bool:
-    return message.get("role") == "assistant" and message.get("content") == SUMMARY_ACK and not message.get("tool_calls")
+    return (
+        message.get("role") == "assistant" and message.get("content") == SUMMARY_ACK and not message.get("tool_calls")
+    )
 
 
 def _round_start(messages: list[dict], end: int) -> int:
@@ -72,7 +74,9 @@ def plan_cut(messages: list[dict], keep_chars: int, size_of: Callable[[dict], in
         if earlier < floor or used + block > keep_chars:
             break
         used, start = used + block, earlier
-    plan = CutPlan(start, find_summary(messages), latest_user if latest_user is not None and latest_user < start else None)
+    plan = CutPlan(
+        start, find_summary(messages), latest_user if latest_user is not None and latest_user < start else None
+    )
     return plan if plan.dropped(messages) else None
 
 
@@ -95,7 +99,12 @@ def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int])
         cut = math.ceil(excess * 1.02 / escaped_ratio) + len(note) + 40
         keep = max(TRIM_MIN_KEEP_CHARS, len(content) - cut)
         if keep < len(content) - len(note) - 40:
-            new = {**message, "content": head_tail_text(content, keep, note.replace("{id}", str(message.get("tool_call_id"))), head_share=2 / 5)}
+            new = {
+                **message,
+                "content": head_tail_text(
+                    content, keep, note.replace("{id}", str(message.get("tool_call_id"))), head_share=2 / 5
+                ),
+            }
     if size_of(message) - size_of(new) < excess and new.get("tool_calls"):
         new = shrink_tool_calls(new, TRIM_MIN_KEEP_CHARS)
     return new

@@ -35,8 +35,11 @@ def file_ledger(dropped: list[dict], previous_summary: str | None = None) -> str
                 into.extend(p.strip() for p in line[len(prefix) :].split(",") if p.strip())
     changed = list(dict.fromkeys(changed + files_touched(dropped)))
     read = [p for p in dict.fromkeys(read + files_read(dropped)) if p not in changed]
-    lines = [prefix + _latest_that_fit(paths, LEDGER_LINE_CHARS - len(prefix)) for prefix, paths in
-             ((CHANGED_PREFIX, changed), (READ_PREFIX, read)) if paths]
+    lines = [
+        prefix + _latest_that_fit(paths, LEDGER_LINE_CHARS - len(prefix))
+        for prefix, paths in ((CHANGED_PREFIX, changed), (READ_PREFIX, read))
+        if paths
+    ]
     return "\n".join(lines)
 
 
@@ -51,7 +54,9 @@ def _latest_that_fit(paths: list[str], room: int) -> str:
 
 def without_ledger(summary: str) -> str:
     """A summary's text without its ledger lines (the next ledger carries them over)."""
-    return "\n".join(line for line in summary.splitlines() if not line.startswith((CHANGED_PREFIX, READ_PREFIX))).strip()
+    return "\n".join(
+        line for line in summary.splitlines() if not line.startswith((CHANGED_PREFIX, READ_PREFIX))
+    ).strip()
 
 
 def _user_requests(messages: list[dict]) -> list[str]:

@@ -38,7 +38,6 @@ from nanohermes.context.summary import (
 )
 
 
-
 @dataclass
 class CompactionReport:
     """What one fit() did, for the one-line UI notice and the session record."""
@@ -121,9 +120,17 @@ class ContextEngine:
             high = min(high, self.settings.high_water_tokens * chars // token_estimate)
         return high, int(high * self.settings.low_water)
 
-    def fit(self, messages: list[dict], summarize: Summarize, *, force: bool = False, focus: str | None = None,
-            token_estimate: int | None = None, facts: Mapping[str, ResultFacts] | None = None,
-            overflow: bool = False) -> tuple[list[dict], CompactionReport | None]:
+    def fit(
+        self,
+        messages: list[dict],
+        summarize: Summarize,
+        *,
+        force: bool = False,
+        focus: str | None = None,
+        token_estimate: int | None = None,
+        facts: Mapping[str, ResultFacts] | None = None,
+        overflow: bool = False,
+    ) -> tuple[list[dict], CompactionReport | None]:
         """Return the messages to send and what was done (None: nothing, the same list back).
 
         Call once every tool call has its result and before every request. Below the high-water
@@ -142,8 +149,14 @@ class ContextEngine:
         if not force and before <= high:
             self.sizes.forget_all_but(messages)
             return messages, None
-        report = CompactionReport(forced=force, before_chars=before, high_water_chars=high, low_water_chars=low,
-                                  messages_before=len(messages), token_triggered=high < self.settings.high_water_chars)
+        report = CompactionReport(
+            forced=force,
+            before_chars=before,
+            high_water_chars=high,
+            low_water_chars=low,
+            messages_before=len(messages),
+            token_triggered=high < self.settings.high_water_chars,
+        )
         current = self._compact(messages, summarize, report, focus, token_estimate, facts or {}, overflow)
         if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
             current = self._trim(current, low, report)
@@ -155,12 +168,22 @@ class ContextEngine:
         self.sizes.forget_all_but(current)
         return current, report
 
-    def _compact(self, messages: list[dict], summarize: Summarize, report: CompactionReport, focus: str | None,
-                 token_estimate: int | None, facts: Mapping[str, ResultFacts], overflow: bool) -> list[dict]:
+    def _compact(
+        self,
+        messages: list[dict],
+        summarize: Summarize,
+        report: CompactionReport,
+        focus: str | None,
+        token_estimate: int | None,
+        facts: Mapping[str, ResultFacts],
+        overflow: bool,
+    ) -> list[dict]:
         if not report.forced and self._thrashing(len(messages)):
             report.thrash_skipped = True
-            report.notices.append("automatic compaction skipped: the last two freed under 10 % each (something large "
-                                  "that cannot be cut is in the context); /compact forces one")
+            report.notices.append(
+                "automatic compaction skipped: the last two freed under 10 % each (something large "
+                "that cannot be cut is in the context); /compact forces one"
+            )
             return messages
         # The kept tail gets what the low-water mark leaves after the system message and a summary.
         room = report.low_water_chars - SUMMARY_RESERVE_CHARS - self.sizes.size(messages[0])
@@ -175,8 +198,9 @@ class ContextEngine:
                 return cleared
         return self._summarise(messages, plan, summarize, report, focus, token_estimate, facts, overflow)
 
-    def _placeholders_within(self, messages: list[dict], plan: CutPlan, report: CompactionReport,
-                             facts: Mapping[str, ResultFacts]) -> list[dict] | None:
+    def _placeholders_within(
+        self, messages: list[dict], plan: CutPlan, report: CompactionReport, facts: Mapping[str, ResultFacts]
+    ) -> list[dict] | None:
         """Old outputs cleared in one batch, keeping verbatim as many recent rounds as fit.
 
         The target is the low-water mark. Where even a summary could not get there (a small
@@ -185,7 +209,11 @@ class ContextEngine:
         only the newly cleared outputs are rewritten. None when clearing cannot make it."""
         kept = self.size(messages[plan.start :]) + (self.sizes.size(messages[plan.kept_user]) if plan.kept_user else 0)
         after_summary = self.sizes.size(messages[0]) + SUMMARY_TYPICAL_CHARS + kept
-        target = report.low_water_chars if after_summary <= report.low_water_chars else after_summary + PLACEHOLDER_SLACK_CHARS
+        target = (
+            report.low_water_chars
+            if after_summary <= report.low_water_chars
+            else after_summary + PLACEHOLDER_SLACK_CHARS
+        )
         widest = plan_cut(messages, report.low_water_chars, self.sizes.size) or plan  # no summary to make room for
         starts = [i for i in range(widest.start, len(messages)) if messages[i].get("role") != "tool"]
         for start in starts:
@@ -203,8 +231,17 @@ class ContextEngine:
         moved_on = length - self._length_after_auto >= THRASH_RECOVERY_MESSAGES
         return len(recent) == 2 and all(s < MIN_USEFUL_SAVING for s in recent) and not moved_on
 
-    def _summarise(self, messages: list[dict], plan: CutPlan, summarize: Summarize, report: CompactionReport,
-                   focus: str | None, token_estimate: int | None, facts: Mapping[str, ResultFacts], overflow: bool) -> list[dict]:
+    def _summarise(
+        self,
+        messages: list[dict],
+        plan: CutPlan,
+        summarize: Summarize,
+        report: CompactionReport,
+        focus: str | None,
+        token_estimate: int | None,
+        facts: Mapping[str, ResultFacts],
+        overflow: bool,
+    ) -> list[dict]:
         report.dropped = plan.dropped(messages)
         previous = summary_text(messages[plan.previous_summary]) if plan.previous_summary else None
         request = self._summary_request(messages, plan, report, previous, focus, token_estimate, facts, overflow)
@@ -223,18 +260,34 @@ class ContextEngine:
             report.notices.append(f"summary failed ({report.summary_error}); kept a digest instead")
         return compact_history(messages, plan, note)
 
-    def _summary_request(self, messages: list[dict], plan: CutPlan, report: CompactionReport, previous: str | None,
-                         focus: str | None, token_estimate: int | None, facts: Mapping[str, ResultFacts],
-                         overflow: bool) -> SummaryRequest:
+    def _summary_request(
+        self,
+        messages: list[dict],
+        plan: CutPlan,
+        report: CompactionReport,
+        previous: str | None,
+        focus: str | None,
+        token_estimate: int | None,
+        facts: Mapping[str, ResultFacts],
+        overflow: bool,
+    ) -> SummaryRequest:
         """The conversation up to the cut plus the instruction, when the summary model is the
         conversation's and that fits the window; else a summary prompt and an excerpt."""
         if self.settings.summary_reuses_prefix and not overflow and self._prefix_fits(messages, plan, token_estimate):
             ask = instruction(focus, plan.kept_user is not None, self.ask_for_memories)
             return SummaryRequest([*messages[: plan.start], ask], True)
-        excerpt = render_excerpt(report.dropped, previous, focus, plan.kept_user is not None,
-                                 max(EXCERPT_MIN_CHARS, report.high_water_chars // 2), facts)
+        excerpt = render_excerpt(
+            report.dropped,
+            previous,
+            focus,
+            plan.kept_user is not None,
+            max(EXCERPT_MIN_CHARS, report.high_water_chars // 2),
+            facts,
+        )
         excerpt = "\n\n".join(part for part in (excerpt, memory_request(self.ask_for_memories)) if part)
-        return SummaryRequest([{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False)
+        return SummaryRequest(
+            [{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False
+        )
 
     def _prefix_fits(self, messages: list[dict], plan: CutPlan, token_estimate: int | None) -> bool:
         window = self.settings.window
@@ -249,7 +302,11 @@ class ContextEngine:
         latest_user = latest_user_index(messages)
         protected = {0, find_summary(messages), latest_user} - {None}
         current, report.trimmed = trim_to_budget(messages, target, protected, self.sizes.size)
-        if self.size(current) > target and latest_user is not None and self.sizes.size(current[latest_user]) > target // 2:
+        if (
+            self.size(current) > target
+            and latest_user is not None
+            and self.sizes.size(current[latest_user]) > target // 2
+        ):
             # the user's own message is what does not fit: cut it once rather than resend it and fail
             current, trimmed = trim_to_budget(current, target, protected - {latest_user}, self.sizes.size)
             if trimmed:

@@ -43,8 +43,14 @@ def _render_message(message: dict, calls: dict, facts: Mapping[str, ResultFacts]
     return lines
 
 
-def render_excerpt(dropped: list[dict], previous_summary: str | None, focus: str | None, kept_user: bool,
-                   max_chars: int, facts: Mapping[str, ResultFacts] | None = None) -> str:
+def render_excerpt(
+    dropped: list[dict],
+    previous_summary: str | None,
+    focus: str | None,
+    kept_user: bool,
+    max_chars: int,
+    facts: Mapping[str, ResultFacts] | None = None,
+) -> str:
     """The user text of a summary request that does not reuse the prefix: the previous summary
     (to update), the dropped messages, and the focus. `kept_user`: the latest user message stays
     live after the summary, so it is named rather than summarised. At most `max_chars` (head and

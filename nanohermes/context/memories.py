@@ -28,10 +28,15 @@ _KIND_PREFIX = re.compile(r"^\[?([A-Za-z]+)\]?\s*[:\]]\s*(.+)$")
 _NOTHING = {"none", "n a", "nothing", "no memories"}
 # What a secret looks like: a word that names one next to a value, a provider key's prefix,
 # a private key block, or a long opaque run of letters and digits (a token, a hash, a key).
-_SECRET_WORDS = re.compile(r"\b(password|passwd|passphrase|secret|credential|api[ _-]?key|access[ _-]?key|private[ _-]?key|"
-                           r"bearer|auth[ _-]?token|token\s*[:=])", re.IGNORECASE)
-_KEY_PREFIXES = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{10,}|github_pat_|xox[abprs]-|AKIA[0-9A-Z]{12,}|"
-                           r"AIza[0-9A-Za-z_-]{10,}|glpat-|-----BEGIN [A-Z ]*PRIVATE KEY)")
+_SECRET_WORDS = re.compile(
+    r"\b(password|passwd|passphrase|secret|credential|api[ _-]?key|access[ _-]?key|private[ _-]?key|"
+    r"bearer|auth[ _-]?token|token\s*[:=])",
+    re.IGNORECASE,
+)
+_KEY_PREFIXES = re.compile(
+    r"(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{10,}|github_pat_|xox[abprs]-|AKIA[0-9A-Z]{12,}|"
+    r"AIza[0-9A-Za-z_-]{10,}|glpat-|-----BEGIN [A-Z ]*PRIVATE KEY)"
+)
 _OPAQUE = re.compile(r"[A-Za-z0-9+/=_-]{24,}")
 
 
@@ -61,7 +66,7 @@ def split_memories(reply: str) -> tuple[str, list[Candidate]]:
         return reply, []
     candidates: list[Candidate] = []
     seen: set[str] = set()
-    for line in reply[match.end():].splitlines():
+    for line in reply[match.end() :].splitlines():
         candidate = _candidate(line)
         if candidate is None or normalise(candidate.text) in seen:
             continue

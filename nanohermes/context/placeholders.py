@@ -18,7 +18,8 @@ ARGUMENT_HEAD_CHARS = 160
 
 
 def placeholder_text(call: ToolCall | None, call_id: str, content: str, facts: ResultFacts = NO_FACTS) -> str:
-    """`[old tool output cleared to save context: read_file path=a.py — 18,342 chars; recall(id="call_1") returns it]`."""
+    """`[old tool output cleared to save context: read_file path=a.py — 18,342 chars; recall(id="call_1")
+    returns it]`."""
     what = describe_call(call) if call else "tool result"
     details = f"{len(content):,} chars"
     if facts.exit_code is not None:
@@ -57,8 +58,9 @@ def shrink_tool_calls(message: dict, max_chars: int) -> dict:
     return {**message, "tool_calls": new_calls} if any(a is not b for a, b in zip(new_calls, calls)) else message
 
 
-def clear_old_outputs(messages: list[dict], end: int, min_chars: int,
-                      facts: Mapping[str, ResultFacts] | None = None) -> tuple[list[dict], list[str]]:
+def clear_old_outputs(
+    messages: list[dict], end: int, min_chars: int, facts: Mapping[str, ResultFacts] | None = None
+) -> tuple[list[dict], list[str]]:
     """Replace tool results over `min_chars` in messages[1:end] with placeholders and shrink
     long tool-call arguments there. Returns (new list, ids of the results replaced); the rest
     of the list, and every untouched dict, is reused."""
@@ -66,7 +68,12 @@ def clear_old_outputs(messages: list[dict], end: int, min_chars: int,
     out, replaced = [messages[0]] if messages else [], []
     for message in messages[1:end]:
         role, content = message.get("role"), message.get("content")
-        if role == "tool" and isinstance(content, str) and len(content) > min_chars and not content.startswith(PLACEHOLDER_PREFIX):
+        if (
+            role == "tool"
+            and isinstance(content, str)
+            and len(content) > min_chars
+            and not content.startswith(PLACEHOLDER_PREFIX)
+        ):
             call_id = str(message.get("tool_call_id"))
             text = placeholder_text(calls.get(call_id), call_id, content, (facts or {}).get(call_id, NO_FACTS))
             out.append({**message, "content": text})

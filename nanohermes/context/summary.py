@@ -14,9 +14,10 @@ kept messages also start with a user message, a short assistant acknowledgement 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS
 from nanohermes.context.memories import MEMORY_INSTRUCTION, Candidate, split_memories
@@ -62,9 +63,12 @@ def instruction(focus: str | None, kept_user: bool, memories: bool = False) -> d
     """The final user message of a summary request that reuses the conversation's prefix;
     `memories`: the reply also lists what to keep in long-term memory (context/memories.py)."""
     reply = "the note and the memories" if memories else "the note"
-    parts = [INSTRUCTION_HEADER, summary_prompt(),
-             "Summarise the whole conversation above (if it starts with an earlier summary, that summary is "
-             f"the previous summary to update). Do not call any tool; reply with {reply} only."]
+    parts = [
+        INSTRUCTION_HEADER,
+        summary_prompt(),
+        "Summarise the whole conversation above (if it starts with an earlier summary, that summary is "
+        f"the previous summary to update). Do not call any tool; reply with {reply} only.",
+    ]
     if kept_user:
         parts.append("The latest user request stays in the context verbatim after your note.")
     if focus and focus.strip():

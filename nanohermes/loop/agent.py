@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from nanohermes import events as ev
 from nanohermes.config import Config
@@ -35,18 +35,29 @@ INTERRUPTED = "[interrupted by user]"
 STOPPED = "[interrupted: NanoHermes was stopped by {}]"  # SIGTERM or SIGHUP
 NO_ANSWER = "[no answer: the request failed]"
 NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
-CUT_CALL_RETRY = ("[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
-                  "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]")
-REPEATED_RETRY = ("[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
-                  "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]")
-CALL_AS_TEXT_RETRY = ("[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
-                      "call (not text); or, if you have what you need, give your answer.]")
+CUT_CALL_RETRY = (
+    "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
+    "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"
+)
+REPEATED_RETRY = (
+    "[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
+    "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]"
+)
+CALL_AS_TEXT_RETRY = (
+    "[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
+    "call (not text); or, if you have what you need, give your answer.]"
+)
 # A run the loop stops (step limit, loop guard, replies cut again and again) still ends with an
 # answer: one last request, tools off, for the best answer from what was found, marked partial.
-FINAL_ANSWER_REQUEST = ("[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
-                        "best answer you can now; say what is unverified or left to do.]")
-STOPPED_WHY = {ev.STOP_MAX_STEPS: "the step limit was reached", ev.STOP_REPEATING: "you kept repeating the same tool call",
-               ev.STOP_CUT_CALLS: "your tool calls kept being cut by the output token limit"}
+FINAL_ANSWER_REQUEST = (
+    "[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
+    "best answer you can now; say what is unverified or left to do.]"
+)
+STOPPED_WHY = {
+    ev.STOP_MAX_STEPS: "the step limit was reached",
+    ev.STOP_REPEATING: "you kept repeating the same tool call",
+    ev.STOP_CUT_CALLS: "your tool calls kept being cut by the output token limit",
+}
 PARTIAL_MARK = ev.PARTIAL_MARK
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
@@ -57,8 +68,10 @@ UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the mo
 # port, read config/settings.ini and then read it five more times; the same history with this
 # request gave the right answer. A note in the tool result did not (it wrote the next call as
 # text). Later repeats are refused, and past REPEAT_STOP the run stops.
-ANSWER_NOW = ("[NanoHermes: you are going round in circles (the same call again, the same result). No tool calls in "
-              "this reply: from what you found so far, give your answer; if something is still missing, say what.]")
+ANSWER_NOW = (
+    "[NanoHermes: you are going round in circles (the same call again, the same result). No tool calls in "
+    "this reply: from what you found so far, give your answer; if something is still missing, say what.]"
+)
 
 
 class StopTurn(Exception):
@@ -70,9 +83,19 @@ class StopTurn(Exception):
 
 
 class Agent:
-    def __init__(self, *, config: Config, provider: Provider, session: Session, tools: list[Tool], ctx: ToolContext,
-                 system_prompt: Callable[[], str], emit: Callable[[object], None], approvals: Approvals,
-                 memory_for: Callable[[str], str] = lambda text: ""):
+    def __init__(
+        self,
+        *,
+        config: Config,
+        provider: Provider,
+        session: Session,
+        tools: list[Tool],
+        ctx: ToolContext,
+        system_prompt: Callable[[], str],
+        emit: Callable[[object], None],
+        approvals: Approvals,
+        memory_for: Callable[[str], str] = lambda text: "",
+    ):
         """No I/O: a resumed session's unanswered calls are mended by resume(). The system
         message is built here and on reset() only, so it is byte-identical across requests;
         `memory_for(user_text)` gives the memory block that travels with that user message."""
@@ -209,11 +232,17 @@ class Agent:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
         for attempt in range(MAX_OVERFLOW_RETRIES + 1):
             self._partial = []
-            sent = sanitize_tool_pairs(self.messages, NO_RESULT_AFTER_CRASH) if pairing_problems(self.messages) else list(self.messages)
+            sent = (
+                sanitize_tool_pairs(self.messages, NO_RESULT_AFTER_CRASH)
+                if pairing_problems(self.messages)
+                else list(self.messages)
+            )
             self.emit(ev.RequestStarted())
             self.keeper.usage.begin(sent)
             try:
-                turn = self.keeper.send(sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart, **options)
+                turn = self.keeper.send(
+                    sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart, **options
+                )
             except ContextOverflowError as exc:
                 if attempt == MAX_OVERFLOW_RETRIES:
                     raise
@@ -246,7 +275,9 @@ class Agent:
             return UNMADE_CHANGE_NOTICE, MAKE_THE_CHANGE
         name = tool_call_in_text(turn.content, (s["function"]["name"] for s in self.tool_schemas()))
         if name:
-            return f"the model wrote a {name} call as text; told it to make a real call", CALL_AS_TEXT_RETRY.format(name=name)
+            return f"the model wrote a {name} call as text; told it to make a real call", CALL_AS_TEXT_RETRY.format(
+                name=name
+            )
         return None
 
     def _shows_unmade_change(self, content: str) -> bool:
@@ -254,7 +285,9 @@ class Agent:
         if self._nudged or not shows_an_unmade_change(self._turn_text, content, self._changed):
             return False
         self._nudged = any(s["function"]["name"] == "edit_file" for s in self.tool_schemas())
-        if self._nudged and self._answer_now == "next":  # the change needs the tools: don't ask for an answer without them
+        if (
+            self._nudged and self._answer_now == "next"
+        ):  # the change needs the tools: don't ask for an answer without them
             self._answer_now = "used"
         return self._nudged
 
@@ -276,8 +309,11 @@ class Agent:
         the window is learned (before the first request, or once, from an overflow error)."""
         offered = self.approvals.offered(list(self.tools.values()))
         lean = self.keeper.settings.lean_tools  # a small window (context/budget.py): the lean set
-        return [t.schema(lean) for t in offered
-                if (t.name != "recall" or self.keeper.recall_offered) and (t.lean or not lean)]
+        return [
+            t.schema(lean)
+            for t in offered
+            if (t.name != "recall" or self.keeper.recall_offered) and (t.lean or not lean)
+        ]
 
     def _run_tool_calls(self, turn: AssistantTurn) -> None:
         """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""
@@ -294,7 +330,9 @@ class Agent:
             self.append({"role": "tool", "tool_call_id": call["id"], "content": result.content}, result.facts.to_dict())
             self._changed |= result.facts.changed
             self.keeper.ctx.outputs.add(call["id"], result.content, result.full, result.facts)
-            self.emit(ev.ToolFinished(call["id"], fn["name"], _first_line(result.content), result.ok, seconds, result.facts))
+            self.emit(
+                ev.ToolFinished(call["id"], fn["name"], _first_line(result.content), result.ok, seconds, result.facts)
+            )
         if self.guard.stuck:
             raise StopTurn(ev.STOP_REPEATING)
 
@@ -314,7 +352,9 @@ class Agent:
         if refusal is not None:
             self._answer_now = self._answer_now or "next"
         tool = self.tools.get(name)
-        ctx = replace(self.keeper.ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
+        ctx = replace(
+            self.keeper.ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text))
+        )
         if refusal is None and tool is not None:
             refusal = self.approvals.refusal(tool, arguments, ctx)
         if refusal is not None:
@@ -339,7 +379,9 @@ class Agent:
         """Give every call of the last assistant message that has no result one (`first`, when
         given, goes to the first of them: the call that was running)."""
         for i, call_id in enumerate(unanswered_calls(self.messages)):
-            self.append({"role": "tool", "tool_call_id": call_id, "content": first if i == 0 and first is not None else text})
+            self.append(
+                {"role": "tool", "tool_call_id": call_id, "content": first if i == 0 and first is not None else text}
+            )
 
     def _close_interrupted_stream(self) -> None:
         """Ctrl-C while streaming: keep what was said, drop half-received tool calls."""

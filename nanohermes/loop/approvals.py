@@ -10,8 +10,8 @@ may carry the user's reason, which the model reads.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
 
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import ToolError
@@ -21,12 +21,16 @@ from nanohermes.tools import Tool, ToolContext, parse_arguments
 PREVIEW_FALLBACK_CHARS = 500
 # Plan mode offers only read-only tools, but a model may still call one it saw earlier in the
 # session (before a /mode switch) or one it imagines: it must learn why, not "unknown tool".
-PLAN_MODE_BLOCKED = ("blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
-                     "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead.")
+PLAN_MODE_BLOCKED = (
+    "blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
+    "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead."
+)
 # A read-only tool that finds, while it runs, that it is about to act (web_fetch reaching a
 # local address): plan mode refuses that part.
-PLAN_MODE_ASKED = ("blocked in plan mode: this {name} needs the user's approval (it can act on this machine or its "
-                   "network), and plan mode allows only actions that change nothing, so it was not done.")
+PLAN_MODE_ASKED = (
+    "blocked in plan mode: this {name} needs the user's approval (it can act on this machine or its "
+    "network), and plan mode allows only actions that change nothing, so it was not done."
+)
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,7 @@ class Decision:
 
 
 # (tool, arguments, preview) -> "yes" | "no" | "always", or a Decision (a "no" with a reason)
-Approver = Callable[[Tool, dict, str], Union[str, Decision]]
+Approver = Callable[[Tool, dict, str], str | Decision]
 
 
 class Approvals:
@@ -71,7 +75,10 @@ class Approvals:
         if self.approver is None:
             self.unasked.append(tool.name)
             hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
-            return f"refused: {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not run.{hint}"
+            return (
+                f"refused: {tool.name} needs the user's approval and this non-interactive run cannot ask. "
+                f"It was not run.{hint}"
+            )
         answer = self.approver(tool, args, _preview(tool, ctx, args))
         decision = answer if isinstance(answer, Decision) else Decision(answer)
         if decision.answer == "always":
@@ -106,7 +113,10 @@ class Approvals:
         if self.approver is None:
             self.unasked.append(tool.name)
             hint = f" {self.cannot_ask_hint}" if self.cannot_ask_hint else ""
-            return f"refused: this {tool.name} needs the user's approval and this non-interactive run cannot ask. It was not done.{hint}"
+            return (
+                f"refused: this {tool.name} needs the user's approval and this non-interactive run cannot ask. "
+                f"It was not done.{hint}"
+            )
         answer = self.approver(tool, {}, preview)
         decision = answer if isinstance(answer, Decision) else Decision(answer)  # the REPL and ACP answer Decisions
         if decision.answer == "always":
@@ -114,7 +124,9 @@ class Approvals:
         if decision.answer in ("yes", "always"):
             return None
         refused = f"refused: the user declined this {tool.name}; it was not done."
-        return f"{refused} The user said: {decision.reason}" if decision.reason else f"{refused} Ask or try another way."
+        return (
+            f"{refused} The user said: {decision.reason}" if decision.reason else f"{refused} Ask or try another way."
+        )
 
     def reset(self) -> None:
         """A new conversation starts without the old one's "always" answers."""

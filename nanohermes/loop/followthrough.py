@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import re
 
-CHANGE_VERBS = re.compile(r"\b(fix|change|edit|implement|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I)
+CHANGE_VERBS = re.compile(
+    r"\b(fix|change|edit|implement|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
+)
 QUESTION_START = re.compile(r"^\s*(how|what|why|which|where|when|who|is|are|does|do|did|should|explain)\b", re.I)
 CODE_BLOCK = re.compile(r"^\s*```", re.M)
-MAKE_THE_CHANGE = ("[You described a change but no file was changed, and the user asked for the change itself. "
-                   "Make it with edit_file, then check it. If you made it another way, or it can't be done, say so.]")
+MAKE_THE_CHANGE = (
+    "[You described a change but no file was changed, and the user asked for the change itself. "
+    "Make it with edit_file, then check it. If you made it another way, or it can't be done, say so.]"
+)
 
 
 def asks_for_a_change(user_text: str) -> bool:

@@ -21,18 +21,62 @@ MCP_TOOL = "mcp tool"  # one MCP server's tool (`server.tool`): "always" for one
 # command (or a write) behind an approved prefix. Quoted ones count too: asking is cheap.
 SHELL_METACHARS = frozenset(";&|`$<>()\n\r")
 # Programs whose second word is a subcommand with its own risk (`git status` vs `git push`).
-SUBCOMMAND_PROGRAMS = frozenset({
-    "git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "pip", "pip3", "poetry", "docker", "kubectl",
-    "make", "gh", "dotnet", "bundle", "just", "npx", "rustup", "brew", "apt", "conda",
-})
+SUBCOMMAND_PROGRAMS = frozenset(
+    {
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "cargo",
+        "go",
+        "uv",
+        "pip",
+        "pip3",
+        "poetry",
+        "docker",
+        "kubectl",
+        "make",
+        "gh",
+        "dotnet",
+        "bundle",
+        "just",
+        "npx",
+        "rustup",
+        "brew",
+        "apt",
+        "conda",
+    }
+)
 # Interpreters run whatever their script says: the script (or `-m module`) is the program,
 # and inline code (`python3 -c …`, `node -e …`) is granted only exactly.
 INTERPRETERS = frozenset({"python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "Rscript", "lua"})
 # Programs that run whatever their arguments say: a prefix grant would cover any command.
-WRAPPERS = frozenset({
-    "bash", "sh", "zsh", "dash", "fish", "sudo", "doas", "env", "xargs", "eval", "exec", "nohup",
-    "time", "timeout", "nice", "watch", "ssh", "su", "command", "builtin", "source", ".",
-})
+WRAPPERS = frozenset(
+    {
+        "bash",
+        "sh",
+        "zsh",
+        "dash",
+        "fish",
+        "sudo",
+        "doas",
+        "env",
+        "xargs",
+        "eval",
+        "exec",
+        "nohup",
+        "time",
+        "timeout",
+        "nice",
+        "watch",
+        "ssh",
+        "su",
+        "command",
+        "builtin",
+        "source",
+        ".",
+    }
+)
 
 
 @dataclass(frozen=True)

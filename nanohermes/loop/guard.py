@@ -21,8 +21,10 @@ MAX_PERIOD = 3  # loops of up to this many calls count: read, the same no-op edi
 # the same task_output call again and again. They are not counted (the step limit bounds them).
 POLLING_TOOLS = frozenset({"task_output"})
 LOOK_TOOLS = frozenset({"read_file", "grep", "glob"})  # a repeat with the same result has learned nothing
-SAME_LOOK = ("NanoHermes: this is the same {name} call you made earlier for this request, and the result has not "
-             "changed: it has told you what it can.")
+SAME_LOOK = (
+    "NanoHermes: this is the same {name} call you made earlier for this request, and the result has not "
+    "changed: it has told you what it can."
+)
 
 
 class RepeatGuard:
@@ -57,8 +59,11 @@ class RepeatGuard:
         count = self.repeats()
         if count < REPEAT_LIMIT:
             return None
-        return (f"error: this is repeat number {count} of the same {name} call (with the same arguments) "
-                "in a loop; the result will not change. Try a different approach (other arguments, another tool, or answer).")
+        return (
+            f"error: this is repeat number {count} of the same {name} call (with the same arguments) "
+            "in a loop; the result will not change. "
+            "Try a different approach (other arguments, another tool, or answer)."
+        )
 
     @property
     def stuck(self) -> bool:

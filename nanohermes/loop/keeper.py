@@ -8,8 +8,9 @@ requests the engine plans.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from nanohermes import events as ev
 from nanohermes.context import ContextEngine, PrefixMeter, PromptTokenTracker, SummaryRequest, settings_for_window
@@ -22,7 +23,6 @@ from nanohermes.tools import ToolContext
 
 if TYPE_CHECKING:
     from nanohermes.loop.agent import Agent
-
 
 
 class ContextKeeper:
@@ -49,8 +49,15 @@ class ContextKeeper:
 
     # -- requests ---------------------------------------------------------------------------
 
-    def send(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None], *, summary: bool = False,
-             **options) -> AssistantTurn:
+    def send(
+        self,
+        messages: list[dict],
+        tools: list[dict],
+        on_text: Callable[[str], None],
+        *,
+        summary: bool = False,
+        **options,
+    ) -> AssistantTurn:
         """Stream one request; count its usage and what a prefix cache could not reuse."""
         sent_chars, uncached_chars = self.meter.measure(tools, messages)
         options.setdefault("max_tokens", self.settings.max_tokens)
@@ -58,8 +65,12 @@ class ContextKeeper:
         self.usage.add(turn.usage, sent_chars, uncached_chars)
         usage = turn.usage or {}
         self.last_usage = {
-            "summary": summary, "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
-            "cached_tokens": usage.get("cached_tokens"), "sent_chars": sent_chars, "uncached_chars": uncached_chars,
+            "summary": summary,
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "cached_tokens": usage.get("cached_tokens"),
+            "sent_chars": sent_chars,
+            "uncached_chars": uncached_chars,
         }
         self.agent.session.record_usage(self.last_usage)
         if not summary and self.settings.window and usage.get("prompt_tokens"):
@@ -73,11 +84,27 @@ class ContextKeeper:
         self.agent.emit(ev.SummaryStarted())  # the front ends say "compacting context…" while it runs
         try:
             if request.reuses_prefix:  # the conversation's own prefix: the same tools, tool calls off
-                turn = self.send(request.messages, self.agent.tool_schemas(), _ignore, summary=True, max_tokens=max_tokens,
-                                 retries=0, temperature=0, tool_choice="none")
+                turn = self.send(
+                    request.messages,
+                    self.agent.tool_schemas(),
+                    _ignore,
+                    summary=True,
+                    max_tokens=max_tokens,
+                    retries=0,
+                    temperature=0,
+                    tool_choice="none",
+                )
             else:
-                turn = self.send(request.messages, [], _ignore, summary=True, max_tokens=max_tokens, retries=0,
-                                 temperature=0, model=self.config.effective_summary_model)
+                turn = self.send(
+                    request.messages,
+                    [],
+                    _ignore,
+                    summary=True,
+                    max_tokens=max_tokens,
+                    retries=0,
+                    temperature=0,
+                    model=self.config.effective_summary_model,
+                )
         except BaseException:
             self.agent.emit(ev.SummaryFinished(ok=False))
             raise
@@ -96,20 +123,35 @@ class ContextKeeper:
         estimate = self.tokens.estimate(agent.messages) if self.settings.window or overflow_tokens is not None else None
         if overflow_tokens:
             estimate = max(estimate or 0, overflow_tokens)
-        new, report = self.engine.fit(agent.messages, self.summarize, force=force, focus=focus, token_estimate=estimate,
-                                      facts=self.ctx.outputs.facts(), overflow=overflow_tokens is not None)
+        new, report = self.engine.fit(
+            agent.messages,
+            self.summarize,
+            force=force,
+            focus=focus,
+            token_estimate=estimate,
+            facts=self.ctx.outputs.facts(),
+            overflow=overflow_tokens is not None,
+        )
         if report is None:
             return None
         remembered = self._remember(report.memories) if report.layers else []
         if report.layers:  # something changed (an over-limit check that could do nothing did not)
             old, agent.messages = agent.messages, new
             self.recall_offered = True
-            agent.session.record_compaction(old[1:], new[1:], {
-                "layers": report.layers, "forced": force, "before_chars": report.before_chars,
-                "after_chars": report.after_chars, "replaced_messages": len(report.dropped),
-                "cleared_outputs": report.placeholder_ids, "summary_reused_prefix": report.summary_reused_prefix,
-                **({"memories": [e.id for e in remembered]} if remembered else {}),
-            })
+            agent.session.record_compaction(
+                old[1:],
+                new[1:],
+                {
+                    "layers": report.layers,
+                    "forced": force,
+                    "before_chars": report.before_chars,
+                    "after_chars": report.after_chars,
+                    "replaced_messages": len(report.dropped),
+                    "cleared_outputs": report.placeholder_ids,
+                    "summary_reused_prefix": report.summary_reused_prefix,
+                    **({"memories": [e.id for e in remembered]} if remembered else {}),
+                },
+            )
         line = report.one_line()
         if (report.layers or report.notices) and line != self._last_notice:  # say it once, not every step
             self._last_notice = line

@@ -48,7 +48,9 @@ class Subagents:
         if parent is None:
             raise ToolError("delegation is not set up in this session")
         label = one_line(description or "task", LABEL_CHARS)
-        session = Session(parent.config.home, self._child_name(), workspace=parent.config.workspace, parent=parent.session.name)
+        session = Session(
+            parent.config.home, self._child_name(), workspace=parent.config.workspace, parent=parent.session.name
+        )
         try:
             child = self._child(session, label)
             try:
@@ -66,15 +68,25 @@ class Subagents:
         from nanohermes.loop.agent import Agent  # here: agent.py reaches this module through its tools
 
         parent = self.parent
-        config = replace(parent.config, max_steps=parent.config.task_max_steps,
-                         context_window=parent.window or parent.config.context_window)
+        config = replace(
+            parent.config,
+            max_steps=parent.config.task_max_steps,
+            context_window=parent.window or parent.config.context_window,
+        )
         tools = [t for t in parent.tools.values() if t.name not in DELEGATION_TOOLS]
         ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
-        return Agent(config=config, provider=parent.keeper.provider, session=session, tools=tools, ctx=ctx,
-                     system_prompt=parent.system_prompt, emit=lambda event: parent.emit(ev.SubagentEvent(label, event)),
-                     approvals=approvals)
+        return Agent(
+            config=config,
+            provider=parent.keeper.provider,
+            session=session,
+            tools=tools,
+            ctx=ctx,
+            system_prompt=parent.system_prompt,
+            emit=lambda event: parent.emit(ev.SubagentEvent(label, event)),
+            approvals=approvals,
+        )
 
     def _child_name(self) -> str:
         """`PARENT.taskN`, the first N whose file does not exist yet (the parent's lock keeps
@@ -92,17 +104,25 @@ def answer_for_parent(label: str, session_name: str, result: ev.TurnResult) -> s
     said = result.final_text.strip()
     where = f"its transcript: session {session_name}"
     if result.stop_code == ev.STOP_INTERRUPTED:
-        raise ToolInterrupted(f"[interrupted by user: helper {label!r} was stopped after {_steps(result.steps)}; {where}]")
+        raise ToolInterrupted(
+            f"[interrupted by user: helper {label!r} was stopped after {_steps(result.steps)}; {where}]"
+        )
     if result.stopped_reason is not None:
-        why = {ev.STOP_MAX_STEPS: f"at its step limit ({_steps(result.steps)})",
-               ev.STOP_REPEATING: "because it kept repeating the same tool call",
-               ev.STOP_CUT_CALLS: "because its replies kept being cut by max_tokens"}.get(result.stop_code, "early")
+        why = {
+            ev.STOP_MAX_STEPS: f"at its step limit ({_steps(result.steps)})",
+            ev.STOP_REPEATING: "because it kept repeating the same tool call",
+            ev.STOP_CUT_CALLS: "because its replies kept being cut by max_tokens",
+        }.get(result.stop_code, "early")
         if said.startswith(ev.PARTIAL_MARK.strip()):  # its last request, tools off, gave the best it had
-            raise ToolError(f"helper {label!r} stopped {why} ({where}). Its partial answer: {_capped(said, session_name)} "
-                            "Check what it left open, give it a narrower task, or do it yourself.")
+            raise ToolError(
+                f"helper {label!r} stopped {why} ({where}). Its partial answer: {_capped(said, session_name)} "
+                "Check what it left open, give it a narrower task, or do it yourself."
+            )
         last = f" Its last words: {_capped(said, session_name)}" if said else ""
-        raise ToolError(f"helper {label!r} stopped {why} without an answer ({where}).{last} "
-                        "Give it a narrower task, or do it yourself.")
+        raise ToolError(
+            f"helper {label!r} stopped {why} without an answer ({where}).{last} "
+            "Give it a narrower task, or do it yourself."
+        )
     refused = f"; refused without approval: {', '.join(dict.fromkeys(result.cannot_ask))}" if result.cannot_ask else ""
     note = f"[helper {label!r} answered after {_steps(result.steps)}; {where}{refused}]"
     return f"{note}\n{_capped(said, session_name) or '(the helper gave an empty answer)'}"
@@ -115,5 +135,7 @@ def _steps(n: int) -> str:
 def _capped(text: str, session_name: str) -> str:
     if len(text) <= ANSWER_MAX_CHARS:
         return text
-    return (text[:ANSWER_MAX_CHARS] + f"\n… answer cut ({len(text) - ANSWER_MAX_CHARS:,} chars omitted; "
-            f"the whole answer ends session {session_name})")
+    return (
+        text[:ANSWER_MAX_CHARS] + f"\n… answer cut ({len(text) - ANSWER_MAX_CHARS:,} chars omitted; "
+        f"the whole answer ends session {session_name})"
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from nanohermes import events as ev
 
@@ -52,6 +52,15 @@ class UsageCounter:
     def event(self) -> ev.Usage:
         # One reply cut for repeating has no usage (its stream was closed): the rest still count.
         reported = self.unreported < self.requests or not self.requests
-        return ev.Usage(self.prompt, self.completion, self.requests, reported, self.cached, self.sent_chars,
-                        self.uncached_chars, last_request_tokens=self.last, estimated=self.estimated,
-                        unreported=self.unreported if reported else 0)
+        return ev.Usage(
+            self.prompt,
+            self.completion,
+            self.requests,
+            reported,
+            self.cached,
+            self.sent_chars,
+            self.uncached_chars,
+            last_request_tokens=self.last,
+            estimated=self.estimated,
+            unreported=self.unreported if reported else 0,
+        )

@@ -80,7 +80,7 @@ class _Connection:
         self.task = asyncio.create_task(self._serve(ready))
         try:
             return await asyncio.wait_for(asyncio.shield(ready), self.settings.startup_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.task.cancel()
             self._fail(f"it did not start and list its tools within {self.settings.startup_timeout:g} s")
             raise McpUnavailable(self.error) from None
@@ -195,8 +195,12 @@ class McpHub:
         conn = self._conns.get(name)
         if conn is not None and conn.state == RUNNING:
             return conn
-        if conn is not None and conn.state == FAILED and not conn.retry_at_once \
-                and time.monotonic() - conn.failed_at < RETRY_AFTER_FAILURE_S:
+        if (
+            conn is not None
+            and conn.state == FAILED
+            and not conn.retry_at_once
+            and time.monotonic() - conn.failed_at < RETRY_AFTER_FAILURE_S
+        ):
             raise McpUnavailable(conn.error)
         settings = self.servers[name]
         self._start_loop()

@@ -3,7 +3,7 @@ stopped again. Listing also refreshes the tool lists the next sessions' prompts 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from nanohermes.mcp.hub import McpCallTimeout, McpHub, McpUnavailable
 from nanohermes.mcp.listing import one_line, signature
@@ -35,7 +35,8 @@ def list_servers(config, say: Callable[[str], None]) -> int:
                 continue
             say(f"✓ {settings.name} ({where}) · running · {len(tools)} tool(s) · {trust}")
             for tool in tools:
-                say(f"    {one_line(signature(tool), NAME_CHARS)}: {one_line(tool.description, DESCRIPTION_CHARS)}".rstrip(": "))
+                line = f"    {one_line(signature(tool), NAME_CHARS)}: {one_line(tool.description, DESCRIPTION_CHARS)}"
+                say(line.rstrip(": "))
     finally:
         hub.close()
     return code

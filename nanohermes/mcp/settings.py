@@ -28,8 +28,9 @@ from nanohermes.redact import SECRET_NAME
 
 DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a job too big for a tool call
 DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
-SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout",
-                         "startup_timeout"})
+SERVER_KEYS = frozenset(
+    {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout"}
+)
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
 
@@ -79,7 +80,7 @@ class McpServerSettings:
 def parse_mcp_table(table, path: Path) -> tuple[McpServerSettings, ...]:
     """`[mcp]` as the enabled servers' settings, or a ConfigError naming the key to fix."""
     if not isinstance(table, dict) or set(table) - {"servers"}:
-        raise ConfigError(f"{path}: [mcp] holds only servers tables, e.g. [mcp.servers.files] with command = \"…\".")
+        raise ConfigError(f'{path}: [mcp] holds only servers tables, e.g. [mcp.servers.files] with command = "…".')
     servers = table.get("servers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f"{path}: mcp.servers must be tables, e.g. [mcp.servers.files].")
@@ -101,9 +102,14 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
     if "url" in entry and not str(entry["url"]).startswith(("http://", "https://", "${")):
         raise ConfigError(f"{where}: url must be an http(s) URL, got {entry['url']!r}.")
     settings = McpServerSettings(
-        name=name, command=_text(entry, "command", where), args=tuple(_strings(entry, "args", where)),
-        env=_pairs(entry, "env", where), cwd=_text(entry, "cwd", where), url=_text(entry, "url", where),
-        headers=_pairs(entry, "headers", where), trusted=_flag(entry, "trusted", False, where),
+        name=name,
+        command=_text(entry, "command", where),
+        args=tuple(_strings(entry, "args", where)),
+        env=_pairs(entry, "env", where),
+        cwd=_text(entry, "cwd", where),
+        url=_text(entry, "url", where),
+        headers=_pairs(entry, "headers", where),
+        trusted=_flag(entry, "trusted", False, where),
         timeout=_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
         startup_timeout=_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
     )
@@ -120,14 +126,14 @@ def _text(entry: dict, key: str, where: str) -> str | None:
 def _strings(entry: dict, key: str, where: str) -> list[str]:
     value = entry.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: {key} must be a list of strings, e.g. {key} = [\"-y\", \"server\"].")
+        raise ConfigError(f'{where}: {key} must be a list of strings, e.g. {key} = ["-y", "server"].')
     return value
 
 
 def _pairs(entry: dict, key: str, where: str) -> tuple[tuple[str, str], ...]:
     value = entry.get(key, {})
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ConfigError(f"{where}: {key} must be a table of strings, e.g. {key} = {{ NAME = \"value\" }}.")
+        raise ConfigError(f'{where}: {key} must be a table of strings, e.g. {key} = {{ NAME = "value" }}.')
     return tuple(value.items())
 
 

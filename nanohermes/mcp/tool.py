@@ -57,9 +57,8 @@ def make_mcp_tool(hub: McpHub) -> Tool:
             return False
         known = hub.known_tools(server)
         tool = next((t for t in known or () if t.name == tool_name), None)
-        if known is not None and (tool is None or check_arguments(tool, _arguments(args.get("arguments")))):
-            return False  # it will not be sent: the result says why
-        return True
+        # False when it will not be sent (the result says why)
+        return known is None or (tool is not None and not check_arguments(tool, _arguments(args.get("arguments"))))
 
     def preview(ctx: ToolContext, name: str, arguments: str | None = None) -> str:
         shown = json.dumps(_arguments(arguments), ensure_ascii=False, indent=1)
@@ -76,8 +75,10 @@ def resolve(hub: McpHub, name: str) -> tuple[str, str | None]:
     owners = [s for s in hub.servers if any(t.name == name.strip() for t in hub.known_tools(s) or ())]
     if len(owners) == 1:
         return owners[0], name.strip()
-    raise ToolError(f"no MCP server {server!r}; the servers are {', '.join(hub.servers)}. "
-                    'Use name="server.tool" as listed, or name="server" for its tools.')
+    raise ToolError(
+        f"no MCP server {server!r}; the servers are {', '.join(hub.servers)}. "
+        'Use name="server.tool" as listed, or name="server" for its tools.'
+    )
 
 
 def _tools(hub: McpHub, server: str) -> list[McpToolInfo]:

@@ -34,7 +34,7 @@ class McpToolInfo:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "McpToolInfo":
+    def from_dict(cls, data: dict) -> McpToolInfo:
         schema = data.get("input_schema")
         return cls(str(data["name"]), str(data.get("description") or ""), schema if isinstance(schema, dict) else {})
 
@@ -57,8 +57,10 @@ class ToolCache:
         """Keep this list for the next sessions. A cache that cannot be written is no error:
         the next session lists the server as not listed yet."""
         servers = self._read()
-        servers[server.name] = {"fingerprint": server.fingerprint(),
-                                "tools": [t.to_dict() for t in tools[:MAX_TOOLS_PER_SERVER]]}
+        servers[server.name] = {
+            "fingerprint": server.fingerprint(),
+            "tools": [t.to_dict() for t in tools[:MAX_TOOLS_PER_SERVER]],
+        }
         data = json.dumps({"version": FORMAT_VERSION, "servers": servers}, ensure_ascii=False).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -34,6 +34,7 @@ class McpSetupError(Exception):
 
 def expand(text: str, where: str) -> str:
     """`${VAR}` replaced from the environment; an unset one is an McpSetupError naming it."""
+
     def value(match: re.Match) -> str:
         name = match.group(1)
         if name not in os.environ:
@@ -51,7 +52,6 @@ async def open_client(stack: AsyncExitStack, settings: McpServerSettings, worksp
 
     if settings.url:
         import httpx2  # the SDK's own HTTP client
-
         from mcp.client.streamable_http import streamable_http_client
 
         headers = {k: expand(v, "headers") for k, v in settings.headers}
@@ -62,8 +62,11 @@ async def open_client(stack: AsyncExitStack, settings: McpServerSettings, worksp
         from mcp.client.stdio import stdio_client
 
         params = StdioServerParameters(
-            command=expand(settings.command or "", "command"), args=[expand(a, "args") for a in settings.args],
-            env={k: expand(v, "env") for k, v in settings.env}, cwd=settings.cwd or str(workspace))
+            command=expand(settings.command or "", "command"),
+            args=[expand(a, "args") for a in settings.args],
+            env={k: expand(v, "env") for k, v in settings.env},
+            cwd=settings.cwd or str(workspace),
+        )
         transport = stdio_client(params, errlog=log)
     client = Client(transport, client_info=Implementation(name="nanohermes", version=__version__))
     return await stack.enter_async_context(client)

@@ -12,10 +12,10 @@ import datetime
 import os
 import platform
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 from nanohermes.fileio import read_regular
 from nanohermes.prompt.overview import workspace_overview

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
@@ -14,7 +14,7 @@ from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, ret
 from nanohermes.provider.stream import AssistantTurn, NotTheAPI, StreamCut, assemble_stream, describe_body, text_of
 from nanohermes.provider.watch import ReplyWatch
 
-__all__ = ["AssistantTurn", "NotTheAPI", "Provider", "RETRY_POLICY", "StreamCut", "assemble_stream", "classify"]
+__all__ = ["RETRY_POLICY", "AssistantTurn", "NotTheAPI", "Provider", "StreamCut", "assemble_stream", "classify"]
 
 # Opening a connection takes milliseconds when the server is up; a host that swallows packets
 # would otherwise hold the first request for the whole request_timeout (600 s).
@@ -42,8 +42,13 @@ def _guarded(on_text: Callable[[str], None]) -> Callable[[str], None]:
 class Provider:
     """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user."""
 
-    def __init__(self, config: Config, on_retry: Callable[[str], None] | None = None, sleep=time.sleep,
-                 on_wait: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        config: Config,
+        on_retry: Callable[[str], None] | None = None,
+        sleep=time.sleep,
+        on_wait: Callable[[str], None] | None = None,
+    ):
         """`on_wait(text)`: the server has not answered yet (said from the watch's thread)."""
         self.config = config
         self.on_retry = on_retry or (lambda text: None)
@@ -59,7 +64,9 @@ class Provider:
             self._client = openai.OpenAI(
                 api_key=self.config.resolved_api_key(),
                 base_url=self.config.effective_base_url,
-                timeout=openai.Timeout(self.config.request_timeout, connect=min(CONNECT_TIMEOUT_S, self.config.request_timeout)),
+                timeout=openai.Timeout(
+                    self.config.request_timeout, connect=min(CONNECT_TIMEOUT_S, self.config.request_timeout)
+                ),
                 max_retries=0,  # our RETRY_POLICY decides
             )
         return self._client
@@ -85,7 +92,8 @@ class Provider:
                 if attempt >= limit:
                     raise self._error(kind, info) from None
                 delay = backoff_delay(attempt, info["retry_after"], rule)
-                self.on_retry(f"{kind.replace('_', ' ')} ({info['status'] or info['detail'][:60]}); retry {attempt + 1}/{limit} in {delay:.1f}s")
+                why = info["status"] or info["detail"][:60]
+                self.on_retry(f"{kind.replace('_', ' ')} ({why}); retry {attempt + 1}/{limit} in {delay:.1f}s")
                 self._sleep(delay)
                 attempt += 1
 
@@ -98,9 +106,19 @@ class Provider:
             return ContextOverflowError(text, n_ctx=info["n_ctx"], n_prompt=info["n_prompt"], kind=kind, info=info)
         return ProviderError(text, kind=kind, info=info)
 
-    def stream_chat(self, messages: list[dict], tools: list[dict], on_text: Callable[[str], None], *, max_tokens: int,
-                    on_restart: Callable[[], None] | None = None, temperature: float | None = None,
-                    retries: int | None = None, model: str | None = None, tool_choice: str | None = None) -> AssistantTurn:
+    def stream_chat(
+        self,
+        messages: list[dict],
+        tools: list[dict],
+        on_text: Callable[[str], None],
+        *,
+        max_tokens: int,
+        on_restart: Callable[[], None] | None = None,
+        temperature: float | None = None,
+        retries: int | None = None,
+        model: str | None = None,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn:
         """Send one streaming request; assemble text and tool calls; return the whole turn.
         `on_restart` is called before a retry streams the reply again from the start.
         `temperature` and `model` None mean the configured ones; `tool_choice` "none" offers
@@ -108,8 +126,11 @@ class Provider:
 
         def request():
             kwargs = dict(
-                model=model or self.config.model, messages=self._marked(messages), stream=True,
-                stream_options={"include_usage": True}, max_tokens=max_tokens,
+                model=model or self.config.model,
+                messages=self._marked(messages),
+                stream=True,
+                stream_options={"include_usage": True},
+                max_tokens=max_tokens,
             )
             if tools:
                 kwargs["tools"] = tools
@@ -142,13 +163,16 @@ class Provider:
     def list_models(self) -> list[dict]:
         """GET /models, once, without retries: the entries as the server sent them (extra
         fields such as llama.cpp's `meta` kept). ProviderError with the failure's kind."""
+
         def request():
             client = self.client.with_options(timeout=min(MODELS_TIMEOUT_S, self.config.request_timeout))
             response = client.models.with_raw_response.list().http_response
             try:
                 body = response.json()
             except ValueError:  # a web page or plain text where the API should be
-                raise NotTheAPI(describe_body(response.headers.get("content-type", ""), response.content[:2048])) from None
+                raise NotTheAPI(
+                    describe_body(response.headers.get("content-type", ""), response.content[:2048])
+                ) from None
             data = body.get("data") if isinstance(body, dict) else None
             return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
 

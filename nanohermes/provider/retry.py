@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from nanohermes.provider.stream import SNIPPET_CHARS, NotTheAPI, ReplyTimeout, StreamCut
 
-BASE_URL_HINT = "Check --base-url / OPENAI_BASE_URL: OpenAI-compatible servers usually end in /v1 (e.g. http://127.0.0.1:8080/v1)."
+BASE_URL_HINT = (
+    "Check --base-url / OPENAI_BASE_URL: OpenAI-compatible servers usually end in /v1 (e.g. http://127.0.0.1:8080/v1)."
+)
 
 
 @dataclass(frozen=True)
@@ -32,26 +34,65 @@ QUICK_RETRY_S = 0.5
 # Every final message keeps the server's own words: {detail} where the advice names it,
 # else Provider appends them.
 RETRY_POLICY = {
-    "rate_limit": RetryRule("rate_limit", True, "The provider is rate-limiting requests (HTTP 429). Wait a little, or check your plan's limits."),
+    "rate_limit": RetryRule(
+        "rate_limit",
+        True,
+        "The provider is rate-limiting requests (HTTP 429). Wait a little, or check your plan's limits.",
+    ),
     "server": RetryRule("server", True, "The provider returned a server error (HTTP {status}). Try again later."),
     # A request that timed out already waited request_timeout seconds (600 by default) without
     # a byte of the reply: one quick retry for a connection that died quietly; more would only
     # multiply the wait (it was 4, about 50 minutes before the user heard anything).
-    "timeout": RetryRule("timeout", True, "The request to {url} timed out ({detail}). A slow local server may need a "
-                         "larger request_timeout in config.toml.", max_retries=1, delay_s=QUICK_RETRY_S),
-    "connection": RetryRule("connection", True, "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right."),
-    "refused": RetryRule("refused", True, "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right.",
-                         max_retries=1, delay_s=QUICK_RETRY_S),
+    "timeout": RetryRule(
+        "timeout",
+        True,
+        "The request to {url} timed out ({detail}). A slow local server may need a "
+        "larger request_timeout in config.toml.",
+        max_retries=1,
+        delay_s=QUICK_RETRY_S,
+    ),
+    "connection": RetryRule(
+        "connection",
+        True,
+        "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right.",
+    ),
+    "refused": RetryRule(
+        "refused",
+        True,
+        "Cannot reach {url} ({detail}). Check that the server is running and --base-url / OPENAI_BASE_URL is right.",
+        max_retries=1,
+        delay_s=QUICK_RETRY_S,
+    ),
     # A reply that ended without a finish_reason: a dropped connection (retry once) or a
     # server that never sends one (retrying cannot help).
-    "incomplete_stream": RetryRule("incomplete_stream", True, "The server at {url} answered, but {detail}, so the reply is incomplete. "
-                                   "If this keeps happening it is not a complete OpenAI-compatible endpoint. " + BASE_URL_HINT,
-                                   max_retries=1, delay_s=QUICK_RETRY_S),
-    "not_api": RetryRule("not_api", False, "The server at {url} answered HTTP 200 with {detail}, not an OpenAI-compatible reply. " + BASE_URL_HINT),
-    "stream_error": RetryRule("stream_error", True, "The provider reported an error in the middle of the reply: {detail}"),
-    "auth": RetryRule("auth", False, "The server at {url} rejected the API key (HTTP {status}). Set a valid key with OPENAI_API_KEY or api_key in config.toml."),
-    "not_found": RetryRule("not_found", False, "The server at {url} does not know model {model!r} (HTTP 404), or the address is wrong. "
-                           "Pick an available model with --model or NANOHERMES_MODEL. " + BASE_URL_HINT),
+    "incomplete_stream": RetryRule(
+        "incomplete_stream",
+        True,
+        "The server at {url} answered, but {detail}, so the reply is incomplete. "
+        "If this keeps happening it is not a complete OpenAI-compatible endpoint. " + BASE_URL_HINT,
+        max_retries=1,
+        delay_s=QUICK_RETRY_S,
+    ),
+    "not_api": RetryRule(
+        "not_api",
+        False,
+        "The server at {url} answered HTTP 200 with {detail}, not an OpenAI-compatible reply. " + BASE_URL_HINT,
+    ),
+    "stream_error": RetryRule(
+        "stream_error", True, "The provider reported an error in the middle of the reply: {detail}"
+    ),
+    "auth": RetryRule(
+        "auth",
+        False,
+        "The server at {url} rejected the API key (HTTP {status}). "
+        "Set a valid key with OPENAI_API_KEY or api_key in config.toml.",
+    ),
+    "not_found": RetryRule(
+        "not_found",
+        False,
+        "The server at {url} does not know model {model!r} (HTTP 404), or the address is wrong. "
+        "Pick an available model with --model or NANOHERMES_MODEL. " + BASE_URL_HINT,
+    ),
     "overflow": RetryRule("overflow", False, "The request is larger than the model's context window."),
     "bad_request": RetryRule("bad_request", False, "The provider rejected the request (HTTP {status}): {detail}"),
 }
@@ -76,8 +117,13 @@ def classify(exc: Exception) -> tuple[str, dict]:
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = _error_text(exc, body)
-    info = {"status": status, "detail": detail[:DETAIL_CHARS], "n_ctx": _n_ctx(body, detail), "n_prompt": _n_prompt(body, detail),
-            "retry_after": _retry_after(exc)}
+    info = {
+        "status": status,
+        "detail": detail[:DETAIL_CHARS],
+        "n_ctx": _n_ctx(body, detail),
+        "n_prompt": _n_prompt(body, detail),
+        "retry_after": _retry_after(exc),
+    }
     if isinstance(exc, NotTheAPI):
         return "not_api", info
     if isinstance(exc, json.JSONDecodeError):  # an event whose data is not JSON

@@ -33,12 +33,12 @@ def find_repetition(text: str, min_block: int = MIN_BLOCK_CHARS, repeats: int = 
     n = len(text)
     if n < min_block * repeats:
         return None
-    probe = text[n - min_block:]
+    probe = text[n - min_block :]
     low = max(0, n - min_block - n // repeats)  # a period longer than n / repeats cannot repeat enough
     high = n - min_block  # occurrences ending here or before: periods of at least min_block
     while (at := text.rfind(probe, low, high)) >= 0:
         period = n - min_block - at
-        if text[n - (repeats - 1) * period:] == text[n - repeats * period: n - period]:
+        if text[n - (repeats - 1) * period :] == text[n - repeats * period : n - period]:
             start = n - repeats * period
             while start > 0 and text[start - 1] == text[start - 1 + period]:
                 start -= 1  # where the loop began: keep the first copy from there

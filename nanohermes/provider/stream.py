@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from nanohermes.provider.runaway import CHECK_EVERY_CHARS, MIN_BLOCK_CHARS, REPEATS, Repetition, find_repetition
 from nanohermes.text import strip_thinking, valid_unicode
@@ -41,7 +41,9 @@ def text_of(content) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text")
+        return "".join(
+            str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"
+        )
     return ""
 
 
@@ -70,8 +72,12 @@ class NotTheAPI(Exception):
 SNIPPET_BYTES = 2048  # enough to find an HTML <title>; the rest of a wrong page is not read
 SNIPPET_CHARS = 120
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_BODY_KINDS = {"text/html": "an HTML page", "application/xhtml+xml": "an HTML page", "text/plain": "plain text",
-               "application/json": "JSON instead of an event stream"}
+_BODY_KINDS = {
+    "text/html": "an HTML page",
+    "application/xhtml+xml": "an HTML page",
+    "text/plain": "plain text",
+    "application/json": "JSON instead of an event stream",
+}
 
 
 def describe_body(content_type: str, head: bytes) -> str:
@@ -286,6 +292,9 @@ def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> Assis
     if assembly.turn.finish_reason is None and watch.timed_out:  # the watch ended a silent connection
         raise ReplyTimeout(f"no reply for {watch.timeout:g} s")
     if assembly.turn.finish_reason is None:
-        raise StreamCut(f"the stream ended without a finish_reason after {assembly.chunks} chunk(s)" if assembly.chunks
-                        else "the event stream held no chunks")
+        raise StreamCut(
+            f"the stream ended without a finish_reason after {assembly.chunks} chunk(s)"
+            if assembly.chunks
+            else "the event stream held no chunks"
+        )
     return assembly.result()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 FINISH_GRACE_S = 2.0  # after the finish_reason: the usage chunk and [DONE] follow at once, or never
 NOTICE_GROWTH = 2  # later notices at 2×, 4×, … the first wait: a reminder, not a ticker
@@ -40,7 +40,7 @@ class ReplyWatch:
         self.timed_out = False
         self._thread = threading.Thread(target=self._run, name="nanohermes-reply-watch", daemon=True)
 
-    def __enter__(self) -> "ReplyWatch":
+    def __enter__(self) -> ReplyWatch:
         self._thread.start()
         return self
 
@@ -93,9 +93,12 @@ class ReplyWatch:
     def _notify(self, waited: float) -> None:
         self._next_notice *= NOTICE_GROWTH
         try:
-            self.on_wait(f"the server has not answered yet ({waited:.{0 if waited >= 10 else 1}f} s); still waiting, up to request_timeout = "
-                         f"{self.timeout:g} s without a reply (a local model on a CPU can take minutes over a long prompt). "
-                         "Ctrl-C stops the turn.")
+            self.on_wait(
+                f"the server has not answered yet ({waited:.{0 if waited >= 10 else 1}f} s); still waiting, "
+                "up to request_timeout = "
+                f"{self.timeout:g} s without a reply (a local model on a CPU can take minutes over a long prompt). "
+                "Ctrl-C stops the turn."
+            )
         except Exception:  # a renderer's failure must not kill the watch
             pass
 

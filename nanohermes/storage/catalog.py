@@ -112,8 +112,11 @@ def _final_stats(tail: bytes) -> dict | None:
     if event is None or not isinstance(event.get("messages"), int):
         return None
     workspace = event.get("workspace")
-    return {"messages": event["messages"], "title": event.get("title") or None,
-            "workspace": workspace if isinstance(workspace, str) else None}
+    return {
+        "messages": event["messages"],
+        "title": event.get("title") or None,
+        "workspace": workspace if isinstance(workspace, str) else None,
+    }
 
 
 def _scan(path: Path, title: str | None) -> dict:

@@ -62,14 +62,18 @@ class Checkpoints:
 
     # -- recording ------------------------------------------------------------------------
 
-    def stage(self, call_id: str, tool: str, target: Path, shown: str, before: bytes | None, after: bytes) -> Checkpoint:
+    def stage(
+        self, call_id: str, tool: str, target: Path, shown: str, before: bytes | None, after: bytes
+    ) -> Checkpoint:
         """Keep both contents before the file is written. `before` None: the file is new.
         Raises OSError when they cannot be kept (the caller must not write then)."""
         existed = target.exists()
         kept = before if before is not None and len(before) <= MAX_KEPT_BYTES else None
         blob = self._put(kept) if kept is not None else None
         seq = max((c.seq for c in self._all()), default=0) + 1
-        return Checkpoint(seq, call_id, tool, str(target.resolve()), shown, blob, self._put(after), existed, time.time())
+        return Checkpoint(
+            seq, call_id, tool, str(target.resolve()), shown, blob, self._put(after), existed, time.time()
+        )
 
     def commit(self, checkpoint: Checkpoint) -> None:
         """The file now holds `after`: record the change."""

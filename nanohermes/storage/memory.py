@@ -13,9 +13,9 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
 
 from nanohermes.errors import NanoHermesError
 from nanohermes.storage.locking import FileLock, LockTimeout
@@ -161,8 +161,7 @@ def parse_memory_file(raw: bytes, path: Path) -> list[Entry]:
         return entries
     except (UnicodeDecodeError, ValueError, TypeError) as exc:
         raise MemoryStoreError(
-            f"{path} is corrupt ({exc}). It was left untouched: fix it, or move it aside to start an "
-            "empty memory."
+            f"{path} is corrupt ({exc}). It was left untouched: fix it, or move it aside to start an empty memory."
         ) from None
 
 
@@ -318,7 +317,9 @@ class _LockGuard:
                 f"{self._path} is locked by another NanoHermes process (waited {self._timeout:g} s); try again"
             ) from exc
         except OSError as exc:  # the lock's path is a directory, or the state directory is read-only
-            raise MemoryStoreError(f"cannot lock {self._path}: {self._lock.path} cannot be opened ({exc.strerror})") from None
+            raise MemoryStoreError(
+                f"cannot lock {self._path}: {self._lock.path} cannot be opened ({exc.strerror})"
+            ) from None
         return self
 
     def __exit__(self, *exc_info):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 BM25_K1 = 1.2  # term-frequency saturation (the usual 1.2–2.0; short texts want the low end)
 BM25_B = 0.75  # length normalisation (the usual default)
@@ -15,8 +15,8 @@ NEAR_DUPLICATE_JACCARD = 0.8  # "prefers pytest" ~ "the user prefers pytest."; "
 
 # Words that match everything and so rank nothing. Negations stay: "never use tabs" != "use tabs".
 _STOPWORDS = frozenset(
-    "a an and are as at be by for from has have i in is it its me my of on or our so that the "
-    "their then there these this to was we were what when which who will with you your s t".split()
+    "a an and are as at be by for from has have i in is it its me my of on or our so that the their then there "
+    "these this to was we were what when which who will with you your s t".split()
 )
 _CJK_STOP_CHARS = frozenset("的了是在和与或我你他她它们这那吗呢吧啊也就都而及着")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"  # kana, CJK, hangul

@@ -98,8 +98,12 @@ def checked_message(message) -> dict:
         if message["role"] != "assistant" or not isinstance(calls, list):
             raise TypeError("tool_calls is not a list of an assistant message")
         for call in calls:
-            if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(call.get("function"), dict)
-                    and isinstance(call["function"].get("name"), str)):
+            if not (
+                isinstance(call, dict)
+                and isinstance(call.get("id"), str)
+                and isinstance(call.get("function"), dict)
+                and isinstance(call["function"].get("name"), str)
+            ):
                 raise TypeError("a tool call without an id, a function or a name")
     if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
         raise TypeError("a tool result without its call's id")
@@ -123,7 +127,9 @@ def _apply(state: SessionState, event: dict, where: StoredOutput) -> None:
         state.outputs[str(event["id"])] = where
     elif kind == "compaction":
         before = state.messages
-        state.messages = [before[item] if isinstance(item, int) else checked_message(item) for item in event["messages"]]
+        state.messages = [
+            before[item] if isinstance(item, int) else checked_message(item) for item in event["messages"]
+        ]
         state.cut_or_cleared = True
     elif kind == "context":
         state.messages = [checked_message(m) for m in event["messages"]]

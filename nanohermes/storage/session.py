@@ -41,7 +41,14 @@ from nanohermes.storage.locking import FileLock, LockTimeout
 from nanohermes.storage.replay import TITLE_MAX_CHARS, SessionState, encode_working_set, replay, title_of
 from nanohermes.text import valid_unicode_in
 
-__all__ = ["TITLE_MAX_CHARS", "Session", "SessionState", "check_name", "sessions_dir", "title_of"]  # replay.py holds the rest
+__all__ = [
+    "TITLE_MAX_CHARS",
+    "Session",
+    "SessionState",
+    "check_name",
+    "sessions_dir",
+    "title_of",
+]  # replay.py holds the rest
 
 FORMAT_VERSION = 1
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch: `$` would let a final "\n" through
@@ -62,8 +69,10 @@ def sessions_dir(home: Path) -> Path:
 
 
 def unusable_state_dir(home: Path, why: str) -> str:
-    return (f"Cannot use the state directory {home} ({why}): NanoHermes keeps sessions and memory there. "
-            "Make it writable, or point NANOHERMES_HOME at a directory you can write.")
+    return (
+        f"Cannot use the state directory {home} ({why}): NanoHermes keeps sessions and memory there. "
+        "Make it writable, or point NANOHERMES_HOME at a directory you can write."
+    )
 
 
 def generate_name() -> str:
@@ -93,7 +102,9 @@ def check_name(name: str) -> str:
 class Session:
     """An open, locked session file. Use as a context manager or call close()."""
 
-    def __init__(self, home: Path, name: str | None = None, workspace: Path | str | None = None, parent: str | None = None):
+    def __init__(
+        self, home: Path, name: str | None = None, workspace: Path | str | None = None, parent: str | None = None
+    ):
         """`workspace` goes into a new file's meta event, so listings can show and filter by it;
         `parent` too: the session of the agent that started this one as its helper."""
         folder = sessions_dir(home)
@@ -122,8 +133,10 @@ class Session:
                 "Finish that one first, or pick another name with --session."
             ) from None
         except OSError as exc:  # the lock's path is a directory, or not writable
-            raise SessionError(f"Cannot lock session {self.name!r}: {lock.path} cannot be opened ({exc.strerror}). "
-                               "Remove whatever is at that path, or pick another name with --session.") from None
+            raise SessionError(
+                f"Cannot lock session {self.name!r}: {lock.path} cannot be opened ({exc.strerror}). "
+                "Remove whatever is at that path, or pick another name with --session."
+            ) from None
         return lock
 
     def _load(self) -> SessionState:
@@ -134,7 +147,9 @@ class Session:
                 state, mend_at = replay(f, self.path)
                 size = os.fstat(f.fileno()).st_size
         except OSError as exc:
-            raise SessionError(f"Cannot read session file {self.path} ({exc.strerror}); it was left untouched.") from None
+            raise SessionError(
+                f"Cannot read session file {self.path} ({exc.strerror}); it was left untouched."
+            ) from None
         if mend_at is not None:
             with open(self.path, "r+b") as f:
                 if mend_at < size:  # drop only the unfinished last event
@@ -220,8 +235,14 @@ class Session:
     def _close_file(self) -> None:
         if self._wrote:
             try:
-                self.append({"type": "stats", "messages": self.state.total_messages, "title": self.state.title,
-                             "workspace": self.state.workspace or self.workspace})
+                self.append(
+                    {
+                        "type": "stats",
+                        "messages": self.state.total_messages,
+                        "title": self.state.title,
+                        "workspace": self.state.workspace or self.workspace,
+                    }
+                )
             except SessionError:
                 pass  # a full disk must not turn leaving into an error; listing then counts the file
         self._file.close()

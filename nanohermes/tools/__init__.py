@@ -12,9 +12,10 @@ import json
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from nanohermes.calls import NO_FACTS, ResultFacts
 from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES
@@ -24,10 +25,10 @@ from nanohermes.text import clamp_counted, valid_unicode
 from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
+    from nanohermes.loop.subagents import Subagents
     from nanohermes.prompt.skills import Skills
     from nanohermes.storage.checkpoints import Checkpoints
     from nanohermes.storage.memory import MemoryStore
-    from nanohermes.loop.subagents import Subagents
     from nanohermes.tools.background import BackgroundTasks
 
 
@@ -93,7 +94,7 @@ class ToolOutput(str):
 
     facts: ResultFacts
 
-    def __new__(cls, text: str, facts: ResultFacts = NO_FACTS) -> "ToolOutput":
+    def __new__(cls, text: str, facts: ResultFacts = NO_FACTS) -> ToolOutput:
         self = super().__new__(cls, text)
         self.facts = facts
         return self
@@ -116,8 +117,14 @@ def _json_type(annotation) -> str:
     return _JSON_TYPES[annotation]
 
 
-def tool(*, params: dict[str, str], approval: bool = False, preview: Callable[..., str] | None = None,
-         lean: bool = True, lean_drops: frozenset[str] = frozenset()):
+def tool(
+    *,
+    params: dict[str, str],
+    approval: bool = False,
+    preview: Callable[..., str] | None = None,
+    lean: bool = True,
+    lean_drops: frozenset[str] = frozenset(),
+):
     """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words; `lean`
     and `lean_drops` say what of it a small window is offered."""
 
@@ -157,7 +164,9 @@ def parse_arguments(tool_: Tool, raw: str | dict | None) -> dict:
     missing = [name for name in tool_.parameters["required"] if args.get(name) is None]
     if missing:
         raise ToolError(f"{tool_.name} needs argument(s) {', '.join(missing)}")
-    return {name: _coerce(tool_.name, name, props[name]["type"], value) for name, value in args.items() if value is not None}
+    return {
+        name: _coerce(tool_.name, name, props[name]["type"], value) for name, value in args.items() if value is not None
+    }
 
 
 def _coerce(tool_name: str, name: str, kind: str, value):
@@ -218,7 +227,11 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
     # command printed must reach neither.
     output = ctx.redactor.text(valid_unicode(output))
     if facts.tail or facts.found or facts.path:  # the facts quote the output too (a command's last lines)
-        facts = replace(facts, tail=ctx.redactor.text(valid_unicode(facts.tail)), found=ctx.redactor.text(valid_unicode(facts.found)),
-                        path=valid_unicode(facts.path) if facts.path else facts.path)
+        facts = replace(
+            facts,
+            tail=ctx.redactor.text(valid_unicode(facts.tail)),
+            found=ctx.redactor.text(valid_unicode(facts.found)),
+            path=valid_unicode(facts.path) if facts.path else facts.path,
+        )
     content, cut = clamp_counted(output, ctx.max_output)
     return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts)

@@ -65,8 +65,13 @@ class Task:
         self.lock = threading.Lock()  # the reader writes the captures while task_output reads them
         self.done = threading.Event()  # set once the pipes are drained and the process reaped
         self.proc = subprocess.Popen(
-            ["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, env=_child_env(),
+            ["bash", "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=_child_env(),
         )
         self._reader = threading.Thread(target=self._drain, name=f"nanohermes-{task_id}", daemon=True)
         self._reader.start()
@@ -152,8 +157,10 @@ class BackgroundTasks:
     def start(self, command: str, cwd: Path, timeout: float | None = None) -> Task:
         running = [t.id for t in self._tasks.values() if t.state == RUNNING]
         if len(running) >= MAX_RUNNING_TASKS:
-            raise ToolError(f"{len(running)} background tasks are running already ({', '.join(running)}); "
-                            "stop one with task_stop first")
+            raise ToolError(
+                f"{len(running)} background tasks are running already ({', '.join(running)}); "
+                "stop one with task_stop first"
+            )
         self._numbers += 1
         with held():  # a Ctrl-C before the task is on the list would leave its process unowned
             task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout)

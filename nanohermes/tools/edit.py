@@ -19,8 +19,18 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import (
-    BINARY_SNIFF_BYTES, DIFF_LINE_CHARS, MAX_FILE_BYTES, PREVIEW_DIFF_LINES, RESULT_DIFF_LINES,
-    capped_diff, cut_line, encode_text, printable, refuse_binary, require_file, write_with_checkpoint,
+    BINARY_SNIFF_BYTES,
+    DIFF_LINE_CHARS,
+    MAX_FILE_BYTES,
+    PREVIEW_DIFF_LINES,
+    RESULT_DIFF_LINES,
+    capped_diff,
+    cut_line,
+    encode_text,
+    printable,
+    refuse_binary,
+    require_file,
+    write_with_checkpoint,
 )
 from nanohermes.tools.paths import display_path, resolve_path
 
@@ -90,9 +100,9 @@ def _with_file_quotes(content: str, old_text: str, new_text: str) -> tuple[str, 
     (actual,) = found
     mapping: dict[str, str] = {}
     for i, (mark, real) in enumerate(zip(old_text, actual)):
-        if mark in QUOTE_MARKS and not _apostrophe(old_text, i):
-            if mapping.setdefault(mark, real) != real:  # the model's ' stood for both ' and ": leave new_text be
-                return actual, new_text
+        quote = mark in QUOTE_MARKS and not _apostrophe(old_text, i)
+        if quote and mapping.setdefault(mark, real) != real:  # the model's ' stood for both ' and ": leave new_text be
+            return actual, new_text
     requoted = "".join(mapping.get(c, c) if not _apostrophe(new_text, i) else c for i, c in enumerate(new_text))
     return actual, requoted
 
@@ -141,7 +151,9 @@ def _not_found(shown: str, content: str, old_text: str) -> str:
     close = difflib.get_close_matches(probe, stripped, n=3, cutoff=0.6) if probe else []
     numbered = sorted({stripped.index(text) + 1 for text in close})
     if numbered:
-        message += " Closest line(s):\n" + "\n".join(f"{n}\t{cut_line(printable(lines[n - 1]), DIFF_LINE_CHARS)}" for n in numbered)
+        message += " Closest line(s):\n" + "\n".join(
+            f"{n}\t{cut_line(printable(lines[n - 1]), DIFF_LINE_CHARS)}" for n in numbered
+        )
     return message + "\nRe-read the file with read_file and copy old_text exactly."
 
 
@@ -165,7 +177,12 @@ def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, rep
 
 
 @tool(
-    params={"path": "file path", "old_text": "exact text to replace", "new_text": "replacement", "replace_all": "replace every occurrence"},
+    params={
+        "path": "file path",
+        "old_text": "exact text to replace",
+        "new_text": "replacement",
+        "replace_all": "replace every occurrence",
+    },
     approval=True,
     preview=_preview_edit,
 )

@@ -11,15 +11,16 @@ import difflib
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
-from nanohermes.errors import ToolError
 from nanohermes.calls import ResultFacts
+from nanohermes.errors import ToolError
 from nanohermes.fileio import open_regular, read_regular
-from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.text import valid_unicode
+from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
@@ -59,7 +60,13 @@ class _Page:
         return self.first + len(self.lines) - 1
 
 
-@tool(params={"path": "file path", "offset": "first line, 1-based", "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})"})
+@tool(
+    params={
+        "path": "file path",
+        "offset": "first line, 1-based",
+        "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})",
+    }
+)
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
     target = resolve_path(ctx, path)
@@ -76,7 +83,12 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
     with open_regular(target) as f:  # checked again as opened: a FIFO swapped in must not block
         refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
-        page = _read_page(f, first, max(limit, MIN_LINES) if limit else DEFAULT_LINES, ctx.max_output - NOTES_RESERVE - len(shown.encode()))
+        page = _read_page(
+            f,
+            first,
+            max(limit, MIN_LINES) if limit else DEFAULT_LINES,
+            ctx.max_output - NOTES_RESERVE - len(shown.encode()),
+        )
     found = f"lines {page.first}–{page.last} of {page.total}" if page.total else "empty file"
     return ToolOutput(_format_page(shown, page), ResultFacts(path=shown, found=found))
 
@@ -142,7 +154,9 @@ def _format_page(shown: str, page: _Page) -> str:
         header += " (invalid UTF-8 shown as U+FFFD)"
     parts = [header, *page.lines]
     if page.last < page.total:
-        parts.append(f"… {page.total - page.last} more lines (total {page.total}); continue with offset={page.last + 1}")
+        parts.append(
+            f"… {page.total - page.last} more lines (total {page.total}); continue with offset={page.last + 1}"
+        )
     return "\n".join(parts)
 
 
@@ -151,7 +165,9 @@ def require_file(target: Path, shown: str) -> int:
     if target.is_dir():
         entries, n = list_directory(target)
         more = ", …" if n > len(entries) else ""
-        raise ToolError(f"{shown} is a directory ({n} entries: {', '.join(entries)}{more}); give a file path, or use glob")
+        raise ToolError(
+            f"{shown} is a directory ({n} entries: {', '.join(entries)}{more}); give a file path, or use glob"
+        )
     info = target.stat()
     if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
         raise ToolError(f"{shown} is not a regular file")
@@ -236,8 +252,10 @@ def _lines(n: int) -> str:
 
 def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
     if path.strip().endswith("/"):  # "newdir/" would otherwise become a file named newdir
-        raise ToolError(f"{valid_unicode(path.strip())} ends in /, so it names a directory; give the path of the file to write "
-                        "(its directories are created)")
+        raise ToolError(
+            f"{valid_unicode(path.strip())} ends in /, so it names a directory; give the path of the file to write "
+            "(its directories are created)"
+        )
     target = resolve_path(ctx, path, must_exist=False)
     shown = display_path(ctx, target)
     if target.is_dir():
@@ -298,15 +316,18 @@ def _old_bytes(target: Path) -> bytes | None:
     return read_regular(target) if target.stat().st_size <= MAX_FILE_BYTES else None
 
 
-def write_with_checkpoint(ctx: ToolContext, tool_name: str, target: Path, shown: str, before: bytes | None,
-                           data: bytes, changed: bool) -> None:
+def write_with_checkpoint(
+    ctx: ToolContext, tool_name: str, target: Path, shown: str, before: bytes | None, data: bytes, changed: bool
+) -> None:
     """Write, keeping a checkpoint for /undo first: a change that cannot be taken back is not made."""
     staged = None
     if changed and ctx.checkpoints is not None:
         try:
             staged = ctx.checkpoints.stage(ctx.call_id, tool_name, target, shown, before, data)
         except OSError as exc:
-            raise ToolError(f"could not keep an undo checkpoint ({exc.strerror or exc}); {shown} was not changed") from None
+            raise ToolError(
+                f"could not keep an undo checkpoint ({exc.strerror or exc}); {shown} was not changed"
+            ) from None
     atomic_write(target, data)
     if staged is not None:
         ctx.checkpoints.commit(staged)

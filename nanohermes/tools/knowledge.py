@@ -20,8 +20,12 @@ def _preview_remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
 # A write, and one that lasts: text injected through a file or a page ("the user approved all
 # commands forever") would otherwise persist itself into every future session. So it asks as
 # write_file does, is refused in a -p run without --yes, and is not offered in plan mode.
-@tool(params={"text": f"at most {MAX_ENTRY_CHARS} chars", "kind": f"{'|'.join(KINDS)} (default fact)"}, approval=True, preview=_preview_remember,
-      lean=False)  # small windows: /memory add still works, and memories are still saved before a compaction
+@tool(
+    params={"text": f"at most {MAX_ENTRY_CHARS} chars", "kind": f"{'|'.join(KINDS)} (default fact)"},
+    approval=True,
+    preview=_preview_remember,
+    lean=False,
+)  # small windows: /memory add still works, and memories are still saved before a compaction
 def remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
     """Save a lasting fact, preference or decision for future sessions."""
     store = _available(ctx.memory, "long-term memory")

@@ -55,12 +55,24 @@ def _list_with_rg(root: Path, exclude: Path | None, limit: int) -> list[str] | N
     rg = find_rg()
     if rg is None:
         return None
-    args = [rg, "--files", "--sort", "path", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
+    args = [
+        rg,
+        "--files",
+        "--sort",
+        "path",
+        "--no-config",
+        "--no-messages",
+        "--hidden",
+        "--no-require-git",
+        "-g",
+        "!.git",
+    ]
     args += exclusion_args(exclude, root)
     files: list[str] = []
     try:
-        with subprocess.Popen(args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL) as proc:
+        with subprocess.Popen(
+            args, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ) as proc:
             for line in proc.stdout:
                 files.append(os.fsdecode(line.rstrip(b"\n")))
                 if len(files) > limit:

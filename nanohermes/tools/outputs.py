@@ -3,7 +3,7 @@ less (a clamp, a placeholder, a trim), and the facts that describe each result."
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from nanohermes.calls import NO_FACTS, ResultFacts
 
@@ -13,8 +13,12 @@ class OutputStore:
     not see whole (the session's message event already holds the rest). An output may also be
     anything with a `read()` that returns it (storage/replay.py: StoredOutput)."""
 
-    def __init__(self, outputs: dict | None = None, facts: dict[str, ResultFacts] | None = None,
-                 record: Callable[[str, str], None] | None = None):
+    def __init__(
+        self,
+        outputs: dict | None = None,
+        facts: dict[str, ResultFacts] | None = None,
+        record: Callable[[str, str], None] | None = None,
+    ):
         self._outputs = outputs if outputs is not None else {}
         self._facts = facts if facts is not None else {}
         self._record = record

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-
 from nanohermes.errors import ToolError
 from nanohermes.fileio import read_regular
 from nanohermes.text import valid_unicode
@@ -51,8 +50,10 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Pat
     if not raw:
         raise ToolError("path is empty; give a path relative to the workspace")
     if shown_path(raw) != raw:  # a lone surrogate the model escaped in JSON (\udcff) is no character
-        raise ToolError(f"{shown_path(raw)!r} holds a lone surrogate code point, which is not a character; "
-                        "name a byte that is not UTF-8 as \\xNN, the way results show such names")
+        raise ToolError(
+            f"{shown_path(raw)!r} holds a lone surrogate code point, which is not a character; "
+            "name a byte that is not UTF-8 as \\xNN, the way results show such names"
+        )
     workspace = ctx.workspace.resolve()
     if "\\x" in raw and not os.path.lexists(workspace / os.path.expanduser(raw)):
         raw = unshown(raw)  # a name shown escaped, sent back as shown
@@ -66,12 +67,16 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Pat
         raise ToolError(f"cannot resolve {shown_path(raw)}: {exc}") from None
     home = ctx.home.resolve()
     if lexical.is_relative_to(home) or resolved.is_relative_to(home):
-        raise ToolError(f"{shown_path(raw)} is inside NanoHermes' own state directory ({home}); tools never read or write it")
+        raise ToolError(
+            f"{shown_path(raw)} is inside NanoHermes' own state directory ({home}); tools never read or write it"
+        )
     if not ctx.allow_outside_workspace:
         if not lexical.is_relative_to(workspace):
             raise ToolError(f"{shown_path(raw)} is outside the workspace {workspace}; use a path inside it")
         if not resolved.is_relative_to(workspace):
-            raise ToolError(f"{shown_path(raw)} is a symlink to {shown_path(str(resolved))}, outside the workspace; refused")
+            raise ToolError(
+                f"{shown_path(raw)} is a symlink to {shown_path(str(resolved))}, outside the workspace; refused"
+            )
     if must_exist and not os.path.lexists(resolved):
         raise missing_path_error(ctx, raw, lexical)
     return resolved
@@ -93,7 +98,9 @@ def missing_path_error(ctx: ToolContext, raw: str, target: Path) -> ToolError:
 
     found = closest_paths(ctx, target)
     hint = f" Closest existing paths: {', '.join(found)}." if found else ""
-    return ToolError(f"{shown_path(raw)} does not exist.{hint} {missing_path_note_for(ctx, raw) or 'Use glob to find files.'}")
+    return ToolError(
+        f"{shown_path(raw)} does not exist.{hint} {missing_path_note_for(ctx, raw) or 'Use glob to find files.'}"
+    )
 
 
 def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) -> list[str]:
@@ -102,7 +109,12 @@ def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) 
     workspace = ctx.workspace.resolve()
     want = target.relative_to(workspace).as_posix() if target.is_relative_to(workspace) else target.name
     name = PurePosixPath(want).name
-    known = [_shown(rel, entry) for rel, entry in itertools.islice(walk(workspace, workspace, include_dirs=True, exclude=state_dir(ctx)), SUGGEST_SCAN_LIMIT)]
+    known = [
+        _shown(rel, entry)
+        for rel, entry in itertools.islice(
+            walk(workspace, workspace, include_dirs=True, exclude=state_dir(ctx)), SUGGEST_SCAN_LIMIT
+        )
+    ]
     by_name: dict[str, list[str]] = {}
     for shown in known:
         by_name.setdefault(PurePosixPath(shown).name, []).append(shown)
@@ -148,7 +160,9 @@ def state_dir(ctx: ToolContext) -> Path:
     return ctx.home.resolve()
 
 
-def walk(root: Path, base: Path, *, include_dirs: bool = False, exclude: Path | None = None) -> Iterator[tuple[str, os.DirEntry]]:
+def walk(
+    root: Path, base: Path, *, include_dirs: bool = False, exclude: Path | None = None
+) -> Iterator[tuple[str, os.DirEntry]]:
     """Yield (path relative to base, entry) for files under root, sorted, depth first.
 
     Honours every .gitignore from base down (deeper files override shallower, as in git),

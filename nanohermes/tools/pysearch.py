@@ -18,8 +18,16 @@ from pathlib import Path
 from nanohermes.fileio import read_regular
 
 
-def search(pattern: str, target: str, base: str, glob: str | None, ignore_case: bool, exclude: str | None,
-           max_matches: int, max_file_bytes: int) -> dict:
+def search(
+    pattern: str,
+    target: str,
+    base: str,
+    glob: str | None,
+    ignore_case: bool,
+    exclude: str | None,
+    max_matches: int,
+    max_file_bytes: int,
+) -> dict:
     """{"matches": [[path relative to base, line, text], …], "stopped": bool} — what the child prints."""
     from nanohermes.tools.paths import walk
 
@@ -32,8 +40,11 @@ def search(pattern: str, target: str, base: str, glob: str | None, ignore_case: 
 
         only = pathspec.GitIgnoreSpec.from_lines([glob]) if glob else None
         # rg matches -g against the path from its cwd, which is base
-        files = ((rel, Path(entry.path)) for rel, entry in walk(root, Path(base), exclude=Path(exclude) if exclude else None)
-                 if only is None or only.match_file(rel))
+        files = (
+            (rel, Path(entry.path))
+            for rel, entry in walk(root, Path(base), exclude=Path(exclude) if exclude else None)
+            if only is None or only.match_file(rel)
+        )
     found = {"matches": [], "stopped": False}
     for rel, file in files:
         if not _search_file(regex, rel, file, found, max_matches, max_file_bytes):

@@ -10,8 +10,13 @@ DEFAULT_CHUNK_CHARS = 12_000  # well under one tool result's cap, so a chunk arr
 NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chunk
 
 
-@tool(params={"id": "tool call id the note names", "offset": "first char (default 0)",
-              "limit": f"chars (default {DEFAULT_CHUNK_CHARS})"})
+@tool(
+    params={
+        "id": "tool call id the note names",
+        "offset": "first char (default 0)",
+        "limit": f"chars (default {DEFAULT_CHUNK_CHARS})",
+    }
+)
 def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
     """The full output of an earlier tool call that a truncation or placeholder note names, in chunks."""
     full = ctx.outputs.get(id)

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 if TYPE_CHECKING:
     import pathspec
 
@@ -72,13 +71,22 @@ def find_rg() -> str | None:
         "ignore_case": "case-insensitive",
     }
 )
-def grep(ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False) -> ToolOutput:
+def grep(
+    ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False
+) -> ToolOutput:
     """Search file contents for a regex; prints path:line: text (200 matches at most)."""
     return run_grep(ctx, pattern, path, glob, ignore_case, find_rg())
 
 
-def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore_case: bool, rg: str | None,
-             timeout: float = SEARCH_TIMEOUT_S) -> ToolOutput:
+def run_grep(
+    ctx: ToolContext,
+    pattern: str,
+    path: str,
+    glob: str | None,
+    ignore_case: bool,
+    rg: str | None,
+    timeout: float = SEARCH_TIMEOUT_S,
+) -> ToolOutput:
     """grep with a chosen engine: rg's path, or None for the pure-Python search; each is stopped
     after `timeout` seconds (rg's search is then made again without it)."""
     target = resolve_path(ctx, path)
@@ -97,8 +105,16 @@ def run_grep(ctx: ToolContext, pattern: str, path: str, glob: str | None, ignore
     return _steered(out, grep_note_for(ctx, target, glob, pattern))
 
 
-def _search(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool, home: Path, rg: str | None,
-            timeout: float) -> _Found:
+def _search(
+    pattern: str,
+    target: Path,
+    base: Path,
+    glob: str | None,
+    ignore_case: bool,
+    home: Path,
+    rg: str | None,
+    timeout: float,
+) -> _Found:
     try:
         if not rg:
             raise _TimedOut  # no rg at all: the built-in search
@@ -106,8 +122,10 @@ def _search(pattern: str, target: Path, base: Path, glob: str | None, ignore_cas
     except _TimedOut:
         found = search_with_python(pattern, target, base, glob, ignore_case, home, timeout)
         if rg:
-            found.note = (f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
-                          "so the built-in search was used)")
+            found.note = (
+                f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
+                "so the built-in search was used)"
+            )
         return found
 
 
@@ -117,7 +135,9 @@ OTHER_CASE_LINES = 3  # enough to show the name as it is written; the model can 
 def _other_case_note(found: _Found) -> str:
     lines = [f"{shown_path(p)}:{n}: {cut_line(t, 120)}" for p, n, t in sorted(found.matches)[:OTHER_CASE_LINES]]
     more = len(found.matches) - len(lines)
-    return "\n".join(["It matches when case is ignored (ignore_case=true):", *lines] + ([f"… and {more} more"] if more > 0 else []))
+    return "\n".join(
+        ["It matches when case is ignored (ignore_case=true):", *lines] + ([f"… and {more} more"] if more > 0 else [])
+    )
 
 
 def _inside_words_note(found: _Found, pattern: str, ignore_case: bool, one_file: bool) -> str:
@@ -129,7 +149,10 @@ def _inside_words_note(found: _Found, pattern: str, ignore_case: bool, one_file:
     if any(word.search(text) for _, _, text in found.matches):
         return ""
     where = " (in the whole workspace: path .)" if one_file else ""
-    return f"Every match has {pattern!r} inside a longer word; none is the word itself. Search for \\b{pattern}\\b{where} before answering."
+    return (
+        f"Every match has {pattern!r} inside a longer word; none is the word itself. "
+        f"Search for \\b{pattern}\\b{where} before answering."
+    )
 
 
 def _steered(out: ToolOutput, note: str) -> ToolOutput:
@@ -142,7 +165,9 @@ def _check_searchable(file: Path, shown: str) -> None:
     is not a regular file would block the search: say why instead."""
     info = file.stat()
     if not stat.S_ISREG(info.st_mode):
-        raise ToolError(f"{shown} is {kind_of(info.st_mode)}, not a regular file; grep searches files and directories only")
+        raise ToolError(
+            f"{shown} is {kind_of(info.st_mode)}, not a regular file; grep searches files and directories only"
+        )
     if info.st_size > MAX_SEARCH_FILE_BYTES:
         raise ToolError(
             f"{shown} is {info.st_size} bytes; grep skips files over {MAX_SEARCH_FILE_BYTES} bytes "
@@ -151,13 +176,23 @@ def _check_searchable(file: Path, shown: str) -> None:
     try:
         head = read_regular(file, BINARY_SNIFF_BYTES)
     except NotRegularFile as exc:  # swapped for something else since the stat
-        raise ToolError(f"{shown} is {exc.kind}, not a regular file; grep searches files and directories only") from None
+        raise ToolError(
+            f"{shown} is {exc.kind}, not a regular file; grep searches files and directories only"
+        ) from None
     if b"\0" in head:
         raise ToolError(f"{shown} is a binary file; grep searches text files only")
 
 
-def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool,
-                   exclude: Path | None = None, timeout: float = SEARCH_TIMEOUT_S) -> _Found:
+def search_with_rg(
+    rg: str,
+    pattern: str,
+    target: Path,
+    base: Path,
+    glob: str | None,
+    ignore_case: bool,
+    exclude: Path | None = None,
+    timeout: float = SEARCH_TIMEOUT_S,
+) -> _Found:
     """Stream `rg --json`, keep MAX_MATCHES, and kill rg as soon as one more shows up (or at
     `timeout`: _TimedOut)."""
     args = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--no-require-git"]
@@ -167,7 +202,9 @@ def search_with_rg(rg: str, pattern: str, target: Path, base: Path, glob: str | 
     hidden = _excluded_prefix(exclude, base)
     args[-4:-4] = exclusion_args(exclude, base)  # anchored: only that directory
     found = _Found()
-    with subprocess.Popen(args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
         fired: list[bool] = []
         deadline = threading.Timer(timeout, lambda: (fired.append(True), _end(proc, reap=False)))
         deadline.start()
@@ -236,27 +273,49 @@ def _rg_text(field_: dict) -> str:
 def _rg_error(pattern: str, stderr: str) -> str:
     lines = [line.removeprefix("rg: ") for line in stderr.strip().splitlines()[:MAX_STDERR_LINES]]
     detail = "\n".join(lines) or "rg exited with an error"
-    return f"grep could not search for {pattern!r}:\n{detail}\n(ripgrep regex syntax: escape ( [ {{ . * + ? with \\ to match them literally)"
+    syntax = "(ripgrep regex syntax: escape ( [ { . * + ? with \\ to match them literally)"
+    return f"grep could not search for {pattern!r}:\n{detail}\n{syntax}"
 
 
-def search_with_python(pattern: str, target: Path, base: Path, glob: str | None, ignore_case: bool,
-                       exclude: Path | None = None, timeout: float = SEARCH_TIMEOUT_S) -> _Found:
+def search_with_python(
+    pattern: str,
+    target: Path,
+    base: Path,
+    glob: str | None,
+    ignore_case: bool,
+    exclude: Path | None = None,
+    timeout: float = SEARCH_TIMEOUT_S,
+) -> _Found:
     """The same search without rg (gitignore-aware walk, same size, binary and match caps), in a
     child process ended after `timeout` seconds: a pattern that backtracks cannot hold the session."""
     try:
         re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"grep could not search for {pattern!r}: invalid regex: {exc}") from None
-    request = {"pattern": pattern, "target": str(target), "base": str(base), "glob": glob, "ignore_case": ignore_case,
-               "exclude": str(exclude) if exclude else None, "max_matches": MAX_MATCHES, "max_file_bytes": MAX_SEARCH_FILE_BYTES}
-    child = subprocess.Popen([sys.executable, "-m", "nanohermes.tools.pysearch"], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    request = {
+        "pattern": pattern,
+        "target": str(target),
+        "base": str(base),
+        "glob": glob,
+        "ignore_case": ignore_case,
+        "exclude": str(exclude) if exclude else None,
+        "max_matches": MAX_MATCHES,
+        "max_file_bytes": MAX_SEARCH_FILE_BYTES,
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-m", "nanohermes.tools.pysearch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = child.communicate(json.dumps(request).encode(), timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise ToolError(f"grep stopped after {timeout:g} s: the pattern {pattern!r} makes Python's regex engine backtrack "
-                        "without end (nested quantifiers such as (a+)+ on long lines). Simplify it, or install ripgrep "
-                        "(rg), whose engine never backtracks.") from None
+        raise ToolError(
+            f"grep stopped after {timeout:g} s: the pattern {pattern!r} makes Python's regex engine backtrack "
+            "without end (nested quantifiers such as (a+)+ on long lines). Simplify it, or install ripgrep "
+            "(rg), whose engine never backtracks."
+        ) from None
     finally:
         _end(child)
     if child.returncode != 0:
@@ -309,7 +368,10 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
     rg = find_rg()
     listed = _files_with_rg(rg, root, state_dir(ctx)) if rg else None
     if listed is None:  # no rg, or rg failed: the Python walk lists the same files, slower
-        listed = [e.path[len(os.path.join(root, "")) :] for _, e in walk(root, workspace if inside else root, exclude=state_dir(ctx))]
+        listed = [
+            e.path[len(os.path.join(root, "")) :]
+            for _, e in walk(root, workspace if inside else root, exclude=state_dir(ctx))
+        ]
     # Names are built by string concatenation: relpath per file would cost more than the listing.
     prefix = "" if not inside or root == workspace else root.relative_to(workspace).as_posix() + "/"
     base = os.path.join(root, "")
@@ -350,7 +412,7 @@ def _files_with_rg(rg: str, root: Path, exclude: Path, timeout: float = SEARCH_T
     return [n for n in names if not hidden or not (n == hidden or n.startswith(hidden + "/"))]
 
 
-def _glob_spec(patterns: list[str], pattern: str) -> "pathspec.PathSpec":
+def _glob_spec(patterns: list[str], pattern: str) -> pathspec.PathSpec:
     import pathspec
 
     try:
@@ -372,7 +434,11 @@ def _expand_braces(pattern: str) -> list[str]:
 def _format_glob(pattern: str, shown: str, names: list[str]) -> ToolOutput:
     head = f"glob {pattern!r} in {shown}"
     if not names:
-        hint = "" if "/" in pattern else f" (patterns start at the base directory: use **/{pattern} to search subdirectories)"
+        hint = (
+            ""
+            if "/" in pattern
+            else f" (patterns start at the base directory: use **/{pattern} to search subdirectories)"
+        )
         return ToolOutput(f"{head}: no files match{hint}", ResultFacts(found="no files match"))
     lines = [f"{head}: {_count(len(names), 'file')}, newest first", *names[:MAX_GLOB_FILES]]
     if len(names) > MAX_GLOB_FILES:

@@ -66,7 +66,7 @@ def parse_web_search_table(table, path: Path) -> WebSearchSettings:
     """The `[web_search]` table as settings, or a ConfigError naming what to fix."""
     where = f"{path} [web_search]"
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: web_search must be a table ([web_search] with backend = \"searxng\", …).")
+        raise ConfigError(f'{path}: web_search must be a table ([web_search] with backend = "searxng", …).')
     unknown = sorted(set(table) - TABLE_KEYS)
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(TABLE_KEYS))}.")
@@ -78,9 +78,14 @@ def parse_web_search_table(table, path: Path) -> WebSearchSettings:
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ConfigError(f"{where}: url must be an http(s) URL (for searxng, your instance's address), got {url!r}.")
     key, unavailable = _key(table, key_env, where)
-    return WebSearchSettings(backend, url.rstrip("/"), key,
-                             _number(table, "max_results", DEFAULT_MAX_RESULTS, int, where),
-                             _number(table, "timeout", DEFAULT_TIMEOUT_S, float, where), unavailable)
+    return WebSearchSettings(
+        backend,
+        url.rstrip("/"),
+        key,
+        _number(table, "max_results", DEFAULT_MAX_RESULTS, int, where),
+        _number(table, "timeout", DEFAULT_TIMEOUT_S, float, where),
+        unavailable,
+    )
 
 
 def _key(table: dict, default_env: str | None, where: str) -> tuple[str | None, str]:
@@ -95,7 +100,10 @@ def _key(table: dict, default_env: str | None, where: str) -> tuple[str | None, 
     if not isinstance(env, str) or not env:
         raise ConfigError(f"{where}: api_key_env must be the name of an environment variable.")
     if not os.environ.get(env):
-        return None, f"web_search is off for this session: {where} needs a key; set api_key in the table, or export {env}."
+        return (
+            None,
+            f"web_search is off for this session: {where} needs a key; set api_key in the table, or export {env}.",
+        )
     return os.environ[env], ""
 
 
@@ -116,8 +124,9 @@ def search(settings: WebSearchSettings, query: str) -> list[Hit]:
     from nanohermes.tools.web import _httpx as pick_httpx  # the one place that picks httpx2 or httpx
 
     httpx = pick_httpx()
-    method, url, options = {"searxng": _searxng_request, "brave": _brave_request, "tavily": _tavily_request}[settings.backend](
-        settings, query)
+    method, url, options = {"searxng": _searxng_request, "brave": _brave_request, "tavily": _tavily_request}[
+        settings.backend
+    ](settings, query)
     try:
         with httpx.Client(headers={"User-Agent": USER_AGENT}, timeout=settings.timeout) as client:
             body = _json_body(settings, *_answer(client, settings, method, url, options))
@@ -131,7 +140,9 @@ def search(settings: WebSearchSettings, query: str) -> list[Hit]:
     try:
         return parse(body)[: settings.max_results]
     except (AttributeError, KeyError, TypeError):
-        raise ToolError(f"web_search ({settings.backend}): the answer is not in the {settings.backend} format") from None
+        raise ToolError(
+            f"web_search ({settings.backend}): the answer is not in the {settings.backend} format"
+        ) from None
 
 
 def _searxng_request(settings: WebSearchSettings, query: str) -> tuple[str, str, dict]:
@@ -157,8 +168,10 @@ def _answer(client, settings: WebSearchSettings, method: str, url: str, options:
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > MAX_ANSWER_BYTES:
-                raise ToolError(f"web_search ({settings.backend}): the answer is over {MAX_ANSWER_BYTES // 2**20} MB, "
-                                "not a page of results (is url the search API?)")
+                raise ToolError(
+                    f"web_search ({settings.backend}): the answer is over {MAX_ANSWER_BYTES // 2**20} MB, "
+                    "not a page of results (is url the search API?)"
+                )
             if time.monotonic() > deadline:
                 raise ToolError(f"web_search ({settings.backend}): no answer within {settings.timeout:g} s")
             chunks.append(chunk)
@@ -168,8 +181,11 @@ def _answer(client, settings: WebSearchSettings, method: str, url: str, options:
 def _json_body(settings: WebSearchSettings, status: int, content_type: str, raw: bytes) -> dict:
     name = settings.backend
     if status in (401, 403):
-        hint = ("the instance does not allow format=json (enable it under search.formats in settings.yml)"
-                if name == "searxng" else "the key was rejected (check api_key or its environment variable)")
+        hint = (
+            "the instance does not allow format=json (enable it under search.formats in settings.yml)"
+            if name == "searxng"
+            else "the key was rejected (check api_key or its environment variable)"
+        )
         raise ToolError(f"web_search ({name}): HTTP {status}: {hint}")
     if status == 429:
         raise ToolError(f"web_search ({name}): HTTP 429: rate limited; wait before searching again")
@@ -191,16 +207,25 @@ def _host(url: str) -> str:
 
 
 def _searxng_hits(body: dict) -> list[Hit]:
-    return [Hit(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("content") or ""))
-            for r in body.get("results") or [] if r.get("url")]
+    return [
+        Hit(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("content") or ""))
+        for r in body.get("results") or []
+        if r.get("url")
+    ]
 
 
 def _brave_hits(body: dict) -> list[Hit]:
     results = (body.get("web") or {}).get("results") or []
-    return [Hit(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("description") or ""))
-            for r in results if r.get("url")]
+    return [
+        Hit(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("description") or ""))
+        for r in results
+        if r.get("url")
+    ]
 
 
 def _tavily_hits(body: dict) -> list[Hit]:
-    return [Hit(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("content") or ""))
-            for r in body.get("results") or [] if r.get("url")]
+    return [
+        Hit(str(r.get("title") or ""), str(r.get("url") or ""), str(r.get("content") or ""))
+        for r in body.get("results") or []
+        if r.get("url")
+    ]

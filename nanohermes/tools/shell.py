@@ -15,13 +15,13 @@ import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
+from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
 from nanohermes.signals import held
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
-from nanohermes.calls import ResultFacts
 from nanohermes.tools import ToolContext, ToolOutput, tool
 
 CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
@@ -118,9 +118,16 @@ def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, 
     return _preview(ctx, command, timeout) + ("\n(in the background)" if background else "")
 
 
-@tool(params={"command": "bash command", "timeout": "seconds (default 120)",
-              "background": "start it, return a task id at once (servers, long runs)"},
-      approval=True, preview=_preview_call, lean_drops=frozenset({"background"}))  # lean: no task tools to read it
+@tool(
+    params={
+        "command": "bash command",
+        "timeout": "seconds (default 120)",
+        "background": "start it, return a task id at once (servers, long runs)",
+    },
+    approval=True,
+    preview=_preview_call,
+    lean_drops=frozenset({"background"}),
+)  # lean: no task tools to read it
 def run_command(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> ToolOutput:
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():
@@ -136,7 +143,9 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None, ba
     tail = _Tail(ctx.report)
     outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add)
     shown = tail.lines(TAIL_LINES)
-    facts = ResultFacts(exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count)
+    facts = ResultFacts(
+        exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count
+    )
     text = format_outcome(command, outcome, limit, ctx.max_output)
     if outcome.code > 0 and not outcome.timed_out:
         from nanohermes.tools.steering import raised_in_note, silent_command_note_for  # only when needed
@@ -236,7 +245,9 @@ def _running_member(pgid: int) -> bool:
     return False
 
 
-def _drain(proc: subprocess.Popen, outcome: _Outcome, deadline: float, on_output: Callable[[bytes], None] | None) -> float | None:
+def _drain(
+    proc: subprocess.Popen, outcome: _Outcome, deadline: float, on_output: Callable[[bytes], None] | None
+) -> float | None:
     """Read both pipes to EOF; on the deadline TERM the group. Returns when TERM was sent."""
     captures = {proc.stdout.fileno(): outcome.stdout, proc.stderr.fileno(): outcome.stderr}
     term_sent: float | None = None
@@ -303,8 +314,10 @@ def format_outcome(command: str, outcome: _Outcome, timeout: float, max_output: 
     if not outcome.stdout.total and not outcome.stderr.total:
         parts.append("(no output)")
     if outcome.background:
-        parts.append("note: background processes still held the output open when the command ended; they were ended "
-                     "with it (a command's processes do not outlive it), and their later output was not captured")
+        parts.append(
+            "note: background processes still held the output open when the command ended; they were ended "
+            "with it (a command's processes do not outlive it), and their later output was not captured"
+        )
     return "\n".join(parts)
 
 

@@ -54,7 +54,9 @@ def workspace_files(listing: Listing, pattern: str = "", budget: int = NOTE_MAX_
     if not listing.files:
         return "The workspace is empty."
     if listing.complete and len(listing) <= SMALL_WORKSPACE_FILES:
-        return f"The workspace has {_files(len(listing))}: {names(related_first(list(listing.files), pattern), budget)}."
+        return (
+            f"The workspace has {_files(len(listing))}: {names(related_first(list(listing.files), pattern), budget)}."
+        )
     parts = []
     words = [w.lower() for w in WORD.findall(pattern)]
     alike = [f for f in listing.files if any(w in PurePosixPath(f).name.lower() for w in words)]
@@ -65,8 +67,9 @@ def workspace_files(listing: Listing, pattern: str = "", budget: int = NOTE_MAX_
     return " ".join(parts)
 
 
-def grep_miss_note(listing: Listing, scope: str, glob: str | None, in_glob: list[str], pattern: str,
-                   named: list[str] | None = None) -> str:
+def grep_miss_note(
+    listing: Listing, scope: str, glob: str | None, in_glob: list[str], pattern: str, named: list[str] | None = None
+) -> str:
     """After grep found nothing under `scope`: `in_glob` are the files there the glob filter lets
     through (all of them without a glob). `named` (a search of one file): the workspace files
     that file names, which come first."""
@@ -110,7 +113,9 @@ def named_files(text: str, files: list[str] | tuple[str, ...], searched: str) ->
         stem = str(path.with_suffix("")) if path.suffix == ".py" else ""
         if stem.endswith("/__init__"):
             stem = stem.removesuffix("/__init__")
-        if (len(path.name) > 4 and path.name in text) or (stem and "/" in stem and (stem in text or stem.replace("/", ".") in text)):
+        if (len(path.name) > 4 and path.name in text) or (
+            stem and "/" in stem and (stem in text or stem.replace("/", ".") in text)
+        ):
             found.append(f)
     return found
 
@@ -213,6 +218,7 @@ def _note(head: str, middle, tail: str) -> str:
 
 
 # -- listing the workspace for a tool ---------------------------------------------------------
+
 
 def glob_filter(files: list[str], glob: str) -> list[str]:
     """The files grep's `glob` lets through, matched as the Python search matches it (gitignore

@@ -8,7 +8,15 @@ import signal
 from nanohermes.errors import ToolError
 from nanohermes.text import cut_utf8, split_budget
 from nanohermes.tools import ToolContext, tool
-from nanohermes.tools.background import EXITED, RUNNING, STOPPED, TASK_CAPTURE_BYTES, BackgroundTasks, StreamCapture, Task
+from nanohermes.tools.background import (
+    EXITED,
+    RUNNING,
+    STOPPED,
+    TASK_CAPTURE_BYTES,
+    BackgroundTasks,
+    StreamCapture,
+    Task,
+)
 
 MAX_WAIT_S = 120  # task_output's wait is capped like a command's default timeout: the turn must go on
 READ_RESERVE_BYTES = 600  # header, labels and notes beside the output, within the result's cap
@@ -26,9 +34,11 @@ def start_background(ctx: ToolContext, command: str, timeout: float | None) -> s
         raise ToolError("timeout must be a positive number of seconds")
     task = _tasks(ctx).start(command, ctx.workspace, timeout)
     limit = f"; it is killed after {timeout:g} s" if timeout else ""
-    return (f"started background task {task.id} (pid {task.pid}): $ {command}\n"
-            f"It runs on while you work{limit}. Read what it prints with task_output id={task.id}; "
-            f"stop it with task_stop id={task.id}. It is stopped when the session ends.")
+    return (
+        f"started background task {task.id} (pid {task.pid}): $ {command}\n"
+        f"It runs on while you work{limit}. Read what it prints with task_output id={task.id}; "
+        f"stop it with task_stop id={task.id}. It is stopped when the session ends."
+    )
 
 
 @tool(params={"id": "background task id", "wait": f"seconds to wait for it to end (max {MAX_WAIT_S})"}, lean=False)
@@ -87,8 +97,10 @@ def _stream_part(name: str, capture: StreamCapture, unread: bytes, budget: int) 
         if len(shown) < len(unread):
             parts.append(f"… {len(unread) - len(shown):,} more bytes of {name} not read yet: call task_output again")
     if capture.dropped and capture.read == len(capture.data):
-        parts.append(f"note: {name} kept its first {TASK_CAPTURE_BYTES:,} bytes; {capture.dropped:,} later bytes "
-                     "were dropped (redirect the output to a file to keep all of it)")
+        parts.append(
+            f"note: {name} kept its first {TASK_CAPTURE_BYTES:,} bytes; {capture.dropped:,} later bytes "
+            "were dropped (redirect the output to a file to keep all of it)"
+        )
     return parts
 
 

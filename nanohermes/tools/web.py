@@ -18,13 +18,13 @@ import functools
 import ipaddress
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
-
 
 from nanohermes.errors import ToolError
 from nanohermes.text import fit_utf8
 from nanohermes.tools import ToolContext, tool
+
 
 @functools.cache
 def _httpx():
@@ -46,7 +46,9 @@ ERROR_EXCERPT_CHARS = 500  # enough of an error page to see what it says
 NOTE_RESERVE = 200  # bytes of max_output kept for the notes
 USER_AGENT = "NanoHermes/0.1 (terminal coding agent; web_fetch)"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript", "application/x-yaml", "application/toml"})
+TEXT_TYPES = frozenset(
+    {"application/json", "application/xml", "application/javascript", "application/x-yaml", "application/toml"}
+)
 BLOCK_TAGS = ("p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "section", "article", "table")
 
 
@@ -84,9 +86,13 @@ def local_address_guard(ctx: ToolContext) -> Guard:
         if found is None:
             return
         address, what = found
-        preview = (f"web_fetch GET {url}\n{parsed.host} is {address}, {what}: a request there reaches services that "
-                   "trust this machine or its network")
-        refusal = ctx.confirm(preview) if ctx.confirm else "refused: nothing can approve a request to a local address here"
+        preview = (
+            f"web_fetch GET {url}\n{parsed.host} is {address}, {what}: a request there reaches services that "
+            "trust this machine or its network"
+        )
+        refusal = (
+            ctx.confirm(preview) if ctx.confirm else "refused: nothing can approve a request to a local address here"
+        )
         if refusal:
             raise ToolError(f"web_fetch {url}: {parsed.host} is {address}, {what}. {refusal}")
         allowed.add(origin)
@@ -121,15 +127,23 @@ def _address_kind(ip) -> str:
     return "not a public address"
 
 
-def fetch(url: str, *, connect_timeout: float = CONNECT_TIMEOUT, total_timeout: float = TOTAL_TIMEOUT,
-          max_bytes: int = MAX_RESPONSE_BYTES, guard: Guard | None = None) -> Fetched:
+def fetch(
+    url: str,
+    *,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    total_timeout: float = TOTAL_TIMEOUT,
+    max_bytes: int = MAX_RESPONSE_BYTES,
+    guard: Guard | None = None,
+) -> Fetched:
     """GET url, following at most MAX_REDIRECTS redirects, each hop checked by `guard` first;
     every failure is a ToolError naming the URL."""
     _check_scheme(url)
     deadline = time.monotonic() + total_timeout
     try:
         with _httpx().Client(headers={"User-Agent": USER_AGENT}, follow_redirects=False) as client:
-            return _follow(client, url, deadline, connect_timeout, total_timeout, max_bytes, guard or (lambda hop: None))
+            return _follow(
+                client, url, deadline, connect_timeout, total_timeout, max_bytes, guard or (lambda hop: None)
+            )
     except _httpx().TimeoutException:
         raise ToolError(f"web_fetch {url}: timed out after {total_timeout:g} s") from None
     except _httpx().ConnectError as exc:
@@ -178,8 +192,14 @@ def _read(response, deadline: float, max_bytes: int) -> Fetched:
     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     length = response.headers.get("content-length", "")
     return Fetched(
-        str(response.url), response.status_code, response.reason_phrase, content_type,
-        response.charset_encoding, bytes(body), truncated, int(length) if length.isdigit() else None,
+        str(response.url),
+        response.status_code,
+        response.reason_phrase,
+        content_type,
+        response.charset_encoding,
+        bytes(body),
+        truncated,
+        int(length) if length.isdigit() else None,
     )
 
 
@@ -250,8 +270,15 @@ def html_to_text(html: str, url: str | None = None) -> str:
     try:
         import trafilatura  # slow to import; only web_fetch needs it
 
-        text = trafilatura.extract(html, url=url, output_format="markdown", include_tables=True,
-                                   include_links=False, include_comments=False, favor_recall=True)
+        text = trafilatura.extract(
+            html,
+            url=url,
+            output_format="markdown",
+            include_tables=True,
+            include_links=False,
+            include_comments=False,
+            favor_recall=True,
+        )
     except Exception:  # ImportError, or a parser failure on odd markup: fall back below
         text = None
     return text.strip() if text and text.strip() else _whole_page_text(html)

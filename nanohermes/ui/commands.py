@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,7 @@ class Command:
     name: str
     usage: str
     help: str
-    run: Callable[["object", str], bool]  # (repl, argument) -> keep going?
+    run: Callable[[object, str], bool]  # (repl, argument) -> keep going?
 
 
 COMMANDS: dict[str, Command] = {}
@@ -31,9 +31,11 @@ def command(name: str, usage: str, help: str):
 def _help(repl, arg: str) -> bool:
     width = max(len(c.usage) for c in COMMANDS.values())
     lines = [f"  {c.usage:<{width}}  {c.help}" for c in COMMANDS.values()]
-    lines.append("  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · "
-                 "Esc stops the turn · keys typed while it runs wait for the next prompt · Shift-Tab cycles the mode · "
-                 "Ctrl-D exits")
+    lines.append(
+        "  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · "
+        "Esc stops the turn · keys typed while it runs wait for the next prompt · Shift-Tab cycles the mode · "
+        "Ctrl-D exits"
+    )
     repl.say("\n".join(lines))
     return True
 
@@ -47,14 +49,15 @@ def _exit(repl, arg: str) -> bool:
 @command("/reset", "/reset", "start a new conversation with the same rules")
 def _reset(repl, arg: str) -> bool:
     repl.runtime.reset()
-    repl.say("conversation reset (project guidance re-read, \"always\" answers cleared)")
+    repl.say('conversation reset (project guidance re-read, "always" answers cleared)')
     return True
 
 
 @command("/session", "/session", "name, path and size of this session")
 def _session(repl, arg: str) -> bool:
     s = repl.runtime.session
-    repl.say(f"session {s.name}\n  path {s.path}\n  size {s.size_bytes():,} bytes, {len(repl.runtime.agent.messages) - 1} messages in context")
+    in_context = len(repl.runtime.agent.messages) - 1
+    repl.say(f"session {s.name}\n  path {s.path}\n  size {s.size_bytes():,} bytes, {in_context} messages in context")
     return True
 
 
@@ -77,7 +80,9 @@ def _compact(repl, arg: str) -> bool:
         for notice in held:  # what changed, before → after
             renderer(notice)
     else:  # one line for one fact: why there was nothing to do
-        repl.say("· " + ("; ".join(report.notices) if report is not None and report.notices else "nothing to compact"), "dim")
+        repl.say(
+            "· " + ("; ".join(report.notices) if report is not None and report.notices else "nothing to compact"), "dim"
+        )
     return True
 
 
@@ -88,8 +93,10 @@ def _context(repl, arg: str) -> bool:
 
     runtime = repl.runtime
     inputs = runtime.prompt.inputs
-    sections = {"project guidance": len(inputs.project_guidance) + len(inputs.nanohermes_md),
-                "skills listing": len(inputs.skills_listing)}
+    sections = {
+        "project guidance": len(inputs.project_guidance) + len(inputs.nanohermes_md),
+        "skills listing": len(inputs.skills_listing),
+    }
     agent = runtime.agent
     parts = context_parts(sections, agent.messages, agent.tool_schemas())
     sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
@@ -105,7 +112,9 @@ def _context(repl, arg: str) -> bool:
     width = console.width if console is not None else 80
     colour = console is not None and console.color_system is not None and not console.no_color
     last = last_request_line(agent.keeper.last_usage).strip()
-    repl.show(render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else []))
+    repl.show(
+        render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else [])
+    )
     return True
 
 
@@ -149,7 +158,7 @@ def _undo(repl, arg: str) -> bool:
     return True
 
 
-@command("/permissions", "/permissions [revoke N|clear]", "the \"always\" answers in force; take them back")
+@command("/permissions", "/permissions [revoke N|clear]", 'the "always" answers in force; take them back')
 def _permissions(repl, arg: str) -> bool:
     from nanohermes.ui.edit_commands import permissions_lines
 
@@ -157,5 +166,7 @@ def _permissions(repl, arg: str) -> bool:
     return True
 
 
-from nanohermes.ui import switch_commands  # noqa: E402,F401  registers /model, /mode, /resume (needs `command` above)
-from nanohermes.ui import task_commands  # noqa: E402,F401  registers /tasks
+from nanohermes.ui import (  # noqa: E402  (they need `command` above)
+    switch_commands,  # noqa: F401  registers /model, /mode, /resume
+    task_commands,  # noqa: F401  registers /tasks
+)

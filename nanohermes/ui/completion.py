@@ -3,7 +3,7 @@ lists for /model, the modes for /mode, session names for /resume)."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 ArgumentChoices = Callable[[], Iterable[str]]
 

@@ -12,9 +12,15 @@ from nanohermes.storage.memory import BLOCK_END, BLOCK_START
 
 # One colour per part, and a letter for terminals without colour (the bar still reads).
 PARTS = {
-    "built-in rules": ("blue", "R"), "project guidance": ("magenta", "G"), "skills listing": ("cyan", "K"),
-    "memory block": ("yellow", "M"), "tool schemas": ("bright_black", "T"), "summary": ("bright_magenta", "S"),
-    "user": ("green", "U"), "assistant": ("bright_blue", "A"), "tool calls": ("bright_cyan", "C"),
+    "built-in rules": ("blue", "R"),
+    "project guidance": ("magenta", "G"),
+    "skills listing": ("cyan", "K"),
+    "memory block": ("yellow", "M"),
+    "tool schemas": ("bright_black", "T"),
+    "summary": ("bright_magenta", "S"),
+    "user": ("green", "U"),
+    "assistant": ("bright_blue", "A"),
+    "tool calls": ("bright_cyan", "C"),
     "tool results": ("red", "O"),
 }
 MAX_BAR_CELLS = 60  # wider is no more readable
@@ -32,8 +38,16 @@ def context_parts(system_sections: dict[str, int], messages: list[dict], tool_sc
     parts = dict(system_sections)
     parts["built-in rules"] = max(0, system_total - sum(system_sections.values()))
     parts["tool schemas"] = len(json.dumps(tool_schemas, ensure_ascii=False, separators=(",", ":")))
-    parts.update({"memory block": memory, "summary": kinds["summary"], "user": kinds["user"] - memory,
-                  "assistant": kinds["assistant"], "tool calls": kinds["tool_calls"], "tool results": kinds["tool"]})
+    parts.update(
+        {
+            "memory block": memory,
+            "summary": kinds["summary"],
+            "user": kinds["user"] - memory,
+            "assistant": kinds["assistant"],
+            "tool calls": kinds["tool_calls"],
+            "tool results": kinds["tool"],
+        }
+    )
     return {name: parts.get(name, 0) for name in PARTS}
 
 
@@ -60,8 +74,9 @@ def _bar(tokens: dict[str, int], scale: int, cells: int, colour: bool) -> list[t
     return spans
 
 
-def render_context(parts: dict[str, int], tokens: dict[str, int], limit: int, limit_label: str, *,
-                   width: int = 80, colour: bool = True) -> list[list[tuple[str, str]]]:
+def render_context(
+    parts: dict[str, int], tokens: dict[str, int], limit: int, limit_label: str, *, width: int = 80, colour: bool = True
+) -> list[list[tuple[str, str]]]:
     """A row per part (tokens, chars, share), the total against `limit` tokens (`limit_label`
     says what it is), and a bar `width` columns wide at most."""
     total_tokens, total_chars = sum(tokens.values()), sum(parts.values())

@@ -61,16 +61,25 @@ def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]
         return [[("nothing to undo (no write_file or edit_file change left in this session)", "dim")]], None
     shown = neutralize(change.shown)
     if outcome.status == CHANGED_SINCE:
-        return [[(f"not undone: {shown} changed since {change.tool} wrote it (by you or another program); "
-                  "undoing would lose that change. /diff shows it.", "yellow")]], None
+        return [
+            [
+                (
+                    f"not undone: {shown} changed since {change.tool} wrote it (by you or another program); "
+                    "undoing would lose that change. /diff shows it.",
+                    "yellow",
+                )
+            ]
+        ], None
     if outcome.status == NOT_KEPT:
         return [[(f"cannot undo {change.tool} on {shown}: the content before was too big to keep", "yellow")]], None
     before = _text(checkpoints.content(change.before)) if change.existed else ""
     body = unified_diff(_text(checkpoints.content(change.after)), before, change.shown)
     done = "removed the file it created" if not change.existed else "restored the content from before it"
     left = sum(1 for c in checkpoints.changes() if not c.undone)
-    lines = [[("↶ ", "cyan"), (f"undid {change.tool} on {shown}: {done}", ""), (f" · {left} more to undo", "dim")],
-             *coloured_diff(body, UNDO_DIFF_LINES)]
+    lines = [
+        [("↶ ", "cyan"), (f"undid {change.tool} on {shown}: {done}", ""), (f" · {left} more to undo", "dim")],
+        *coloured_diff(body, UNDO_DIFF_LINES),
+    ]
     note = f"The user ran /undo: {change.shown} is back to its content before your {change.tool} call"
     return lines, note + (" (the file no longer exists)." if not change.existed else ".")
 
@@ -80,7 +89,7 @@ def permissions_lines(approvals: Approvals, arg: str) -> list[Line]:
     words = arg.split()
     if words[:1] == ["clear"]:
         approvals.reset()
-        return [[("all \"always\" answers revoked", "")]]
+        return [[('all "always" answers revoked', "")]]
     if words[:1] == ["revoke"]:
         try:
             grant = approvals.grants[int(words[1]) - 1]
@@ -93,6 +102,10 @@ def permissions_lines(approvals: Approvals, arg: str) -> list[Line]:
     if approvals.mode == "auto":
         return [[("mode auto: nothing is asked", "dim")]]
     if not approvals.grants:
-        return [[("no \"always\" answers in this conversation (answer a to a question to add one)", "dim")]]
+        return [[('no "always" answers in this conversation (answer a to a question to add one)', "dim")]]
     rows = [[(f"{i:>3}. ", "dim"), (neutralize(g.describe()), "")] for i, g in enumerate(approvals.grants, 1)]
-    return [[("allowed without asking, until /reset:", "")], *rows, [("  /permissions revoke N · /permissions clear", "dim")]]
+    return [
+        [("allowed without asking, until /reset:", "")],
+        *rows,
+        [("  /permissions revoke N · /permissions clear", "dim")],
+    ]

@@ -8,8 +8,8 @@ otherwise delay the prompt (measured 0.34 s -> 0.74 s to the first prompt)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from nanohermes.config import Config
 
@@ -26,8 +26,9 @@ UNUSABLE_KINDS = ("connection", "refused", "timeout", "not_api", "auth")
 class EndpointCheck:
     """Started at once; `models` and `problem` are filled in when the answer arrives."""
 
-    def __init__(self, config: Config, on_done: Callable[[], None] = lambda: None,
-                 start_after: threading.Event | None = None):
+    def __init__(
+        self, config: Config, on_done: Callable[[], None] = lambda: None, start_after: threading.Event | None = None
+    ):
         """`on_done` is called from the check's thread when the answer is in; the check waits
         for `start_after` (the first prompt drawn) so it never slows the start."""
         self.config = config

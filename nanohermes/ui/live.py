@@ -14,7 +14,15 @@ from nanohermes.ui.escape import neutralize
 from nanohermes.ui.mdstream import MarkdownStream
 from nanohermes.ui.plain import nested_line
 from nanohermes.ui.progress import LiveArea
-from nanohermes.ui.toolview import Line, call_text, coloured_diff, interrupted_line, output_tail, result_line, unified_diff
+from nanohermes.ui.toolview import (
+    Line,
+    call_text,
+    coloured_diff,
+    interrupted_line,
+    output_tail,
+    result_line,
+    unified_diff,
+)
 
 APPLIED_DIFF_LINES = 40  # an applied change on screen; /diff shows the rest
 WAITING = "waiting for the model"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from nanohermes.ui.escape import neutralize
 
@@ -72,7 +72,9 @@ class MarkdownStream:
             return  # not a terminal: print once, at the end
         self._update(final=False)
         spent = time.monotonic() - now if self._next_render else 0.0  # the first render pays for imports
-        self._next_render = time.monotonic() + min(MAX_RENDER_INTERVAL_S, max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent))
+        self._next_render = time.monotonic() + min(
+            MAX_RENDER_INTERVAL_S, max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent)
+        )
 
     def finish(self) -> None:
         self._update(final=True)
@@ -85,16 +87,16 @@ class MarkdownStream:
         printing: list = []
         end = len(self.source) if final else stable_end(self.source, self.done)
         if end > self.done:
-            lines = self._render(self.source[self.done:end])
+            lines = self._render(self.source[self.done : end])
             printing += self._fresh(lines, self.tail_printed)
             self.done, self.tail_printed = end, 0
-        tail = self.source[self.done:]
+        tail = self.source[self.done :]
         lines = self._render(tail) if tail.strip() else []
         overflow = len(lines) - self._window()
         if overflow > self.tail_printed:
             printing += self._fresh(lines[:overflow], self.tail_printed)
             self.tail_printed = overflow
-        self.live_lines = lines[self.tail_printed:]
+        self.live_lines = lines[self.tail_printed :]
         if printing:
             self.emit(printing)
 

@@ -9,7 +9,6 @@ from typing import TextIO
 from nanohermes import events as ev
 from nanohermes.calls import ToolCall, describe_call
 
-
 TOOL_LINE_CHARS = 100  # one tool line on screen
 
 
@@ -40,12 +39,15 @@ def stop_message(result: ev.TurnResult) -> str:
     """Why a turn stopped before the model answered, in the words of the command line."""
     detail = result.stop_detail
     if result.stop_code == ev.STOP_MAX_STEPS:
-        return f"Stopped after {detail.get('steps')} steps (--max-steps {detail.get('max_steps')}); the task may be unfinished."
+        steps, limit = detail.get("steps"), detail.get("max_steps")
+        return f"Stopped after {steps} steps (--max-steps {limit}); the task may be unfinished."
     if result.stop_code == ev.STOP_REPEATING:
         return "Stopped: the model kept repeating the same tool call with the same arguments."
     if result.stop_code == ev.STOP_CUT_CALLS:
-        return ("The model's replies keep hitting max_tokens in the middle of a tool call; stopped. "
-                "Raise max_tokens or ask for smaller steps.")
+        return (
+            "The model's replies keep hitting max_tokens in the middle of a tool call; stopped. "
+            "Raise max_tokens or ask for smaller steps."
+        )
     if result.stop_code == ev.STOP_INTERRUPTED:
         return "interrupted"
     return result.final_text
@@ -60,8 +62,10 @@ def usage_line(usage: ev.Usage) -> str:
     if usage.cached_tokens is not None and usage.prompt_tokens:
         cached = f" ({100 * usage.cached_tokens / usage.prompt_tokens:.0f} % cached)"
     missing = f", {usage.unreported} without a usage report" if usage.unreported else ""
-    return (f"tokens this turn: {usage.prompt_tokens:,} in{cached}, {usage.completion_tokens:,} out "
-            f"({usage.requests} request(s){missing})")
+    return (
+        f"tokens this turn: {usage.prompt_tokens:,} in{cached}, {usage.completion_tokens:,} out "
+        f"({usage.requests} request(s){missing})"
+    )
 
 
 class PlainRenderer:

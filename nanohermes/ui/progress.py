@@ -75,8 +75,16 @@ class LiveArea:
         if self._live is None and not self._paused and self.console.is_terminal:
             from rich.live import Live
 
-            self._live = Live(self, console=self.console, auto_refresh=True, refresh_per_second=REFRESH_PER_SECOND,
-                              transient=True, redirect_stdout=False, redirect_stderr=False, vertical_overflow="crop")
+            self._live = Live(
+                self,
+                console=self.console,
+                auto_refresh=True,
+                refresh_per_second=REFRESH_PER_SECOND,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+                vertical_overflow="crop",
+            )
             self._live.start()
 
     def stop(self) -> None:

@@ -52,7 +52,8 @@ def workspace_note(started_in: str | None, working_in: Path) -> str:
     """Said on resume when the session was started in another directory."""
     if not started_in or started_in == str(working_in):
         return ""
-    return f"  note: this session was started in {short_path(started_in, 80)}; this run works in {short_path(str(working_in), 80)}"
+    started, working = short_path(started_in, 80), short_path(str(working_in), 80)
+    return f"  note: this session was started in {started}; this run works in {working}"
 
 
 def resume_command(name: str, workspace: Path, cwd: Path) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-
 from pathlib import Path
 
 from nanohermes.calls import WRITING_TOOLS
@@ -77,10 +76,21 @@ class Repl:
                 history = FileHistory(str(path))
             except OSError:  # a read-only state directory: this run's history stays in memory
                 history = InMemoryHistory()
-            completer = make_completer(COMMANDS, {"/model": self.models, "/mode": lambda: MODES,
-                                                  "/resume": lambda: session_names(self.runtime.config.home)})
-            self._prompt = PromptSession(history=history, completer=completer,
-                                         key_bindings=_key_bindings(self.cycle_mode), multiline=False, complete_while_typing=False)
+            completer = make_completer(
+                COMMANDS,
+                {
+                    "/model": self.models,
+                    "/mode": lambda: MODES,
+                    "/resume": lambda: session_names(self.runtime.config.home),
+                },
+            )
+            self._prompt = PromptSession(
+                history=history,
+                completer=completer,
+                key_bindings=_key_bindings(self.cycle_mode),
+                multiline=False,
+                complete_while_typing=False,
+            )
             self._prompt.app.after_render += lambda app: self._drawn.set()
         return self._prompt
 
@@ -180,15 +190,17 @@ class Repl:
         from nanohermes.ui.endpoint import EndpointCheck
 
         if self.endpoint is None:
-            self.endpoint = EndpointCheck(self.runtime.config, on_done=lambda: self._prompting and self.report_endpoint(),
-                                          start_after=self._drawn)
+            self.endpoint = EndpointCheck(
+                self.runtime.config, on_done=lambda: self._prompting and self.report_endpoint(), start_after=self._drawn
+            )
             return
         problem = self.endpoint.take_problem()
         if problem:
             self.say(f"· endpoint check: {problem}", "yellow")
 
     def loop(self) -> int:
-        self.say(f"NanoHermes · {self.runtime.config.model} · {self.runtime.config.workspace} · mode {self.runtime.config.mode}")
+        config = self.runtime.config
+        self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
         self.say_session()
         while True:
             self.report_endpoint()

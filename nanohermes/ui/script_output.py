@@ -81,7 +81,7 @@ class TextOutput(PlainRenderer):
         if not final and not self._shown and len(text) < ANSWER_HOLD_CHARS:
             return
         if text.startswith(self._shown):
-            self._write(text[len(self._shown):])
+            self._write(text[len(self._shown) :])
         elif not self._shown.startswith(text):  # a retried reply that says something else
             self._say("[warning] the reply restarted after a dropped connection; stdout repeats part of it")
             self._write("\n" + text)
@@ -161,16 +161,29 @@ def make_output(output_format: str):
     return {"text": TextOutput, "json": JsonOutput, "stream-json": StreamJsonOutput}[output_format]()
 
 
-def result_dict(result: ev.TurnResult, session: str, tool_calls: list[dict], stop_reason: str | None,
-                message: str | None, exit_code: int) -> dict:
+def result_dict(
+    result: ev.TurnResult,
+    session: str,
+    tool_calls: list[dict],
+    stop_reason: str | None,
+    message: str | None,
+    exit_code: int,
+) -> dict:
     """The `result` object (json's only output, stream-json's last line)."""
     usage = None
     if result.usage is not None:
         usage = {"cached_tokens": None, **asdict(result.usage)}  # cached_tokens: null unless the server says
     return {
-        "type": "result", "answer": "" if result.stop_code == ev.STOP_INTERRUPTED else result.final_text,
-        "finished": stop_reason is None, "stop_reason": stop_reason, "message": message, "exit_code": exit_code,
-        "session": session, "steps": result.steps, "usage": usage, "tool_calls": tool_calls,
+        "type": "result",
+        "answer": "" if result.stop_code == ev.STOP_INTERRUPTED else result.final_text,
+        "finished": stop_reason is None,
+        "stop_reason": stop_reason,
+        "message": message,
+        "exit_code": exit_code,
+        "session": session,
+        "steps": result.steps,
+        "usage": usage,
+        "tool_calls": tool_calls,
         "refused": list(result.cannot_ask),
     }
 

@@ -27,8 +27,8 @@ def short_path(path: str | None, limit: int = WORKSPACE_CHARS) -> str:
     if not path:
         return "?"
     home = str(Path.home())
-    text = "~" + path[len(home):] if path == home or path.startswith(home + "/") else path
-    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+    text = "~" + path[len(home) :] if path == home or path.startswith(home + "/") else path
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
 def cut(text: str, limit: int) -> str:
@@ -41,7 +41,9 @@ def session_rows(infos: list[SessionInfo], width: int | None = None, numbered: b
     The title is cut to fit `width` (a terminal's); None keeps it whole (a pipe)."""
     number = (lambda n: f"{n:>3}. ") if numbered else (lambda n: "")
     pad = " " * len(number(1))
-    fixed = f"{pad}{'NAME':<{NAME_CHARS}}  {'MSGS':>5}  {'SIZE':>8}  {'LAST USED':<16}  {'WORKSPACE':<{WORKSPACE_CHARS}}  "
+    fixed = (
+        f"{pad}{'NAME':<{NAME_CHARS}}  {'MSGS':>5}  {'SIZE':>8}  {'LAST USED':<16}  {'WORKSPACE':<{WORKSPACE_CHARS}}  "
+    )
     title_chars = max(MIN_TITLE_CHARS, width - len(fixed)) if width else TITLE_MAX_CHARS
     rows = [fixed + "TITLE"]
     for n, info in enumerate(infos, 1):
@@ -49,8 +51,10 @@ def session_rows(infos: list[SessionInfo], width: int | None = None, numbered: b
         if info.unreadable:
             count = "unreadable"
         when = datetime.fromtimestamp(info.last_used).strftime("%Y-%m-%d %H:%M")
-        rows.append(f"{number(n)}{info.name:<{NAME_CHARS}}  {count:>5}  {human_size(info.size):>8}  {when:<16}  "
-                    f"{short_path(info.workspace):<{WORKSPACE_CHARS}}  {cut(info.title, title_chars)}".rstrip())
+        rows.append(
+            f"{number(n)}{info.name:<{NAME_CHARS}}  {count:>5}  {human_size(info.size):>8}  {when:<16}  "
+            f"{short_path(info.workspace):<{WORKSPACE_CHARS}}  {cut(info.title, title_chars)}".rstrip()
+        )
     return rows
 
 

@@ -60,9 +60,14 @@ def _resume(repl, arg: str) -> bool:
             return True
         repl.open_session(arg)
         return True
-    choices = [i for i in in_workspace(infos, runtime.config.workspace) if i.name != runtime.session.name][:RESUME_CHOICES]
+    choices = [i for i in in_workspace(infos, runtime.config.workspace) if i.name != runtime.session.name][
+        :RESUME_CHOICES
+    ]
     if not choices:
-        repl.say("no other saved session in this workspace (`nanohermes sessions --all` lists every workspace's; /resume NAME opens one)")
+        repl.say(
+            "no other saved session in this workspace "
+            "(`nanohermes sessions --all` lists every workspace's; /resume NAME opens one)"
+        )
         return True
     repl.say("\n".join(session_rows(choices, shutil.get_terminal_size().columns, numbered=True)))
     answer = repl.ask(f"resume which? 1-{len(choices)} or a name, Enter to stay: ").strip()

@@ -68,12 +68,21 @@ def result_line(event: ev.ToolFinished, arguments: str, declined: str | None = N
         outcome = event.summary  # an error: its first line says what went wrong
     if len(outcome) > OUTCOME_CHARS:
         outcome = outcome[: OUTCOME_CHARS - 1] + "…"
-    return [("✗" if bad else "✓", "red" if bad else "green"), (" " + call_text(event.name, arguments), ""),
-            (" · " + neutralize(outcome), "red" if bad else "dim"), (f" · {elapsed(event.duration_s)}", "dim")]
+    return [
+        ("✗" if bad else "✓", "red" if bad else "green"),
+        (" " + call_text(event.name, arguments), ""),
+        (" · " + neutralize(outcome), "red" if bad else "dim"),
+        (f" · {elapsed(event.duration_s)}", "dim"),
+    ]
 
 
 def interrupted_line(name: str, arguments: str, seconds: float) -> Line:
-    return [("✗", "red"), (" " + call_text(name, arguments), ""), (" · interrupted", "yellow"), (f" · {elapsed(seconds)}", "dim")]
+    return [
+        ("✗", "red"),
+        (" " + call_text(name, arguments), ""),
+        (" · interrupted", "yellow"),
+        (f" · {elapsed(seconds)}", "dim"),
+    ]
 
 
 def output_tail(event: ev.ToolFinished) -> list[Line]:
@@ -81,7 +90,7 @@ def output_tail(event: ev.ToolFinished) -> list[Line]:
     facts = event.facts
     if facts.exit_code is None:
         return []
-    lines = facts.tail.splitlines()[-(TAIL_LINES_FAILED if failed(event) else TAIL_LINES_OK):]
+    lines = facts.tail.splitlines()[-(TAIL_LINES_FAILED if failed(event) else TAIL_LINES_OK) :]
     if not lines:
         return [[(INDENT + "(no output)", "dim")]]
     more = facts.output_lines - len(lines)
@@ -95,8 +104,11 @@ def output_tail(event: ev.ToolFinished) -> list[Line]:
 
 
 def unified_diff(before: str, after: str, shown: str) -> list[str]:
-    return list(difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{shown}", f"b/{shown}",
-                                     n=DIFF_CONTEXT_LINES, lineterm=""))
+    return list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), f"a/{shown}", f"b/{shown}", n=DIFF_CONTEXT_LINES, lineterm=""
+        )
+    )
 
 
 def diff_style(line: str) -> str:

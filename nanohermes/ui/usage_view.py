@@ -40,8 +40,9 @@ def _fullness(usage: ev.Usage, window: int | None, budget_share: float | None) -
     return None
 
 
-def turn_line(usage: ev.Usage | None, *, window: int | None, budget_share: float | None, seconds: float,
-              totals: SessionTotals) -> str:
+def turn_line(
+    usage: ev.Usage | None, *, window: int | None, budget_share: float | None, seconds: float, totals: SessionTotals
+) -> str:
     """`1,756 in · 257 out · 3 requests · 14% of 16k window · 80% cached · 4.2s · session 9,120 in / 1,001 out`.
 
     `budget_share`: how full the char budget is, said when the window is not known."""

@@ -9,14 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tests.support.acp_client import AcpHarness
-from tests.support.scripted_server import ScriptedServer, call, text
-from tests.support.processes import alive
-
 from acp import RequestError, text_block
 
 from nanohermes.storage.session import Session
+from tests.support.acp_client import AcpHarness
+from tests.support.processes import alive
+from tests.support.scripted_server import ScriptedServer, call, text
 
 CANCEL_WITHIN_S = 10.0  # a cancelled `sleep 30` must end far sooner than the command would
 
@@ -34,14 +32,23 @@ def acp_home(tmp_path_factory):
 
 
 def agent_env(model, home) -> dict:
-    return {"NANOHERMES_HOME": str(home), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.url,
-            "NANOHERMES_MODEL": "test-model", "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NO_COLOR": "1"}
+    return {
+        "NANOHERMES_HOME": str(home),
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": model.url,
+        "NANOHERMES_MODEL": "test-model",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "NO_COLOR": "1",
+    }
 
 
 @pytest.fixture(scope="module")
 def agent(model, acp_home, tmp_path_factory):
-    harness = AcpHarness(agent_env(model, acp_home), tmp_path_factory.mktemp("acp_cwd"),
-                         tmp_path_factory.mktemp("acp_log") / "stderr.log")
+    harness = AcpHarness(
+        agent_env(model, acp_home),
+        tmp_path_factory.mktemp("acp_cwd"),
+        tmp_path_factory.mktemp("acp_log") / "stderr.log",
+    )
     yield harness
     assert harness.close() == 0  # the agent ends by itself when the editor closes its stdin
 
@@ -90,7 +97,10 @@ def test_a_prompt_streams_text_and_tool_calls_with_their_status(agent, model, ws
     response = prompt(agent, session_id, "what is the secret?")
     assert response.stop_reason == "end_turn"
     assert agent.client.text(session_id) == "Let me look.The secret is 42."
-    (started,), (finished,) = agent.client.of_kind(session_id, "tool_call"), agent.client.of_kind(session_id, "tool_call_update")
+    (started,), (finished,) = (
+        agent.client.of_kind(session_id, "tool_call"),
+        agent.client.of_kind(session_id, "tool_call_update"),
+    )
     assert (started.title, started.kind, started.status) == ("read_file path=notes.txt", "read", "in_progress")
     assert started.locations[0].path == str(ws / "notes.txt") and started.raw_input == {"path": "notes.txt"}
     assert finished.tool_call_id == started.tool_call_id and finished.status == "completed"
@@ -99,19 +109,31 @@ def test_a_prompt_streams_text_and_tool_calls_with_their_status(agent, model, ws
 
 
 def test_an_edit_asks_the_editor_and_its_diff_is_sent_and_always_covers_that_path(agent, model, ws):
-    model.add(call("write_file", {"path": "notes.txt", "content": "the secret is 43\n"}),
-              call("write_file", {"path": "notes.txt", "content": "the secret is 44\n"}), text("Changed it twice."))
+    model.add(
+        call("write_file", {"path": "notes.txt", "content": "the secret is 43\n"}),
+        call("write_file", {"path": "notes.txt", "content": "the secret is 44\n"}),
+        text("Changed it twice."),
+    )
     agent.client.answer = "always"
     session_id = new_session(agent, ws)
     assert prompt(agent, session_id, "change the secret").stop_reason == "end_turn"
     ((asked_in, question, options),) = agent.client.questions[-1:]
     assert asked_in == session_id and question.title == "Write notes.txt" and question.status == "pending"
-    assert [(o.option_id, o.kind) for o in options] == [("allow", "allow_once"), ("always", "allow_always"), ("reject", "reject_once")]
+    assert [(o.option_id, o.kind) for o in options] == [
+        ("allow", "allow_once"),
+        ("always", "allow_always"),
+        ("reject", "reject_once"),
+    ]
     assert options[1].name == "Always allow: write_file and edit_file on notes.txt"
     assert len([q for q in agent.client.questions if q[0] == session_id]) == 1  # "always" covered the second write
     first, second = agent.client.of_kind(session_id, "tool_call_update")
     diff = first.content[1]
-    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", str(ws / "notes.txt"), "the secret is 42\n", "the secret is 43\n")
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == (
+        "diff",
+        str(ws / "notes.txt"),
+        "the secret is 42\n",
+        "the secret is 43\n",
+    )
     assert second.content[1].old_text == "the secret is 43\n" and (ws / "notes.txt").read_text() == "the secret is 44\n"
 
 
@@ -121,7 +143,9 @@ def test_a_rejected_action_is_not_run_and_the_model_is_told(agent, model, ws):
     session_id = new_session(agent, ws)
     prompt(agent, session_id, "make a file")
     assert not (ws / "made.txt").exists()
-    assert model.chat_requests()[-1]["messages"][-1]["content"].startswith("refused: the user declined this run_command call")
+    assert model.chat_requests()[-1]["messages"][-1]["content"].startswith(
+        "refused: the user declined this run_command call"
+    )
     assert agent.client.of_kind(session_id, "tool_call_update")[-1].status == "failed"
 
 
@@ -131,7 +155,11 @@ def test_cancel_stops_a_running_command_at_once_answers_every_open_call_and_the_
     session_id = new_session(agent, ws)
     started = time.monotonic()
     pending = agent.start(agent.conn.prompt(session_id=session_id, prompt=[text_block("wait a while")]))
-    wait_for(lambda: any(u.status == "in_progress" and u.session_update == "tool_call" for u in agent.client.updates[session_id]))
+    wait_for(
+        lambda: any(
+            u.status == "in_progress" and u.session_update == "tool_call" for u in agent.client.updates[session_id]
+        )
+    )
     time.sleep(0.3)  # the command is running
     agent.run(agent.conn.cancel(session_id=session_id))
     assert pending.result(CANCEL_WITHIN_S).stop_reason == "cancelled" and time.monotonic() - started < CANCEL_WITHIN_S
@@ -157,9 +185,22 @@ def test_cancel_while_the_editor_is_asking_stops_the_turn_and_runs_nothing(agent
 def test_a_saved_session_loads_with_its_history_and_goes_on(agent, model, ws, acp_home):
     saved = Session(acp_home, "saved-chat", workspace=ws)
     saved.record_message({"role": "user", "content": "remember the colour blue"})
-    saved.record_message({"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'}}]})
-    saved.record_message({"role": "tool", "tool_call_id": "c1", "content": "read_file notes.txt lines 1–1 of 1\nthe secret is 42"})
+    saved.record_message(
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "notes.txt"}'},
+                }
+            ],
+        }
+    )
+    saved.record_message(
+        {"role": "tool", "tool_call_id": "c1", "content": "read_file notes.txt lines 1–1 of 1\nthe secret is 42"}
+    )
     saved.record_message({"role": "assistant", "content": "Blue it is."})
     saved.close()
     listed = agent.run(agent.conn.list_sessions(cwd=str(ws))).sessions
@@ -176,14 +217,19 @@ def test_a_saved_session_loads_with_its_history_and_goes_on(agent, model, ws, ac
 def test_sessions_in_one_process_are_isolated_and_a_second_waits_for_the_first(agent, model, ws, tmp_path):
     other_ws = tmp_path / "other"
     other_ws.mkdir()
-    model.handler = lambda body: text(f"answer to {body['messages'][-1]['content'].split()[0]}", delay=0.05, chunk_size=3)
+    model.handler = lambda body: text(
+        f"answer to {body['messages'][-1]['content'].split()[0]}", delay=0.05, chunk_size=3
+    )
     first, second = new_session(agent, ws), new_session(agent, other_ws)
     one = agent.start(agent.conn.prompt(session_id=first, prompt=[text_block("alpha")]))
     wait_for(lambda: agent.client.text(first))  # the first turn is streaming
     two = agent.start(agent.conn.prompt(session_id=second, prompt=[text_block("beta")]))
     assert one.result(30).stop_reason == two.result(30).stop_reason == "end_turn"
     assert agent.client.text(first) == "answer to alpha" and agent.client.text(second) == "answer to beta"
-    assert agent.client.of_kind(second, "agent_thought_chunk")[0].content.text == "waiting for another session's turn to end…\n"
+    assert (
+        agent.client.of_kind(second, "agent_thought_chunk")[0].content.text
+        == "waiting for another session's turn to end…\n"
+    )
     assert [r["messages"][-1]["content"] for r in model.chat_requests()] == ["alpha", "beta"]
     workspaces = {r["messages"][0]["content"].split("Workspace: ")[1].split(" ")[0] for r in model.chat_requests()}
     assert workspaces == {str(ws), str(other_ws)}
@@ -215,14 +261,21 @@ def test_a_web_fetch_to_a_local_address_asks_the_editor_with_the_address(agent, 
         site.shutdown()
         site.server_close()
     ((_, question, options),) = [q for q in agent.client.questions if q[0] == session_id]
-    assert question.title == "Allow web_fetch" and "127.0.0.1 is 127.0.0.1, a loopback address" in question.content[0].content.text
+    assert (
+        question.title == "Allow web_fetch"
+        and "127.0.0.1 is 127.0.0.1, a loopback address" in question.content[0].content.text
+    )
     assert options[1].name == "Always allow: web_fetch (any arguments)"
     assert "the local admin page" in model.chat_requests()[-1]["messages"][-1]["content"]
 
 
 def test_plan_mode_offers_only_read_only_tools_and_its_plan_is_sent_as_the_sessions_plan(agent, model, ws):
-    model.add(text("Here is my plan:\n\n1. **Read** `notes.txt`\n   - note the secret\n2. Change the secret to 43:\n\nShall I?"),
-              text("The secret is 42."))
+    model.add(
+        text(
+            "Here is my plan:\n\n1. **Read** `notes.txt`\n   - note the secret\n2. Change the secret to 43:\n\nShall I?"
+        ),
+        text("The secret is 42."),
+    )
     session_id = new_session(agent, ws)
     agent.run(agent.conn.set_session_mode(session_id=session_id, mode_id="plan"))
     prompt(agent, session_id, "plan it")
@@ -230,7 +283,10 @@ def test_plan_mode_offers_only_read_only_tools_and_its_plan_is_sent_as_the_sessi
     assert "read_file" in offered and not offered & {"write_file", "edit_file", "run_command"}
     assert "Mode: plan." in model.chat_requests()[-1]["messages"][0]["content"]
     (plan,) = agent.client.of_kind(session_id, "plan")
-    assert [(e.content, e.status) for e in plan.entries] == [("Read `notes.txt`", "pending"), ("Change the secret to 43", "pending")]
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("Read `notes.txt`", "pending"),
+        ("Change the secret to 43", "pending"),
+    ]
     agent.run(agent.conn.set_session_mode(session_id=session_id, mode_id="ask"))
     prompt(agent, session_id, "what is the secret?")  # an answer, and not in plan mode: no plan
     assert len(agent.client.of_kind(session_id, "plan")) == 1
@@ -262,7 +318,9 @@ def test_mcp_servers_the_editor_passes_are_the_sessions_and_their_calls_ask(agen
 
 
 @pytest.mark.parametrize("how, code", [("closes stdin", 0), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
-def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_by_itself(how, code, model, ws, tmp_path):
+def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_by_itself(
+    how, code, model, ws, tmp_path
+):
     home = tmp_path / "home"
     model.add(call("run_command", {"command": "echo $$ > sleeper.pid && exec sleep 30"}), text("never read"))
     editor = AcpHarness(agent_env(model, home), tmp_path, tmp_path / "stderr.log", shutdown_timeout=CANCEL_WITHIN_S)

@@ -2,7 +2,14 @@
 section is parsed out of the summary, and secrets never come back."""
 
 from nanohermes.context import ContextEngine
-from nanohermes.context.memories import MAX_CANDIDATES, MEMORY_INSTRUCTION, MEMORY_MARKER, Candidate, looks_secret, split_memories
+from nanohermes.context.memories import (
+    MAX_CANDIDATES,
+    MEMORY_INSTRUCTION,
+    MEMORY_MARKER,
+    Candidate,
+    looks_secret,
+    split_memories,
+)
 from nanohermes.context.summary import instruction, summary_text
 from tests.support.histories import assistant, system, user
 
@@ -10,12 +17,18 @@ SUMMARY = "Goal: port the parser.\nCompleted actions: read src/parse.py."
 
 
 def test_the_memories_section_is_split_off_the_summary_with_its_kinds():
-    reply = (f"{SUMMARY}\n\n{MEMORY_MARKER}\n- preference: The user wants uv, never pip.\n"
-             "- fact: The parser lives in src/parse.py.\n* decision: Keep the public API unchanged.\n- Tests run with pytest -x.")
+    reply = (
+        f"{SUMMARY}\n\n{MEMORY_MARKER}\n- preference: The user wants uv, never pip.\n"
+        "- fact: The parser lives in src/parse.py.\n* decision: Keep the public API unchanged.\n- Tests run with pytest -x."
+    )
     summary, memories = split_memories(reply)
     assert summary == SUMMARY
-    assert memories == [Candidate("preference", "The user wants uv, never pip."), Candidate("fact", "The parser lives in src/parse.py."),
-                        Candidate("decision", "Keep the public API unchanged."), Candidate("fact", "Tests run with pytest -x.")]
+    assert memories == [
+        Candidate("preference", "The user wants uv, never pip."),
+        Candidate("fact", "The parser lives in src/parse.py."),
+        Candidate("decision", "Keep the public API unchanged."),
+        Candidate("fact", "Tests run with pytest -x."),
+    ]
 
 
 def test_headings_as_models_write_them_are_found():
@@ -26,21 +39,36 @@ def test_headings_as_models_write_them_are_found():
 
 def test_a_reply_without_the_section_is_all_summary():
     assert split_memories(SUMMARY) == (SUMMARY, [])
-    assert split_memories(f"{SUMMARY}\nMemories of the project: none yet") == (f"{SUMMARY}\nMemories of the project: none yet", [])
+    assert split_memories(f"{SUMMARY}\nMemories of the project: none yet") == (
+        f"{SUMMARY}\nMemories of the project: none yet",
+        [],
+    )
 
 
 def test_none_duplicates_overlong_ones_and_more_than_the_cap_are_dropped():
-    lines = ["- none", "- fact: uses tabs", "- fact: Uses tabs.", f"- fact: {'x ' * 300}"] + [f"- fact: rule {i}" for i in range(9)]
+    lines = ["- none", "- fact: uses tabs", "- fact: Uses tabs.", f"- fact: {'x ' * 300}"] + [
+        f"- fact: rule {i}" for i in range(9)
+    ]
     _, memories = split_memories(f"{SUMMARY}\n{MEMORY_MARKER}\n" + "\n".join(lines))
     assert [m.text for m in memories] == ["uses tabs", "rule 0", "rule 1", "rule 2", "rule 3"]
     assert len(memories) == MAX_CANDIDATES
 
 
 def test_candidates_that_look_like_secrets_are_never_returned():
-    secrets = ["The OpenAI key is sk-proj-abcdefghijklmnop1234", "The database password is hunter2",
-               "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuv", "Deploy with token: 8f3a9c2e", "The api key lives in .env",
-               "Use AKIAIOSFODNN7EXAMPLE for S3", "The session cookie is d41d8cd98f00b204e9800998ecf8427e"]
-    kept = ["The user prefers pytest -x over unittest", "Config lives in src/nanohermes/config.py", "Count tokens with tiktoken"]
+    secrets = [
+        "The OpenAI key is sk-proj-abcdefghijklmnop1234",
+        "The database password is hunter2",
+        "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuv",
+        "Deploy with token: 8f3a9c2e",
+        "The api key lives in .env",
+        "Use AKIAIOSFODNN7EXAMPLE for S3",
+        "The session cookie is d41d8cd98f00b204e9800998ecf8427e",
+    ]
+    kept = [
+        "The user prefers pytest -x over unittest",
+        "Config lives in src/nanohermes/config.py",
+        "Count tokens with tiktoken",
+    ]
     assert [looks_secret(s) for s in secrets] == [True] * len(secrets)
     assert [looks_secret(s) for s in kept] == [False] * len(kept)
     _, memories = split_memories(f"{SUMMARY}\n{MEMORY_MARKER}\n" + "\n".join(f"- fact: {t}" for t in secrets + kept))
@@ -70,7 +98,9 @@ def test_the_engine_hands_back_the_memories_and_keeps_them_out_of_the_summary():
     engine = ContextEngine(high_water_chars=20_000)
     engine.ask_for_memories = True
     after, report = engine.fit(_history(), summarize)
-    assert report.layers == ["summary"] and report.memories == [Candidate("preference", "The user wants uv, never pip.")]
+    assert report.layers == ["summary"] and report.memories == [
+        Candidate("preference", "The user wants uv, never pip.")
+    ]
     assert requests[0].messages[-1]["content"].endswith(MEMORY_INSTRUCTION)
     assert MEMORY_MARKER not in summary_text(after[1]) and "uv" not in summary_text(after[1])
 
@@ -79,7 +109,9 @@ def test_a_separate_summariser_is_asked_for_memories_in_its_excerpt():
     requests = []
     engine = ContextEngine(high_water_chars=20_000, summary_reuses_prefix=False)
     engine.ask_for_memories = True
-    _, report = engine.fit(_history(), lambda r: requests.append(r) or f"{SUMMARY}\n{MEMORY_MARKER}\n- fact: It is a CLI.")
+    _, report = engine.fit(
+        _history(), lambda r: requests.append(r) or f"{SUMMARY}\n{MEMORY_MARKER}\n- fact: It is a CLI."
+    )
     assert not requests[0].reuses_prefix and requests[0].messages[-1]["content"].endswith(MEMORY_INSTRUCTION)
     assert report.memories == [Candidate("fact", "It is a CLI.")]
 
@@ -87,6 +119,7 @@ def test_a_separate_summariser_is_asked_for_memories_in_its_excerpt():
 def test_switched_off_the_engine_neither_asks_nor_hands_back_memories():
     requests = []
     _, report = ContextEngine(high_water_chars=20_000).fit(
-        _history(), lambda r: requests.append(r) or f"{SUMMARY}\n{MEMORY_MARKER}\n- fact: It is a CLI.")
+        _history(), lambda r: requests.append(r) or f"{SUMMARY}\n{MEMORY_MARKER}\n- fact: It is a CLI."
+    )
     assert MEMORY_MARKER not in requests[0].messages[-1]["content"] and report.memories == []
     assert report.summary.startswith(SUMMARY) and MEMORY_MARKER not in report.summary

@@ -2,8 +2,6 @@
 
 import json
 
-from tests.support.histories import assistant, filler, stub_summarizer, system, tool, tool_history, user
-
 from nanohermes.calls import ResultFacts
 from nanohermes.context import ContextEngine, pairing_problems, sanitize_tool_pairs, size_by_kind
 from nanohermes.context.budget import total_size
@@ -11,6 +9,7 @@ from nanohermes.context.digest import DIGEST_MAX_CHARS, LEDGER_LINE_CHARS, build
 from nanohermes.context.placeholders import clear_old_outputs
 from nanohermes.context.sanitize import MISSING_RESULT_STUB
 from nanohermes.context.summary import summary_message, summary_text
+from tests.support.histories import assistant, filler, stub_summarizer, system, tool, tool_history, user
 
 
 def test_sanitize_drops_orphan_results_and_stubs_missing_ones():
@@ -36,12 +35,22 @@ def test_sanitize_returns_a_valid_history_unchanged():
 
 def test_a_result_separated_from_its_call_by_a_user_message_is_an_orphan():
     messages = [system(), assistant(None, [("a", "grep", {})]), user("wait"), tool("a", "late")]
-    assert sanitize_tool_pairs(messages) == [system(), assistant(None, [("a", "grep", {})]), tool("a", MISSING_RESULT_STUB), user("wait")]
+    assert sanitize_tool_pairs(messages) == [
+        system(),
+        assistant(None, [("a", "grep", {})]),
+        tool("a", MISSING_RESULT_STUB),
+        user("wait"),
+    ]
 
 
 def test_old_write_file_bodies_shrink_but_stay_valid_json():
     body = filler(5_000)
-    messages = [system(), user("go"), assistant(None, [("w", "write_file", {"path": "a.py", "content": body})]), tool("w", "wrote a.py")]
+    messages = [
+        system(),
+        user("go"),
+        assistant(None, [("w", "write_file", {"path": "a.py", "content": body})]),
+        tool("w", "wrote a.py"),
+    ]
     messages += [user(f"u{i}") for i in range(10)]
     out, replaced = clear_old_outputs(messages, len(messages) - 10, min_chars=1_000)
     arguments = json.loads(out[2]["tool_calls"][0]["function"]["arguments"])
@@ -50,7 +59,12 @@ def test_old_write_file_bodies_shrink_but_stay_valid_json():
 
 
 def test_a_cleared_run_command_output_keeps_its_exit_code_from_the_facts():
-    messages = [system(), user("test"), assistant(None, [("r", "run_command", {"command": "pytest -q"})]), tool("r", filler(5_000))]
+    messages = [
+        system(),
+        user("test"),
+        assistant(None, [("r", "run_command", {"command": "pytest -q"})]),
+        tool("r", filler(5_000)),
+    ]
     out, _ = clear_old_outputs(messages + [user("next")], 4, 1_000, {"r": ResultFacts(exit_code=1)})
     assert "run_command command=pytest -q — 5,000 chars, exit code 1" in out[3]["content"]
 
@@ -72,7 +86,9 @@ def test_digest_keeps_the_previous_summary_so_a_failure_loses_nothing_older():
 
 
 def test_a_ledger_line_keeps_the_latest_paths_within_its_cap():
-    history = [assistant(None, [(f"c{i}", "read_file", {"path": f"src/package/module_{i:03d}.py"})]) for i in range(200)]
+    history = [
+        assistant(None, [(f"c{i}", "read_file", {"path": f"src/package/module_{i:03d}.py"})]) for i in range(200)
+    ]
     ledger = file_ledger(history)
     assert len(ledger) <= LEDGER_LINE_CHARS and ledger.endswith("src/package/module_199.py")
 
@@ -94,6 +110,11 @@ def test_size_by_kind_accounts_for_every_char():
 
 
 def test_trim_note_survives_braces_in_a_tool_call_id():
-    messages = [system(), user("go"), assistant(None, [("id{0}", "run_command", {"command": "make"})]), tool("id{0}", filler(30_000))]
+    messages = [
+        system(),
+        user("go"),
+        assistant(None, [("id{0}", "run_command", {"command": "make"})]),
+        tool("id{0}", filler(30_000)),
+    ]
     out, _ = ContextEngine(high_water_chars=5_000).fit(messages, stub_summarizer())
     assert 'recall(id="id{0}")' in out[3]["content"] and total_size(out) <= 5_000

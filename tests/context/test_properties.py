@@ -6,7 +6,6 @@ history grows, and sanitize_tool_pairs() on broken histories."""
 
 import copy
 
-from tests.support.histories import TRIM_MARK, all_text, assistant, system, tool, user
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from nanohermes.context.budget import SUMMARY_RESERVE_CHARS, SUMMARY_TYPICAL_CHA
 from nanohermes.context.cut import _round_start, latest_user_index, plan_cut
 from nanohermes.context.placeholders import shrink_arguments
 from nanohermes.context.summary import ack_message, summary_message
+from tests.support.histories import TRIM_MARK, all_text, assistant, system, tool, user
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 PIECES = list('ab z\n"\\{}:') + ["中", "文", "😀", "é", "\u0301", "\t", "🇨🇳", "\u200d"]
@@ -37,7 +37,11 @@ def tool_step(draw, first_id: int) -> list[dict]:
     calls = []
     for i in range(fanout):
         name = draw(st.sampled_from(sorted(TOOLS) + ["write_file"]))
-        args = {"path": draw(texts(st.integers(1, 40))), "content": draw(texts())} if name == "write_file" else {TOOLS[name]: draw(texts(st.integers(1, 60)))}
+        args = (
+            {"path": draw(texts(st.integers(1, 40))), "content": draw(texts())}
+            if name == "write_file"
+            else {TOOLS[name]: draw(texts(st.integers(1, 60)))}
+        )
         calls.append((f"call_{first_id + i}", name, args))
     text = draw(st.one_of(st.none(), texts(st.integers(0, 200))))
     return [assistant(text, calls)] + [tool(cid, draw(texts())) for cid, _, _ in calls]
@@ -59,7 +63,12 @@ def summarizer(kind: str):
     def summarize(request) -> str:
         if kind == "fail":
             raise ConnectionError("summariser down")
-        return {"ok": "Goal: keep going. Edited a.py.", "empty": "", "long": "word " * 3_000, "cjk": "目标：继续。" * 200}[kind]
+        return {
+            "ok": "Goal: keep going. Edited a.py.",
+            "empty": "",
+            "long": "word " * 3_000,
+            "cjk": "目标：继续。" * 200,
+        }[kind]
 
     return summarize
 
@@ -92,20 +101,34 @@ def check_fit(before: list[dict], after: list[dict], report, high: int) -> None:
         assert after[1]["role"] == "user" and after[2]["role"] != "user", "roles alternate after the summary"
     start = _round_start(before, len(before))
     for b, a in zip(before[start:], after[len(after) - (len(before) - start) :]):
-        trimmed = a["role"] == b["role"] and a.get("tool_call_id") == b.get("tool_call_id") and TRIM_MARK.search(all_text([a]))
+        trimmed = (
+            a["role"] == b["role"]
+            and a.get("tool_call_id") == b.get("tool_call_id")
+            and TRIM_MARK.search(all_text([a]))
+        )
         assert a is b or trimmed, "the latest round is verbatim unless the middle trim cut it"
     event(f"layers: {report.layers if report else 'none'}")
     if report is None:
         assert after is before and total_size(after) <= high
         return
     layers = set(report.layers)
-    minimal = total_size(before[start:]) + (total_size([before[latest]]) if latest is not None and latest < start else 0)
+    minimal = total_size(before[start:]) + (
+        total_size([before[latest]]) if latest is not None and latest < start else 0
+    )
     plan = plan_cut(before, max(0, low - SUMMARY_RESERVE_CHARS - total_size(before[:1])))
-    kept = total_size(before[plan.start :]) + (total_size([before[plan.kept_user]]) if plan and plan.kept_user else 0) if plan else 0
+    kept = (
+        total_size(before[plan.start :]) + (total_size([before[plan.kept_user]]) if plan and plan.kept_user else 0)
+        if plan
+        else 0
+    )
     summary_reaches_low = plan is not None and total_size(before[:1]) + kept + SUMMARY_TYPICAL_CHARS <= low
     if layers == {"placeholders"} and summary_reaches_low:
         assert total_size(after) <= low, "clearing outputs is used only when it reaches the low-water mark"
-    elif layers & {"summary", "digest"} and "trim" not in layers and total_size(before[:1]) + minimal + SUMMARY_RESERVE_CHARS <= low:
+    elif (
+        layers & {"summary", "digest"}
+        and "trim" not in layers
+        and total_size(before[:1]) + minimal + SUMMARY_RESERVE_CHARS <= low
+    ):
         event("low-water bound checked")
         assert total_size(after) <= low, "a compaction lands at the low-water mark whenever it can"
     if "trim" in layers:
@@ -138,7 +161,7 @@ def test_fit_keeps_every_invariant_on_random_histories(messages, high, kind, for
 def test_fit_as_the_loop_calls_it_keeps_every_invariant(messages, high, kinds):
     engine, working, calls = ContextEngine(high_water_chars=high), [messages[0]], 0
     for message in messages[1:]:
-        if message["role"] != "tool" and working[-1]["role"] != "assistant" or message["role"] == "user":
+        if (message["role"] != "tool" and working[-1]["role"] != "assistant") or message["role"] == "user":
             before = list(working)
             working, report = engine.fit(before, summarizer(kinds[calls % len(kinds)]))
             check_fit(before, working, report, high)

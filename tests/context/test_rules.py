@@ -1,8 +1,19 @@
 """One test per rule of the context budget: the water marks, the layers, the summary request."""
 
 import copy
+import itertools
 import json
 
+from nanohermes.context import ContextEngine, ContextSettings, pairing_problems, settings_for_window
+from nanohermes.context.budget import (
+    CONTEXT_CHAR_BUDGET,
+    HIGH_WATER,
+    LOW_WATER,
+    SUMMARY_MAX_WORDS,
+    message_size,
+    total_size,
+)
+from nanohermes.context.summary import INSTRUCTION_HEADER, OMITTED_HEADER, SUMMARY_ACK, SUMMARY_HEADER
 from tests.support.histories import (
     all_text,
     assistant,
@@ -18,17 +29,6 @@ from tests.support.histories import (
     user,
 )
 
-from nanohermes.context import ContextEngine, ContextSettings, pairing_problems, settings_for_window
-from nanohermes.context.budget import (
-    CONTEXT_CHAR_BUDGET,
-    HIGH_WATER,
-    LOW_WATER,
-    SUMMARY_MAX_WORDS,
-    message_size,
-    total_size,
-)
-from nanohermes.context.summary import INSTRUCTION_HEADER, OMITTED_HEADER, SUMMARY_ACK, SUMMARY_HEADER
-
 
 def engine(high: int = CONTEXT_CHAR_BUDGET, **overrides) -> ContextEngine:
     return ContextEngine(high_water_chars=high, **overrides)
@@ -37,7 +37,9 @@ def engine(high: int = CONTEXT_CHAR_BUDGET, **overrides) -> ContextEngine:
 def roles_alternate(messages: list[dict]) -> bool:
     """After the one system message: user and assistant take turns (tool results follow their call)."""
     roles = [m["role"] for m in messages[1:] if m["role"] != "tool"]
-    return messages[0]["role"] == "system" and all(a != b for a, b in zip(roles, roles[1:])) and "system" not in roles
+    return (
+        messages[0]["role"] == "system" and all(a != b for a, b in itertools.pairwise(roles)) and "system" not in roles
+    )
 
 
 def test_budget_constants_are_the_documented_numbers():
@@ -168,7 +170,10 @@ def test_after_an_overflow_the_summary_is_an_excerpt_and_what_is_left_goes_to_th
 
 def test_summary_failure_leaves_a_deterministic_digest():
     messages = tool_history(14, 3_000) + [user("Don't change the public API."), assistant("Understood.")]
-    messages += [assistant(None, [("w1", "edit_file", {"path": "src/parser.py", "old_text": "a", "new_text": "b"})]), tool("w1", "edited src/parser.py")]
+    messages += [
+        assistant(None, [("w1", "edit_file", {"path": "src/parser.py", "old_text": "a", "new_text": "b"})]),
+        tool("w1", "edited src/parser.py"),
+    ]
     messages += [user("Keep it fast.")] + [assistant(f"step {i}") for i in range(12)]
     summarize = failing_summarizer()
     out, report = engine(12_000).fit(messages, summarize, force=True)
@@ -176,7 +181,13 @@ def test_summary_failure_leaves_a_deterministic_digest():
     assert report.layer == "digest" and "TimeoutError" in report.summary_error
     content = out[1]["content"]
     assert out[1]["role"] == "user" and content.startswith(OMITTED_HEADER + "\n")
-    for fact in ("Goal: add gzip support", "Don't change the public API.", "src/parser.py", "read_file path=src/module_3.py", "Last assistant text: step"):
+    for fact in (
+        "Goal: add gzip support",
+        "Don't change the public API.",
+        "src/parser.py",
+        "read_file path=src/module_3.py",
+        "Last assistant text: step",
+    ):
         assert fact in content
     again, _ = engine(12_000).fit(messages, failing_summarizer(), force=True)
     assert again[1]["content"] == content
@@ -215,7 +226,18 @@ def test_summary_prompt_asks_for_the_handover_sections_in_at_most_300_words():
     summarize = stub_summarizer()
     ContextEngine().fit(chat_history(12, 100), summarize, force=True)
     prompt = summarize.calls[0].messages[-1]["content"].lower()
-    for asked in ("goal", "constraints and preferences", "past tense", "current state", "key decisions", "files touched", "open problems", "remaining work", "at most 300 words", "summary only"):
+    for asked in (
+        "goal",
+        "constraints and preferences",
+        "past tense",
+        "current state",
+        "key decisions",
+        "files touched",
+        "open problems",
+        "remaining work",
+        "at most 300 words",
+        "summary only",
+    ):
         assert asked in prompt
 
 
@@ -249,7 +271,12 @@ def test_a_known_window_is_filled_to_its_high_water_mark_before_anything_is_comp
 
 def test_one_huge_message_is_trimmed_from_the_middle_with_a_note_down_to_the_low_water_mark():
     log = "START of log\n" + filler(60_000) + "FAILED tests/test_parser.py::test_gzip - AssertionError"
-    messages = [system(), user("run the tests"), assistant(None, [("c1", "run_command", {"command": "pytest -q"})]), tool("c1", log)]
+    messages = [
+        system(),
+        user("run the tests"),
+        assistant(None, [("c1", "run_command", {"command": "pytest -q"})]),
+        tool("c1", log),
+    ]
     out, report = engine(30_000).fit(messages, stub_summarizer())
     assert report.layer == "trim" and report.trimmed == 1
     trimmed = out[3]["content"]
@@ -260,7 +287,12 @@ def test_one_huge_message_is_trimmed_from_the_middle_with_a_note_down_to_the_low
 
 def test_trimming_keeps_tool_call_arguments_valid_json():
     body = filler(40_000)
-    messages = [system(), user("write it"), assistant(None, [("c1", "write_file", {"path": "a.py", "content": body})]), tool("c1", "wrote a.py")]
+    messages = [
+        system(),
+        user("write it"),
+        assistant(None, [("c1", "write_file", {"path": "a.py", "content": body})]),
+        tool("c1", "wrote a.py"),
+    ]
     out, _ = engine(15_000).fit(messages, stub_summarizer())
     arguments = json.loads(out[2]["tool_calls"][0]["function"]["arguments"])
     assert arguments["path"] == "a.py" and len(arguments["content"]) < 1_000
@@ -305,11 +337,12 @@ def test_on_a_steady_trajectory_two_compactions_are_at_least_a_computable_number
             compactions.append(i)
     gap = int(high * (1 - LOW_WATER)) // round_chars - 1  # between the marks only appends
     assert len(compactions) >= 3
-    assert all(b - a >= gap for a, b in zip(compactions, compactions[1:])), (compactions, gap)
+    assert all(b - a >= gap for a, b in itertools.pairwise(compactions)), (compactions, gap)
 
 
 def test_settings_are_one_value_for_a_window():
     settings = settings_for_window(8_192, 4_096)
-    assert settings == ContextSettings(high_water_tokens=5_529, tool_result_bytes=3_686, max_tokens=2_048, window=8_192,
-                                       lean_tools=True)
+    assert settings == ContextSettings(
+        high_water_tokens=5_529, tool_result_bytes=3_686, max_tokens=2_048, window=8_192, lean_tools=True
+    )
     assert settings.low_water_tokens == int(5_529 * LOW_WATER)

@@ -4,11 +4,11 @@ import os
 import socket
 
 import pytest
-from tests.support.histories import assistant, filler, tool, user
 
 from nanohermes.context import PromptTokenTracker, count_tokens, settings_for_window, tokens
 from nanohermes.context.budget import prompt_token_limit, reply_reserve
 from nanohermes.context.tokens import estimate_tokens_by_ratio
+from tests.support.histories import assistant, filler, tool, user
 
 
 @pytest.fixture
@@ -52,7 +52,9 @@ def test_an_unloadable_encoding_falls_back_to_the_character_ratio():
 def test_ratio_fallback_counts_cjk_about_one_token_per_character():
     assert estimate_tokens_by_ratio("上下文工程") == 5
     assert estimate_tokens_by_ratio("a" * 400) == 100
-    assert estimate_tokens_by_ratio("日本語のテキスト and 한국어") == 11 + 2  # 11 wide characters, " and " is 5 ASCII chars
+    assert (
+        estimate_tokens_by_ratio("日本語のテキスト and 한국어") == 11 + 2
+    )  # 11 wide characters, " and " is 5 ASCII chars
     assert estimate_tokens_by_ratio("") == 0
 
 
@@ -95,4 +97,8 @@ def test_the_tool_cap_follows_small_windows_and_stops_at_20000_bytes():
     assert settings_for_window(8_192, 4_096).tool_result_bytes == 3_686
     small = settings_for_window(2_048, 1_024)
     assert 1_000 <= small.tool_result_bytes < small.high_water_tokens * 3 < 4_500
-    assert settings_for_window(None, 4_096).high_water_chars == settings_for_window(128_000, 4_096).high_water_chars == 120_000
+    assert (
+        settings_for_window(None, 4_096).high_water_chars
+        == settings_for_window(128_000, 4_096).high_water_chars
+        == 120_000
+    )

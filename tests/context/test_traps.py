@@ -4,6 +4,10 @@ model's reasoning, summaries cut inside it)."""
 
 import json
 
+from nanohermes.context import ContextEngine, is_summary_message, pairing_problems
+from nanohermes.context.budget import LOW_WATER, SUMMARY_MAX_CHARS, total_size
+from nanohermes.context.excerpt import render_excerpt
+from nanohermes.context.summary import SUMMARY_HEADER
 from tests.support.histories import (
     all_text,
     assistant,
@@ -16,11 +20,6 @@ from tests.support.histories import (
     tool_history,
     user,
 )
-
-from nanohermes.context import ContextEngine, is_summary_message, pairing_problems
-from nanohermes.context.budget import LOW_WATER, SUMMARY_MAX_CHARS, total_size
-from nanohermes.context.excerpt import render_excerpt
-from nanohermes.context.summary import SUMMARY_HEADER
 
 
 def engine(high: int = 120_000) -> ContextEngine:
@@ -35,7 +34,12 @@ def excerpt(messages: list[dict]) -> str:
 def test_every_cut_leaves_a_visible_note():
     placeholders, _ = engine(35_000).fit(tool_history(12, 3_000), stub_summarizer())
     assert 'recall(id="call_0") returns it' in all_text(placeholders)
-    huge = [system(), user("build"), assistant(None, [("big", "run_command", {"command": "make"})]), tool("big", filler(50_000))]
+    huge = [
+        system(),
+        user("build"),
+        assistant(None, [("big", "run_command", {"command": "make"})]),
+        tool("big", filler(50_000)),
+    ]
     trimmed, _ = engine(20_000).fit(huge, stub_summarizer())
     assert "chars trimmed from the middle" in trimmed[3]["content"]
     summarised, _ = engine().fit(chat_history(12, 10), stub_summarizer(), force=True)
@@ -81,7 +85,11 @@ def test_the_cut_never_separates_results_from_their_call():
 # Trap 5: a summary fed whole tool arguments and outputs — the excerpt carries neither.
 def test_the_excerpt_does_not_carry_full_tool_arguments_or_outputs():
     body = filler(30_000, "x = 1\n")
-    messages = [user("write it"), assistant(None, [("w", "write_file", {"path": "src/big.py", "content": body})]), tool("w", "wrote src/big.py (30,000 chars)")]
+    messages = [
+        user("write it"),
+        assistant(None, [("w", "write_file", {"path": "src/big.py", "content": body})]),
+        tool("w", "wrote src/big.py (30,000 chars)"),
+    ]
     messages += read_round(1, 15_000)
     text = excerpt(messages)
     assert "src/big.py" in text and "src/module_1.py" in text
@@ -126,7 +134,9 @@ def test_a_summary_longer_than_its_cap_is_cut():
 
 
 def test_reasoning_blocks_are_not_kept_in_the_summary():
-    _, report = engine().fit(chat_history(12, 100), stub_summarizer("<think>hmm, long musing</think>\nGoal: gzip."), force=True)
+    _, report = engine().fit(
+        chat_history(12, 100), stub_summarizer("<think>hmm, long musing</think>\nGoal: gzip."), force=True
+    )
     assert report.summary == "Goal: gzip."
 
 
@@ -140,7 +150,9 @@ def test_a_summary_cut_inside_unclosed_reasoning_is_a_failure_not_a_summary():
 # Peers' complaint: compactions that free nothing, every turn. Here the part that cannot be
 # cut is the system message (a huge persona); each summary frees only the little around it.
 def _huge_system_history(turns: int = 3):
-    return [system("persona " + filler(40_000))] + [m for i in range(turns) for m in (user(f"q{i} " + filler(1_200)), assistant(f"a{i}"))]
+    return [system("persona " + filler(40_000))] + [
+        m for i in range(turns) for m in (user(f"q{i} " + filler(1_200)), assistant(f"a{i}"))
+    ]
 
 
 def _grow(messages):

@@ -11,8 +11,8 @@ tokens), also printed at the end of the run.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest

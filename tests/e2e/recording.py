@@ -32,6 +32,7 @@ def unpack_stream(stream: dict) -> list[dict]:
 
 # -- normalising a fresh recording -------------------------------------------------------------
 
+
 def normalise(recording: dict, replacements: dict[str, str]) -> dict:
     """Replace each machine-specific string (key) by its placeholder (value), also where a
     streamed reply spreads it over several chunks."""
@@ -113,12 +114,13 @@ def _splice(pieces: list[_Piece], start: int, end: int, new: str) -> None:
         if hi <= start or lo >= end:
             continue
         keep_head = text[: max(0, start - lo)]
-        keep_tail = text[max(0, end - lo):] if end < hi else ""
+        keep_tail = text[max(0, end - lo) :] if end < hi else ""
         piece.text = keep_head + ("" if placed else new) + keep_tail
         placed = True
 
 
 # -- replaying -----------------------------------------------------------------------------------
+
 
 def replay_replies(recording: dict, workspace: Path, home: Path):
     """Scripted-server replies for every chat request in the recording, in order: streamed
@@ -142,7 +144,11 @@ def chat_exchanges(recording: dict) -> list[dict]:
 
 def advertised_n_ctx(recording: dict) -> int | None:
     for exchange in recording["exchanges"]:
-        if exchange["method"] == "GET" and exchange["path"].endswith("/models") and isinstance(exchange.get("body"), dict):
+        if (
+            exchange["method"] == "GET"
+            and exchange["path"].endswith("/models")
+            and isinstance(exchange.get("body"), dict)
+        ):
             for model in exchange["body"].get("data") or []:
                 n_ctx = (model.get("meta") or {}).get("n_ctx")
                 if isinstance(n_ctx, int):

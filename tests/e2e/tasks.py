@@ -15,9 +15,9 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 USAGE_LINE = re.compile(r"tokens this turn: ([\d,]+) in(?: \([^)]*\))?, ([\d,]+) out \((\d+) request")
@@ -104,7 +104,19 @@ def run_task(task: Task, root: Path, base_url: str, model: str = "local-model", 
     env.update(NANOHERMES_HOME=str(home), NO_COLOR="1")
     outcome = Outcome(task, workspace, home)
     for prompt in task.prompts:
-        args = ["-p", prompt, "--yes", "--base-url", base_url, "--model", model, "--session", task.name, "--max-steps", str(task.max_steps)]
+        args = [
+            "-p",
+            prompt,
+            "--yes",
+            "--base-url",
+            base_url,
+            "--model",
+            model,
+            "--session",
+            task.name,
+            "--max-steps",
+            str(task.max_steps),
+        ]
         start = time.monotonic()
         code, out, err = cli(args, workspace, env, task.timeout)
         outcome.runs.append(Run(prompt, code, out, err, time.monotonic() - start))
@@ -124,6 +136,7 @@ def check_task(outcome: Outcome) -> None:
 
 # -- (a) a question that needs read_file ------------------------------------------------------
 
+
 def _check_read(workspace: Path, runs: list[Run]) -> None:
     assert "read_file" in runs[0].tools_called()
     assert "2525" in runs[0].stdout
@@ -141,6 +154,7 @@ READ_QUESTION = Task(
 
 
 # -- (b) find a function with grep and name its file -----------------------------------------
+
 
 def _check_grep(workspace: Path, runs: list[Run]) -> None:
     assert "grep" in runs[0].tools_called()
@@ -164,6 +178,7 @@ GREP_FUNCTION = Task(
 
 # -- (c) fix a bug so the repository's own test passes ---------------------------------------
 
+
 def _check_fix(workspace: Path, runs: list[Run]) -> None:
     called = runs[0].tools_called()
     assert "edit_file" in called or "write_file" in called
@@ -182,29 +197,46 @@ FIX_BUG = Task(
             "assert mul(2, 3) == 6\nprint('all 2 tests passed')\n"
         ),
     },
-    prompts=["Fix the bug in the add function in calc.py. First read calc.py. Then fix the bug with edit_file. "
-             "Then run `python test_calc.py` with run_command. When the tests pass, reply DONE."],
+    prompts=[
+        "Fix the bug in the add function in calc.py. First read calc.py. Then fix the bug with edit_file. "
+        "Then run `python test_calc.py` with run_command. When the tests pass, reply DONE."
+    ],
     check=_check_fix,
 )
 
 
 # -- (d) real compaction with the real model as summariser, then a follow-up ------------------
 
+
 def _service_module(topic: str, cls: str, fields: list[str], size: int) -> str:
     """A module about `topic` with one class and a few helpers, padded to about `size` bytes
     with more documented helpers (distinct names, so nothing is a repeat)."""
-    lines = [f'"""{topic.capitalize()}: records and helpers for the {topic} service."""', "", "from dataclasses import dataclass", "", ""]
+    lines = [
+        f'"""{topic.capitalize()}: records and helpers for the {topic} service."""',
+        "",
+        "from dataclasses import dataclass",
+        "",
+        "",
+    ]
     lines += ["@dataclass", f"class {cls}:", f'    """One {topic} record."""', ""]
     lines += [f"    {f}: str" for f in fields] + [""]
-    lines += ["    def describe(self) -> str:", f"        return f\"{cls}(" + ", ".join(f"{{self.{f}}}" for f in fields) + ")\"", ""]
+    lines += [
+        "    def describe(self) -> str:",
+        f'        return f"{cls}(' + ", ".join(f"{{self.{f}}}" for f in fields) + ')"',
+        "",
+    ]
     n = 0
     while len("\n".join(lines)) < size:
         n += 1
         field_name = fields[n % len(fields)]
-        lines += ["", f"def {topic}_{field_name}_step_{n}(records: list[{cls}]) -> list[str]:",
-                  f'    """Return the {field_name} of every {topic} record, step {n} of the {topic} pipeline."""',
-                  f"    values = [r.{field_name} for r in records if r.{field_name}]",
-                  f"    return sorted(set(values))[: {10 + n}]", ""]
+        lines += [
+            "",
+            f"def {topic}_{field_name}_step_{n}(records: list[{cls}]) -> list[str]:",
+            f'    """Return the {field_name} of every {topic} record, step {n} of the {topic} pipeline."""',
+            f"    values = [r.{field_name} for r in records if r.{field_name}]",
+            f"    return sorted(set(values))[: {10 + n}]",
+            "",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -232,9 +264,11 @@ def _all_files_named(workspace: Path, runs: list[Run]) -> str | None:
     named = [f for f in COMPACTION_FILES if f.removesuffix(".py") in runs[-1].stdout]
     if len(named) == len(COMPACTION_FILES):
         return None
-    return (f"the follow-up named {len(named)} of {len(COMPACTION_FILES)} files ({runs[-1].stdout.strip()!r}): "
-            "the 1.5B model leaves files out of its answer (its summaries echo the last lines of the conversation; "
-            "the mechanical 'Files read:' line of each summary lists every file it read)")
+    return (
+        f"the follow-up named {len(named)} of {len(COMPACTION_FILES)} files ({runs[-1].stdout.strip()!r}): "
+        "the 1.5B model leaves files out of its answer (its summaries echo the last lines of the conversation; "
+        "the mechanical 'Files read:' line of each summary lists every file it read)"
+    )
 
 
 COMPACTION = Task(
@@ -287,6 +321,7 @@ TASKS = [READ_QUESTION, GREP_FUNCTION, FIX_BUG, COMPACTION, MULTI_FILE]
 
 # -- (f) a bug found only by running the tests: the test and the bug are in different modules ---
 
+
 def _check_tests_find_bug(workspace: Path, runs: list[Run]) -> None:
     called = runs[0].tools_called()
     assert "run_command" in called, "the tests were never run"
@@ -294,7 +329,9 @@ def _check_tests_find_bug(workspace: Path, runs: list[Run]) -> None:
     proc = subprocess.run([sys.executable, "test_checkout.py"], cwd=workspace, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("test_checkout.py", "shop/cart.py"):
-        assert (workspace / name).read_text() == TESTS_FIND_BUG.files[name], f"{name} was changed; the bug is in shop/pricing.py"
+        assert (workspace / name).read_text() == TESTS_FIND_BUG.files[name], (
+            f"{name} was changed; the bug is in shop/pricing.py"
+        )
 
 
 TESTS_FIND_BUG = Task(
@@ -325,12 +362,15 @@ TESTS_FIND_BUG = Task(
         ),
         "README.md": "# shop\n\nA toy checkout. Run the tests with `python test_checkout.py`.\n",
     },
-    prompts=["The checkout test fails. Run `python test_checkout.py`, find the cause and fix it. Don't change the test."],
+    prompts=[
+        "The checkout test fails. Run `python test_checkout.py`, find the cause and fix it. Don't change the test."
+    ],
     check=_check_tests_find_bug,
 )
 
 
 # -- (g) a definition located across a small package -------------------------------------------
+
 
 def _check_definition(workspace: Path, runs: list[Run]) -> None:
     assert "netkit/transport/policy.py" in runs[0].stdout, runs[0].stdout
@@ -359,6 +399,7 @@ DEFINITION = Task(
 
 
 # -- (h) a question whose answer is in a non-code file -----------------------------------------
+
 
 def _check_config_answer(workspace: Path, runs: list[Run]) -> None:
     assert "8443" in runs[0].stdout, runs[0].stdout
@@ -395,7 +436,9 @@ FOLLOW_UP_FILES = {
 
 
 def _with_constant(source: str) -> str:
-    return source.replace("from dataclasses import dataclass\n", "from dataclasses import dataclass\n\nMAX_ATTEMPTS = 37\n", 1)
+    return source.replace(
+        "from dataclasses import dataclass\n", "from dataclasses import dataclass\n\nMAX_ATTEMPTS = 37\n", 1
+    )
 
 
 def _check_follow_up(workspace: Path, runs: list[Run]) -> None:
@@ -407,8 +450,10 @@ def _check_follow_up(workspace: Path, runs: list[Run]) -> None:
 
 FOLLOW_UP = Task(
     name="follow_up_after_compaction",
-    files={name: (_with_constant if name == "alpha.py" else str)(_service_module(topic, cls, fields, 1_800))
-           for name, (topic, cls, fields) in FOLLOW_UP_FILES.items()},
+    files={
+        name: (_with_constant if name == "alpha.py" else str)(_service_module(topic, cls, fields, 1_800))
+        for name, (topic, cls, fields) in FOLLOW_UP_FILES.items()
+    },
     prompts=[f"Read {name} and tell me the name of the class it defines." for name in FOLLOW_UP_FILES]
     + ["What is the value of MAX_ATTEMPTS in alpha.py, the first file you read?"],
     config="context_window = 6144\n",  # compacted after three or four reads, as COMPACTION

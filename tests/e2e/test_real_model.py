@@ -25,8 +25,13 @@ def test_real_server_wire_format(real_model):
     from nanohermes.provider import assemble_stream
 
     client = openai.OpenAI(base_url=real_model.url_for("wire_format"), api_key="no-key-needed", max_retries=0)
-    request = dict(model="local-model", temperature=0, max_tokens=100, tools=[WIRE_TOOL],
-                   messages=[{"role": "user", "content": "What time is it in UTC? Call the get_time tool."}])
+    request = dict(
+        model="local-model",
+        temperature=0,
+        max_tokens=100,
+        tools=[WIRE_TOOL],
+        messages=[{"role": "user", "content": "What time is it in UTC? Call the get_time tool."}],
+    )
     message = client.chat.completions.create(**request).choices[0].message
     assert message.tool_calls and message.tool_calls[0].function.name == "get_time"
     assert message.content == ""
@@ -35,9 +40,18 @@ def test_real_server_wire_format(real_model):
     assert turn.tool_calls[0]["function"]["name"] == "get_time" and turn.usage
 
 
-WIRE_TOOL = {"type": "function", "function": {
-    "name": "get_time", "description": "Return the current time in a time zone.",
-    "parameters": {"type": "object", "properties": {"zone": {"type": "string", "description": "time zone"}}, "required": ["zone"]}}}
+WIRE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "Return the current time in a time zone.",
+        "parameters": {
+            "type": "object",
+            "properties": {"zone": {"type": "string", "description": "time zone"}},
+            "required": ["zone"],
+        },
+    },
+}
 
 
 def test_doctor_passes_against_the_real_server(real_model):
@@ -46,8 +60,12 @@ def test_doctor_passes_against_the_real_server(real_model):
 
     from tests.e2e.tasks import BIN
 
-    r = subprocess.run([BIN, "doctor", "--base-url", real_model.url_for("doctor"), "--model", "local-model"],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [BIN, "doctor", "--base-url", real_model.url_for("doctor"), "--model", "local-model"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     print(r.stdout)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "✗" not in r.stdout and "!" not in r.stdout.replace("nanohermes doctor", "")

@@ -14,6 +14,7 @@ from nanohermes.cli import app
 from tests.support.cli import BIN
 from tests.support.raw_servers import closed_port_url
 
+
 def one_shot(workspace, *args):
     result = CliRunner().invoke(app, ["-p", "hi", "--base-url", closed_port_url(), "-C", str(workspace), *args])
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
@@ -26,22 +27,30 @@ def test_a_config_file_that_is_not_utf8_is_a_clear_error(workspace, isolated_hom
     assert r.exit_code == 1 and "config.toml is not UTF-8 text" in r.stderr and "b'\\xe9'" in r.stderr
 
 
-@pytest.mark.parametrize("line, says", [
-    ("command_timeout = inf", "command_timeout = inf (from"),
-    ("request_timeout = nan", "must be a finite number"),
-    ("temperature = nan", "temperature = nan"),
-    ("max_tokens = 1e300", "max_tokens = 1e+300"),
-    ("max_tokens = 1.5", "must be an integer"),
-    ("max_steps = true", "must be an integer"),
-], ids=["inf-timeout", "nan-request-timeout", "nan-temperature", "huge-float-int", "fractional-int", "bool-int"])
-def test_non_finite_or_non_integer_numbers_in_config_are_refused_naming_the_setting(workspace, isolated_home, line, says):
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ("command_timeout = inf", "command_timeout = inf (from"),
+        ("request_timeout = nan", "must be a finite number"),
+        ("temperature = nan", "temperature = nan"),
+        ("max_tokens = 1e300", "max_tokens = 1e+300"),
+        ("max_tokens = 1.5", "must be an integer"),
+        ("max_steps = true", "must be an integer"),
+    ],
+    ids=["inf-timeout", "nan-request-timeout", "nan-temperature", "huge-float-int", "fractional-int", "bool-int"],
+)
+def test_non_finite_or_non_integer_numbers_in_config_are_refused_naming_the_setting(
+    workspace, isolated_home, line, says
+):
     (isolated_home / "config.toml").write_text(line + "\n")
     r = one_shot(workspace)
     assert r.exit_code == 1 and says in r.stderr, r.stderr
     assert not (isolated_home / "sessions").exists()  # refused before anything was created
 
 
-@pytest.mark.parametrize("line", ["temperature = 5", "max_retries = -1", "context_window = 10", "slow_reply_notice = -3"])
+@pytest.mark.parametrize(
+    "line", ["temperature = 5", "max_retries = -1", "context_window = 10", "slow_reply_notice = -3"]
+)
 def test_numbers_out_of_range_in_config_are_refused(workspace, isolated_home, line):
     (isolated_home / "config.toml").write_text(line + "\n")
     r = one_shot(workspace)
@@ -50,8 +59,11 @@ def test_numbers_out_of_range_in_config_are_refused(workspace, isolated_home, li
 
 def test_a_state_directory_below_a_regular_file_is_a_clear_error(workspace, tmp_path):
     (tmp_path / "file").write_text("")
-    r = CliRunner().invoke(app, ["-p", "hi", "--base-url", closed_port_url(), "-C", str(workspace)],
-                           env={"NANOHERMES_HOME": str(tmp_path / "file" / "home")})
+    r = CliRunner().invoke(
+        app,
+        ["-p", "hi", "--base-url", closed_port_url(), "-C", str(workspace)],
+        env={"NANOHERMES_HOME": str(tmp_path / "file" / "home")},
+    )
     assert r.exit_code == 1 and "Not a directory" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -65,8 +77,14 @@ def _read_only_run(home: Path, args: list[str], cwd: Path) -> subprocess.Complet
     if shutil.which("unshare") is None:
         pytest.skip("running as root without unshare: no way to make a directory read-only for root")
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
-    r = subprocess.run(["unshare", "-m", "sh", "-c", script, str(home), BIN, *args], cwd=cwd, env=env,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, str(home), BIN, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if "mount:" in r.stderr or "unshare:" in r.stderr:
         pytest.skip(f"running as root and cannot mount read-only here: {r.stderr.strip()}")
     return r

@@ -17,11 +17,16 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "measure_resume_memor
 LINE_SLACK_BYTES = 4 * 2**20  # one event line being decoded (a 240 KB output, its text and objects), page granularity
 
 
-def test_a_session_whose_tool_calls_are_not_a_list_is_reported_corrupt_and_left_untouched(server, workspace, isolated_home):
+def test_a_session_whose_tool_calls_are_not_a_list_is_reported_corrupt_and_left_untouched(
+    server, workspace, isolated_home
+):
     sessions = isolated_home / "sessions"
     sessions.mkdir()
-    lines = ['{"type":"meta","version":1,"created":1}', '{"type":"message","message":{"role":"user","content":"a"}}',
-             '{"type":"message","message":{"role":"assistant","content":"","tool_calls":"oops"}}']
+    lines = [
+        '{"type":"meta","version":1,"created":1}',
+        '{"type":"message","message":{"role":"user","content":"a"}}',
+        '{"type":"message","message":{"role":"assistant","content":"","tool_calls":"oops"}}',
+    ]
     (sessions / "x.jsonl").write_text("\n".join(lines) + "\n")
     before = (sessions / "x.jsonl").read_bytes()
     r = CliRunner().invoke(app, ["-p", "hi", "--session", "x", "--base-url", server.url, "-C", str(workspace)])
@@ -30,8 +35,13 @@ def test_a_session_whose_tool_calls_are_not_a_list_is_reported_corrupt_and_left_
 
 
 def test_resuming_a_big_session_holds_its_working_set_not_the_file():
-    out = subprocess.run([sys.executable, str(SCRIPT), "--size-mb", "40", "--keep-recent", "400", "--json"],
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--size-mb", "40", "--keep-recent", "400", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     m = json.loads(out.stdout)
     growth = (m["peak_kb"] - m["before_kb"]) * 1024
     assert growth < 3 * m["working_set_bytes"] + LINE_SLACK_BYTES, m

@@ -15,8 +15,8 @@ import pytest
 
 from nanohermes.storage.session import Session
 from tests.support.cli import BIN
-from tests.support.scripted_server import Reply, call, text, prose
 from tests.support.processes import alive
+from tests.support.scripted_server import Reply, call, prose, text
 
 SECOND_SIGNAL_GAPS_S = (0.01, 0.05, 0.1)  # a second Ctrl-C right after the first: where it used to exit -2
 REDRAW_TRIES = 3  # the old failure hit about one SIGHUP in seven sent while keys were being drawn
@@ -24,9 +24,14 @@ REDRAW_TRIES = 3  # the old failure hit about one SIGHUP in seven sent while key
 
 def start(server, workspace, *args) -> subprocess.Popen:
     # As from an interactive shell: a runner that ignores SIGINT would pass that on to the child.
-    return subprocess.Popen([BIN, "-p", "go", "--yes", "--base-url", server.url, *args], cwd=workspace,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [BIN, "-p", "go", "--yes", "--base-url", server.url, *args],
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def wait_for(predicate, within: float = 20.0) -> None:
@@ -48,14 +53,17 @@ def test_a_termination_signal_during_a_command_is_handled_as_ctrl_c(server, work
     wait_for(lambda: (workspace / "bg.pid").exists() and (workspace / "sh.pid").stat().st_size > 0)
     time.sleep(0.1)
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=20)
+    _out, err = proc.communicate(timeout=20)
     assert proc.returncode == code, err
     assert f"stopped by {signal.Signals(signum).name} (sessions are saved as they go)" in err and "Traceback" not in err
     last = saved_messages(isolated_home, "sig")[-1]
-    assert last["role"] == "tool" and last["content"] == f"[interrupted: NanoHermes was stopped by {signal.Signals(signum).name}]"
+    assert (
+        last["role"] == "tool"
+        and last["content"] == f"[interrupted: NanoHermes was stopped by {signal.Signals(signum).name}]"
+    )
     for pid_file in ("bg.pid", "sh.pid"):  # the shell and what it put in the background
         pid = int((workspace / pid_file).read_text())
-        wait_for(lambda: not alive(pid), within=5)
+        wait_for(lambda pid=pid: not alive(pid), within=5)
 
 
 def test_a_second_ctrl_c_during_the_clean_up_still_exits_130_with_a_valid_session(server, workspace, isolated_home):
@@ -63,12 +71,12 @@ def test_a_second_ctrl_c_during_the_clean_up_still_exits_130_with_a_valid_sessio
         server.add(Reply(content=prose(1_000, "slow"), delay=0.05, chunk_size=5))
         before = len(server.chat_requests())
         proc = start(server, workspace, "--session", f"twice{n}")
-        wait_for(lambda: len(server.chat_requests()) > before)
+        wait_for(lambda before=before: len(server.chat_requests()) > before)
         time.sleep(0.2)  # streaming by now
         proc.send_signal(signal.SIGINT)
         time.sleep(gap)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        _out, err = proc.communicate(timeout=20)
         assert proc.returncode == 130, (gap, proc.returncode, err)
         last = saved_messages(isolated_home, f"twice{n}")[-1]
         assert last["role"] == "assistant" and last["content"].endswith("[interrupted by user]"), gap
@@ -76,8 +84,15 @@ def test_a_second_ctrl_c_during_the_clean_up_still_exits_130_with_a_valid_sessio
 
 def spawn_repl(server, workspace, *args) -> pexpect.spawn:
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(BIN, ["--base-url", server.url, *args], cwd=str(workspace), env=env,
-                          encoding="utf-8", timeout=20, dimensions=(40, 100))
+    child = pexpect.spawn(
+        BIN,
+        ["--base-url", server.url, *args],
+        cwd=str(workspace),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 100),
+    )
     child.expect("›")
     return child
 

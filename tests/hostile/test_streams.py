@@ -23,7 +23,9 @@ def one_shot(url: str, workspace, *args):
     start = time.monotonic()
     result = CliRunner().invoke(app, ["-p", "hi", "--yes", "--base-url", url, "-C", str(workspace), *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return SimpleNamespace(code=result.exit_code, out=result.stdout, err=result.stderr, elapsed=time.monotonic() - start)
+    return SimpleNamespace(
+        code=result.exit_code, out=result.stdout, err=result.stderr, elapsed=time.monotonic() - start
+    )
 
 
 @pytest.fixture
@@ -51,8 +53,17 @@ def test_a_tool_call_whose_arguments_are_a_json_object_runs(server, workspace):
 
 
 def test_null_events_choices_deltas_and_calls_are_skipped(server, workspace):
-    junk = [None, 42, {"choices": None}, {"choices": [None]}, {"choices": [{"delta": None}]}, {"choices": "x"},
-            raw.chunk({"content": 5}), raw.chunk({"tool_calls": [None, "x"]}), raw.chunk({"tool_calls": "x"})]
+    junk = [
+        None,
+        42,
+        {"choices": None},
+        {"choices": [None]},
+        {"choices": [{"delta": None}]},
+        {"choices": "x"},
+        raw.chunk({"content": 5}),
+        raw.chunk({"tool_calls": [None, "x"]}),
+        raw.chunk({"tool_calls": "x"}),
+    ]
     server.add(RawSSE([*junk, raw.chunk({"content": "still here"}), raw.chunk({}, "stop")]))
     r = one_shot(server.url, workspace)
     assert r.code == 0 and r.out == "still here\n", r.err
@@ -68,8 +79,15 @@ def test_a_lone_surrogate_in_an_answer_is_shown_replaced_and_saved(server, works
 
 
 def test_two_tool_calls_with_one_id_both_run_and_both_results_are_sent(server, workspace):
-    calls = [{"index": i, "id": "same", "type": "function", "function": {"name": "glob", "arguments": json.dumps({"pattern": p})}}
-             for i, p in enumerate(["*.py", "*.md"])]
+    calls = [
+        {
+            "index": i,
+            "id": "same",
+            "type": "function",
+            "function": {"name": "glob", "arguments": json.dumps({"pattern": p})},
+        }
+        for i, p in enumerate(["*.py", "*.md"])
+    ]
     server.add(RawSSE([raw.chunk({"tool_calls": calls}), raw.chunk({}, "tool_calls")]), text("done"))
     r = one_shot(server.url, workspace)
     assert r.code == 0, r.err

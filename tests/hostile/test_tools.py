@@ -27,7 +27,7 @@ def tool_results(server, workspace, *calls, args=()):
     """Run the CLI while the model makes `calls`; the tool results the next request carried."""
     server.add(*calls, text("done"))
     r = CliRunner().invoke(app, ["-p", "go", "--yes", "--base-url", server.url, "-C", str(workspace), *args])
-    assert r.exit_code == 0 and r.exception is None or isinstance(r.exception, SystemExit), (r.stderr, r.exception)
+    assert (r.exit_code == 0 and r.exception is None) or isinstance(r.exception, SystemExit), (r.stderr, r.exception)
     return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
 
 
@@ -48,9 +48,14 @@ def test_grep_of_a_device_outside_the_workspace_is_refused(server, workspace, is
     assert "/dev/zero is a character device, not a regular file" in result
 
 
-@pytest.mark.parametrize("name, args", [("read_file", {"path": "pipe"}),
-                                        ("edit_file", {"path": "pipe", "old_text": "a", "new_text": "b"}),
-                                        ("write_file", {"path": "pipe", "content": "x"})])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("read_file", {"path": "pipe"}),
+        ("edit_file", {"path": "pipe", "old_text": "a", "new_text": "b"}),
+        ("write_file", {"path": "pipe", "content": "x"}),
+    ],
+)
 def test_file_tools_refuse_a_fifo(ctx, workspace, name, args):
     os.mkfifo(workspace / "pipe")
     result = dispatch(ctx, TOOLS, name, json.dumps(args))
@@ -66,14 +71,18 @@ def test_an_ignore_file_that_is_a_fifo_does_not_hang_grep(ctx, workspace):
     assert time.monotonic() - started < 8
 
 
-@pytest.mark.parametrize("name, args, says", [
-    ("run_command", '{"command": "sleep 5", "timeout": NaN}', "must be a finite number"),
-    ("run_command", '{"command": "sleep 5", "timeout": Infinity}', "must be a finite number"),
-    ("run_command", '{"command": "sleep 5", "timeout": -1}', "must not be negative"),
-    ("read_file", '{"path": "a.txt", "limit": -5}', "must not be negative"),
-    ("read_file", '{"path": "a.txt", "offset": 2.5}', "must be a whole number"),
-    ("web_fetch", '{"url": "http://example.com", "max_chars": -1}', "must not be negative"),
-], ids=["nan-timeout", "inf-timeout", "negative-timeout", "negative-limit", "fractional-offset", "negative-max-chars"])
+@pytest.mark.parametrize(
+    "name, args, says",
+    [
+        ("run_command", '{"command": "sleep 5", "timeout": NaN}', "must be a finite number"),
+        ("run_command", '{"command": "sleep 5", "timeout": Infinity}', "must be a finite number"),
+        ("run_command", '{"command": "sleep 5", "timeout": -1}', "must not be negative"),
+        ("read_file", '{"path": "a.txt", "limit": -5}', "must not be negative"),
+        ("read_file", '{"path": "a.txt", "offset": 2.5}', "must be a whole number"),
+        ("web_fetch", '{"url": "http://example.com", "max_chars": -1}', "must not be negative"),
+    ],
+    ids=["nan-timeout", "inf-timeout", "negative-timeout", "negative-limit", "fractional-offset", "negative-max-chars"],
+)
 def test_numeric_arguments_that_are_nan_infinite_or_negative_are_refused(ctx, workspace, name, args, says):
     (workspace / "a.txt").write_text("x\n")
     started = time.monotonic()
@@ -93,16 +102,23 @@ def test_the_builtin_search_stops_a_pattern_that_backtracks_for_ever(ctx, worksp
 
 
 @pytest.mark.parametrize("engine", ["rg", "python"])
-def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_session_stays_valid(server, workspace, isolated_home,
-                                                                                     monkeypatch, engine):
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_session_stays_valid(
+    server, workspace, isolated_home, monkeypatch, engine
+):
     import nanohermes.tools.search as search
 
     if engine == "python":
         monkeypatch.setattr(search, "find_rg", lambda: None)
     (workspace / BAD_NAME).write_text("needle\n")
-    results = tool_results(server, workspace, call("glob", {"pattern": "**/*"}), call("grep", {"pattern": "needle"}),
-                           call("read_file", {"path": "bad_name.txt"}), call("read_file", {"path": "bad\\xffname.txt"}),
-                           args=["--session", "names"])
+    results = tool_results(
+        server,
+        workspace,
+        call("glob", {"pattern": "**/*"}),
+        call("grep", {"pattern": "needle"}),
+        call("read_file", {"path": "bad_name.txt"}),
+        call("read_file", {"path": "bad\\xffname.txt"}),
+        args=["--session", "names"],
+    )
     assert "bad\\xffname.txt" in results[0] and "bad\\xffname.txt:1: needle" in results[1]
     assert "Closest existing paths: bad\\xffname.txt" in results[2] and "1\tneedle" in results[3]
     saved = (isolated_home / "sessions" / "names.jsonl").read_bytes().decode("utf-8")  # whole and UTF-8
@@ -110,8 +126,12 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_session_stays_val
 
 
 def test_write_file_to_a_path_with_a_lone_surrogate_or_a_final_slash_is_refused(server, workspace):
-    results = tool_results(server, workspace, call("write_file", '{"path": "a\\udcffb.txt", "content": "x"}'),
-                           call("write_file", {"path": "newdir/", "content": "x"}))
+    results = tool_results(
+        server,
+        workspace,
+        call("write_file", '{"path": "a\\udcffb.txt", "content": "x"}'),
+        call("write_file", {"path": "newdir/", "content": "x"}),
+    )
     assert "holds a lone surrogate code point" in results[0]
     assert "newdir/ ends in /, so it names a directory" in results[1]
     assert os.listdir(workspace) == []

@@ -41,8 +41,11 @@ def test_a_background_task_outlives_the_turn_that_started_it(runtime, server):
 
 def test_a_session_that_ends_with_tasks_running_stops_their_process_groups(server, workspace, monkeypatch):
     runtime = runtime_for(server, workspace, monkeypatch)
-    server.add(call("run_command", {"command": "sleep 60 & echo $!; sleep 60", "background": True}),
-               call("task_output", {"id": "bg1", "wait": 0.5}), text("running"))
+    server.add(
+        call("run_command", {"command": "sleep 60 & echo $!; sleep 60", "background": True}),
+        call("task_output", {"id": "bg1", "wait": 0.5}),
+        text("running"),
+    )
     runtime.agent.run_turn("start a server")
     task = runtime.agent.ctx.tasks.get("bg1")
     grandchild = int(re.search(r"\[stdout\]\n(\d+)", tool_results(server)[-1]).group(1))
@@ -53,7 +56,9 @@ def test_a_session_that_ends_with_tasks_running_stops_their_process_groups(serve
 
 def test_background_commands_ask_for_approval_like_any_command(server, workspace, monkeypatch):
     asked = []
-    runtime = runtime_for(server, workspace, monkeypatch, mode="ask", approve=lambda tool, args, preview: asked.append(preview) or "no")
+    runtime = runtime_for(
+        server, workspace, monkeypatch, mode="ask", approve=lambda tool, args, preview: asked.append(preview) or "no"
+    )
     server.add(call("run_command", {"command": "sleep 30", "background": True}), text("ok"))
     try:
         runtime.agent.run_turn("start it")
@@ -64,8 +69,11 @@ def test_background_commands_ask_for_approval_like_any_command(server, workspace
 
 
 def test_waiting_on_a_task_again_and_again_is_not_refused_as_a_repeated_call(runtime, server):
-    server.add(call("run_command", {"command": "sleep 1.2; echo ready", "background": True}),
-               *[call("task_output", {"id": "bg1", "wait": 0.3}) for _ in range(6)], text("ready now"))
+    server.add(
+        call("run_command", {"command": "sleep 1.2; echo ready", "background": True}),
+        *[call("task_output", {"id": "bg1", "wait": 0.3}) for _ in range(6)],
+        text("ready now"),
+    )
     result = runtime.agent.run_turn("wait for it")
     assert result.stop_code is None and result.final_text == "ready now"
     assert not any("repeat number" in r for r in tool_results(server))
@@ -73,8 +81,11 @@ def test_waiting_on_a_task_again_and_again_is_not_refused_as_a_repeated_call(run
 
 
 def test_tasks_command_lists_the_tasks_and_stops_one(runtime, server):
-    server.add(call("run_command", {"command": "sleep 30", "background": True}),
-               call("run_command", {"command": "echo hi", "background": True}), text("two"))
+    server.add(
+        call("run_command", {"command": "sleep 30", "background": True}),
+        call("run_command", {"command": "echo hi", "background": True}),
+        text("two"),
+    )
     runtime.agent.run_turn("start two")
     tasks = runtime.agent.ctx.tasks
     tasks.get("bg2").wait(5)

@@ -4,11 +4,19 @@ compaction records that add only what is new."""
 
 import json
 
-from tests.support.agents import TEST_TOOLS, make_agent
-from tests.support.scripted_server import Error, RawSSE, call, is_summary_request, prompt_tokens, stream_chunks, text, prose
-
 from nanohermes.context.summary import SUMMARY_HEADER
 from nanohermes.ui.plain import usage_line
+from tests.support.agents import TEST_TOOLS, make_agent
+from tests.support.scripted_server import (
+    Error,
+    RawSSE,
+    call,
+    is_summary_request,
+    prompt_tokens,
+    prose,
+    stream_chunks,
+    text,
+)
 
 
 def _reads(steps: int, size: int, summary: str = "Goal: read the outputs.", content: str = ""):
@@ -30,7 +38,12 @@ def _reads(steps: int, size: int, summary: str = "Goal: read the outputs.", cont
 
 
 def test_the_usage_line_shows_the_cached_share_a_server_reports(server, workspace):
-    server.add(text("hi", usage={"prompt_tokens": 1_000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 900}}))
+    server.add(
+        text(
+            "hi",
+            usage={"prompt_tokens": 1_000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 900}},
+        )
+    )
     result = make_agent(server, workspace).run_turn("hello")
     assert result.usage.cached_tokens == 900
     assert usage_line(result.usage) == "tokens this turn: 1,000 in (90 % cached), 5 out (1 request(s))"
@@ -101,7 +114,9 @@ def test_after_an_overflow_teaches_a_smaller_window_the_next_steps_do_not_summar
             reply = text("Goal: read the outputs.")
         elif state["calls"] == 3 and not state["overflowed"]:
             state["overflowed"] = True
-            return Error(400, {"error": {"message": "maximum context length is 16384 tokens", "code": "context_length_exceeded"}})
+            return Error(
+                400, {"error": {"message": "maximum context length is 16384 tokens", "code": "context_length_exceeded"}}
+            )
         elif state["calls"] < 10:
             state["calls"] += 1
             reply = call("big", {"size": 2_000 + state["calls"]})

@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from tests.support.agents import make_agent
-from tests.support.scripted_server import Error, call, is_summary_request, text, prose
 
 from nanohermes.context import pairing_problems
 from nanohermes.context.budget import total_size
 from nanohermes.errors import ContextOverflowError
+from tests.support.agents import make_agent
+from tests.support.scripted_server import Error, call, is_summary_request, prose, text
 
 BUDGET = 120_000
 
@@ -55,7 +55,9 @@ def test_a_failing_summariser_still_finishes_the_task_with_a_digest(server, work
 
 
 def test_chat_without_tool_calls_is_compacted_before_the_request(server, workspace):
-    server.handler = lambda body: text("Summary: the user pasted long texts.") if is_summary_request(body) else text(prose(12_000, "noted"))
+    server.handler = lambda body: (
+        text("Summary: the user pasted long texts.") if is_summary_request(body) else text(prose(12_000, "noted"))
+    )
     agent = make_agent(server, workspace)
     for i in range(12):
         agent.run_turn(f"message {i}: " + "lorem ipsum " * 1000)
@@ -66,7 +68,10 @@ def test_chat_without_tool_calls_is_compacted_before_the_request(server, workspa
 
 
 def test_provider_overflow_forces_compaction_and_retries(server, workspace):
-    overflow = Error(400, {"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}})
+    overflow = Error(
+        400,
+        {"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}},
+    )
     server.add(call("big", {"size": 19_000}), overflow, text("recovered"))
     server.handler = lambda body: text("summary")
     agent = make_agent(server, workspace)
@@ -77,8 +82,16 @@ def test_provider_overflow_forces_compaction_and_retries(server, workspace):
 
 
 def test_repeated_overflow_gives_up_with_a_clear_error_after_two_retries(server, workspace):
-    overflow = Error(400, {"error": {"message": "request (9000 tokens) exceeds the available context size (4096 tokens)",
-                                     "type": "exceed_context_size_error", "n_ctx": 4096}})
+    overflow = Error(
+        400,
+        {
+            "error": {
+                "message": "request (9000 tokens) exceeds the available context size (4096 tokens)",
+                "type": "exceed_context_size_error",
+                "n_ctx": 4096,
+            }
+        },
+    )
     server.add(overflow, overflow, overflow, text("never"))
     agent = make_agent(server, workspace)
     with pytest.raises(ContextOverflowError):
@@ -102,9 +115,8 @@ def test_compaction_is_recorded_and_resume_restores_the_working_set(server, work
 
 
 def test_recall_returns_an_output_replaced_by_a_placeholder(server, workspace):
-    from tests.support.agents import TEST_TOOLS
-
     from nanohermes.tools.recall import recall
+    from tests.support.agents import TEST_TOOLS
 
     server.handler = _trajectory(26, size=5_000)  # placeholders alone bring this under budget
     agent = make_agent(server, workspace, tools=[*TEST_TOOLS, recall])
@@ -130,7 +142,7 @@ def test_recall_of_cjk_output_fits_the_tool_cap_and_continues_exactly(workspace,
     while True:
         result = dispatch(ctx, {"recall": recall}, "recall", json.dumps({"id": "c1", "offset": offset}))
         assert "output truncated" not in result.content
-        header, body = result.content.split("\n", 1)
+        _header, body = result.content.split("\n", 1)
         body, _, more = body.partition("\n… ")
         got.append(body)
         if not more:

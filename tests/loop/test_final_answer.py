@@ -7,30 +7,38 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from tests.support.scripted_server import Error, call, text
 from typer.testing import CliRunner
 
 from nanohermes import events as ev
 from nanohermes.cli import EXIT_UNFINISHED, app
 from nanohermes.loop.agent import FINAL_ANSWER_REQUEST, STOPPED_WHY
+from tests.support.scripted_server import Error, call, text
 
 
 def run(server, workspace, *args):
-    result = CliRunner().invoke(app, ["-p", "what is the last line of notes.txt?", "--yes", "--base-url", server.url,
-                                      "-C", str(workspace), *args])
+    result = CliRunner().invoke(
+        app,
+        ["-p", "what is the last line of notes.txt?", "--yes", "--base-url", server.url, "-C", str(workspace), *args],
+    )
     return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=result.stderr)
 
 
 def test_a_run_stopped_by_the_loop_guard_still_answers_from_what_it_read(server, workspace):
     (workspace / "notes.txt").write_text("first\nlast line: 42\n")
-    server.add(*[call("read_file", {"path": "notes.txt", "offset": 3}) for _ in range(5)], text("The last line is 'last line: 42'."))
+    server.add(
+        *[call("read_file", {"path": "notes.txt", "offset": 3}) for _ in range(5)],
+        text("The last line is 'last line: 42'."),
+    )
     r = run(server, workspace)
     assert r.returncode == EXIT_UNFINISHED
     assert r.stdout.strip() == ev.PARTIAL_MARK + "The last line is 'last line: 42'."
     assert "kept repeating the same tool call" in r.stderr and "Traceback" not in r.stderr
     final = server.chat_requests()[-1]
     assert final["tool_choice"] == "none" and final["tools"] == server.chat_requests()[0]["tools"]  # the same prefix
-    assert final["messages"][-1] == {"role": "user", "content": FINAL_ANSWER_REQUEST.format(why=STOPPED_WHY[ev.STOP_REPEATING])}
+    assert final["messages"][-1] == {
+        "role": "user",
+        "content": FINAL_ANSWER_REQUEST.format(why=STOPPED_WHY[ev.STOP_REPEATING]),
+    }
     assert [m["role"] for m in final["messages"][-3:]] == ["assistant", "tool", "user"]
 
 
@@ -47,8 +55,10 @@ def test_a_run_at_its_step_limit_answers_partially_in_json_too(server, workspace
 
 def test_when_the_last_request_fails_too_the_stop_is_still_reported(server, workspace):
     (workspace / "notes.txt").write_text("a\n")
-    server.add(*[call("read_file", {"path": "notes.txt", "offset": i + 1}) for i in range(2)],
-               Error(400, {"error": {"message": "nope", "type": "invalid_request_error"}}))
+    server.add(
+        *[call("read_file", {"path": "notes.txt", "offset": i + 1}) for i in range(2)],
+        Error(400, {"error": {"message": "nope", "type": "invalid_request_error"}}),
+    )
     r = run(server, workspace, "--max-steps", "2")
     assert r.returncode == EXIT_UNFINISHED
     assert "--max-steps 2" in r.stderr and "no final answer" in r.stderr and "Traceback" not in r.stderr

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.support.scripted_server import ScriptedServer, text
 
 from nanohermes.config import load_config
 from nanohermes.context.tokens import count_tokens
 from nanohermes.prompt.overview import OVERVIEW_HEADER, OVERVIEW_MAX_CHARS, workspace_overview
-from nanohermes.tools.listing import list_workspace
 from nanohermes.runtime import build_runtime
+from nanohermes.tools.listing import list_workspace
+from tests.support.scripted_server import ScriptedServer, text
 
 SMALL_WINDOW_FIXED_COST = 1_500  # o200k tokens: an 8,192-token model keeps over 80 % of its window
 ANY_WINDOW_FIXED_COST = 2_500  # SPEC.md section 5
@@ -38,7 +38,9 @@ def first_request(workspace, monkeypatch, n_ctx: int | None) -> tuple[dict, obje
     server = ScriptedServer(n_ctx=n_ctx)
     try:
         server.add(text("ok"))
-        runtime = build_runtime(load_config(base_url=server.url, workspace=workspace, mode="auto"), "cost", lambda e: None, None)
+        runtime = build_runtime(
+            load_config(base_url=server.url, workspace=workspace, mode="auto"), "cost", lambda e: None, None
+        )
         try:
             runtime.agent.run_turn("hello")
             runtime.agent.keeper.recall_offered = True  # the most a later request offers: recall joins at a compaction
@@ -52,9 +54,13 @@ def first_request(workspace, monkeypatch, n_ctx: int | None) -> tuple[dict, obje
 
 def cost(request: dict, tools: list[dict]) -> dict[str, int]:
     system = request["messages"][0]["content"]
-    overview = system[system.index(OVERVIEW_HEADER):]
-    return {"system": count_tokens(system[: system.index(OVERVIEW_HEADER)]), "overview": count_tokens(overview),
-            "tools": count_tokens(json.dumps(tools)), "overview_chars": len(overview)}
+    overview = system[system.index(OVERVIEW_HEADER) :]
+    return {
+        "system": count_tokens(system[: system.index(OVERVIEW_HEADER)]),
+        "overview": count_tokens(overview),
+        "tools": count_tokens(json.dumps(tools)),
+        "overview_chars": len(overview),
+    }
 
 
 def test_fixed_cost_at_a_small_window_stays_at_or_under_1500_tokens(workspace, monkeypatch, capsys):
@@ -63,8 +69,10 @@ def test_fixed_cost_at_a_small_window_stays_at_or_under_1500_tokens(workspace, m
     parts = cost(request, offered)
     total = parts["system"] + parts["overview"] + parts["tools"]
     with capsys.disabled():
-        print(f"\nfixed cost at 8,192 tokens: system {parts['system']} + overview {parts['overview']} "
-              f"({parts['overview_chars']} chars) + tools {parts['tools']} = {total} o200k tokens")
+        print(
+            f"\nfixed cost at 8,192 tokens: system {parts['system']} + overview {parts['overview']} "
+            f"({parts['overview_chars']} chars) + tools {parts['tools']} = {total} o200k tokens"
+        )
     assert OVERVIEW_MAX_CHARS - 40 < parts["overview_chars"] <= OVERVIEW_MAX_CHARS  # the test measures a full overview
     assert "task" not in {t["function"]["name"] for t in offered}
     assert total <= SMALL_WINDOW_FIXED_COST
@@ -89,7 +97,9 @@ def test_the_first_request_carries_the_overview_and_every_request_the_same_syste
     server = ScriptedServer(n_ctx=8_192)
     try:
         server.add(text("one"), text("two"))
-        runtime = build_runtime(load_config(base_url=server.url, workspace=workspace, mode="auto"), "s", lambda e: None, None)
+        runtime = build_runtime(
+            load_config(base_url=server.url, workspace=workspace, mode="auto"), "s", lambda e: None, None
+        )
         try:
             runtime.agent.run_turn("hello")
             (workspace / "new_file.py").write_text("x\n")  # the overview is not rebuilt mid-session

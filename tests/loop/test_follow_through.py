@@ -7,28 +7,30 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support.agents import TEST_TOOLS, make_agent
-from tests.support.scripted_server import call, calls, text
-
 from nanohermes import events as ev
 from nanohermes.loop.agent import ANSWER_NOW
 from nanohermes.loop.followthrough import MAKE_THE_CHANGE, asks_for_a_change, shows_an_unmade_change
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.tools.builtin import BUILTIN_TOOLS
+from tests.support.agents import TEST_TOOLS, make_agent
+from tests.support.scripted_server import call, calls, text
 
 FIX_SHOWN = "The key is missing. Add it:\n\n```python\nVAT_RATES['FOOD'] = 0.0\n```\n"
 FILE_TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "grep")] + TEST_TOOLS
 
 
-@pytest.mark.parametrize("request_text, expected", [
-    ("The checkout test fails. Run it, find the cause and fix it.", True),
-    ("add a --verbose flag to the CLI", True),
-    ("Can you rename parse to parse_port?", True),
-    ("How do I fix this KeyError?", False),
-    ("What does the add function do?", False),
-    ("Explain how to update the config", False),
-    ("Which port does the service listen on?", False),
-])
+@pytest.mark.parametrize(
+    "request_text, expected",
+    [
+        ("The checkout test fails. Run it, find the cause and fix it.", True),
+        ("add a --verbose flag to the CLI", True),
+        ("Can you rename parse to parse_port?", True),
+        ("How do I fix this KeyError?", False),
+        ("What does the add function do?", False),
+        ("Explain how to update the config", False),
+        ("Which port does the service listen on?", False),
+    ],
+)
 def test_a_change_is_asked_for_by_a_request_not_by_a_question(request_text, expected):
     assert asks_for_a_change(request_text) is expected
 
@@ -43,9 +45,11 @@ def test_an_unmade_change_needs_code_in_the_reply_and_no_file_changed():
 
 def test_a_fix_shown_in_a_code_block_gets_one_nudge_to_make_it(server, workspace):
     (workspace / "pricing.py").write_text("VAT_RATES = {}\n")
-    server.add(text(FIX_SHOWN),
-               call("edit_file", {"path": "pricing.py", "old_text": "{}", "new_text": "{'FOOD': 0.0}"}),
-               text("Done: pricing.py has the key."))
+    server.add(
+        text(FIX_SHOWN),
+        call("edit_file", {"path": "pricing.py", "old_text": "{}", "new_text": "{'FOOD': 0.0}"}),
+        text("Done: pricing.py has the key."),
+    )
     events = []
     agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
     result = agent.run_turn("The test fails with a KeyError; fix it.")
@@ -99,8 +103,15 @@ def test_a_look_that_finds_the_same_as_before_is_said_so_and_the_answer_asked_fo
 
 
 def test_tools_go_off_once_a_turn_and_a_new_request_starts_afresh(server, workspace):
-    server.add(*[calls(("echo", {"text": "x"})) for _ in range(3)], calls(("echo", {"text": "x"})), text("a"),
-               calls(("echo", {"text": "y"})), calls(("echo", {"text": "y"})), calls(("echo", {"text": "y"})), text("b"))
+    server.add(
+        *[calls(("echo", {"text": "x"})) for _ in range(3)],
+        calls(("echo", {"text": "x"})),
+        text("a"),
+        calls(("echo", {"text": "y"})),
+        calls(("echo", {"text": "y"})),
+        calls(("echo", {"text": "y"})),
+        text("b"),
+    )
     agent = make_agent(server, workspace)
     agent.run_turn("one")
     agent.run_turn("two")
@@ -132,11 +143,16 @@ def test_same_look_counts_only_looks_with_the_same_result():
 
 
 def test_a_read_again_after_a_failed_edit_is_a_fresh_look(server, workspace):
-    """"old_text not found … re-read the file" asks for the same read again: no note, tools stay on."""
+    """ "old_text not found … re-read the file" asks for the same read again: no note, tools stay on."""
     (workspace / "a.py").write_text("x = 1\n")
     read_a = ("read_file", {"path": "a.py"})
-    server.add(calls(read_a), calls(("edit_file", {"path": "a.py", "old_text": "x = 2", "new_text": "x = 3"})),
-               calls(read_a), calls(("edit_file", {"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})), text("done"))
+    server.add(
+        calls(read_a),
+        calls(("edit_file", {"path": "a.py", "old_text": "x = 2", "new_text": "x = 3"})),
+        calls(read_a),
+        calls(("edit_file", {"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})),
+        text("done"),
+    )
     agent = make_agent(server, workspace, tools=FILE_TOOLS)
     assert agent.run_turn("set x to 3").final_text == "done"
     assert (workspace / "a.py").read_text() == "x = 3\n"
@@ -162,8 +178,11 @@ def test_loops_of_one_two_and_three_calls_are_counted_by_how_often_the_latest_ca
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from("ABCD"), max_size=30), st.lists(st.sampled_from("ABCD"), min_size=1, max_size=3, unique=True),
-       st.integers(1, 4))
+@given(
+    st.lists(st.sampled_from("ABCD"), max_size=30),
+    st.lists(st.sampled_from("ABCD"), min_size=1, max_size=3, unique=True),
+    st.integers(1, 4),
+)
 def test_a_loop_repeated_k_times_counts_at_least_k(prefix, cycle, k):
     guard = _seen(prefix + cycle * k)
     assert guard.repeats() >= k

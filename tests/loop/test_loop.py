@@ -1,12 +1,12 @@
 import json
 
 import pytest
-from tests.support.agents import make_agent
-from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, text, prose
 
 from nanohermes import events as ev
 from nanohermes.errors import ProviderError
 from nanohermes.ui.plain import stop_message
+from tests.support.agents import make_agent
+from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, prose, text
 
 
 def test_plain_answer_streams_text_and_reports_turn_usage(server, workspace):
@@ -25,9 +25,11 @@ def test_plain_answer_streams_text_and_reports_turn_usage(server, workspace):
 
 
 def test_usage_is_the_increment_of_each_turn_not_a_running_total(server, workspace):
-    server.add(text("a", usage={"prompt_tokens": 10, "completion_tokens": 1}),
-               call("echo", {"text": "x"}, usage={"prompt_tokens": 20, "completion_tokens": 2}),
-               text("b", usage={"prompt_tokens": 30, "completion_tokens": 3}))
+    server.add(
+        text("a", usage={"prompt_tokens": 10, "completion_tokens": 1}),
+        call("echo", {"text": "x"}, usage={"prompt_tokens": 20, "completion_tokens": 2}),
+        text("b", usage={"prompt_tokens": 30, "completion_tokens": 3}),
+    )
     agent = make_agent(server, workspace)
     first = agent.run_turn("one")
     second = agent.run_turn("two")
@@ -42,8 +44,10 @@ def test_missing_usage_is_tolerated(server, workspace):
 
 
 def test_tool_call_deltas_split_across_chunks_are_assembled_by_index(server, workspace):
-    server.add(Reply(tool_calls=[("echo", json.dumps({"text": "alpha " * 20})), ("echo", '{"text": "beta"}')], chunk_size=3),
-               text("done"))
+    server.add(
+        Reply(tool_calls=[("echo", json.dumps({"text": "alpha " * 20})), ("echo", '{"text": "beta"}')], chunk_size=3),
+        text("done"),
+    )
     agent = make_agent(server, workspace)
     assert agent.run_turn("go").final_text == "done"
     second = server.chat_requests()[1]["messages"]
@@ -55,8 +59,10 @@ def test_tool_call_deltas_split_across_chunks_are_assembled_by_index(server, wor
 
 
 def test_malformed_arguments_unknown_tool_and_raising_tool_become_readable_errors(server, workspace):
-    server.add(Reply(tool_calls=[("echo", '{"text": "unterminated'), ("nope", "{}"), ("explode", '{"message": "boom"}')]),
-               text("recovered"))
+    server.add(
+        Reply(tool_calls=[("echo", '{"text": "unterminated'), ("nope", "{}"), ("explode", '{"message": "boom"}')]),
+        text("recovered"),
+    )
     agent = make_agent(server, workspace)
     assert agent.run_turn("go").final_text == "recovered"
     results = [m["content"] for m in server.chat_requests()[1]["messages"] if m["role"] == "tool"]
@@ -133,7 +139,7 @@ def test_without_an_approver_risky_tools_are_refused_with_how_to_allow(server, w
     agent = make_agent(server, workspace, mode="ask", approve=None)
     agent.run_turn("go")
     assert not (workspace / "f.txt").exists()
-    refusal = [m for m in agent.messages if m["role"] == "tool"][0]["content"]
+    refusal = next(m for m in agent.messages if m["role"] == "tool")["content"]
     assert refusal.startswith("refused:") and "--yes" in refusal
 
 
@@ -174,7 +180,9 @@ def test_ctrl_c_during_a_tool_gives_every_call_a_result(server, workspace):
         raise KeyboardInterrupt
 
     server.add(calls(("echo", {"text": "a"}), ("interrupt", {"n": 1}), ("echo", {"text": "c"})), text("next"))
-    agent = make_agent(server, workspace, tools=[*__import__("tests.support.agents", fromlist=["TEST_TOOLS"]).TEST_TOOLS, interrupt])
+    agent = make_agent(
+        server, workspace, tools=[*__import__("tests.support.agents", fromlist=["TEST_TOOLS"]).TEST_TOOLS, interrupt]
+    )
     result = agent.run_turn("go")
     assert result.stopped_reason == "interrupted"
     tool_msgs = [m for m in agent.messages if m["role"] == "tool"]
@@ -228,11 +236,23 @@ def test_tool_call_deltas_without_index_continue_the_current_call(server, worksp
     def chunk(delta, finish=None):
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
-    server.add(RawSSE([
-        chunk({"role": "assistant", "tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "echo", "arguments": '{"text":'}}]}),
-        chunk({"tool_calls": [{"function": {"arguments": ' "hi"}'}}]}),
-        chunk({}, "tool_calls"),
-    ]), text("done"))
+    server.add(
+        RawSSE(
+            [
+                chunk(
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {"id": "call_a", "type": "function", "function": {"name": "echo", "arguments": '{"text":'}}
+                        ],
+                    }
+                ),
+                chunk({"tool_calls": [{"function": {"arguments": ' "hi"}'}}]}),
+                chunk({}, "tool_calls"),
+            ]
+        ),
+        text("done"),
+    )
     agent = make_agent(server, workspace)
     agent.run_turn("go")
     assert [m["content"] for m in agent.messages if m["role"] == "tool"] == ["echo: hi"]
@@ -262,18 +282,30 @@ def test_an_answer_cut_at_max_tokens_is_flagged(server, workspace):
 
 def test_a_summariser_that_keeps_failing_is_asked_twice_then_the_digest_is_used(server, workspace):
     # Long reasoning beside each call: clearing old outputs alone cannot make room, a summary must.
-    steps = iter([*[call("big", {"size": 19_000 + i}, content=prose(12_000, "I think so")) for i in range(8)], text("done")])
-    server.handler = lambda body: Error(500, {"error": {"message": "down"}}) if is_summary_request(body) else next(steps)
+    steps = iter(
+        [*[call("big", {"size": 19_000 + i}, content=prose(12_000, "I think so")) for i in range(8)], text("done")]
+    )
+    server.handler = lambda body: (
+        Error(500, {"error": {"message": "down"}}) if is_summary_request(body) else next(steps)
+    )
     agent = make_agent(server, workspace)
     assert agent.run_turn("go").final_text == "done"
     summary_requests = [r for r in server.chat_requests() if is_summary_request(r)]
     assert len(summary_requests) % 2 == 0 and len(summary_requests) >= 2
-    assert any(m["role"] == "user" and m["content"].startswith("[Earlier conversation was omitted") for m in agent.messages)
+    assert any(
+        m["role"] == "user" and m["content"].startswith("[Earlier conversation was omitted") for m in agent.messages
+    )
 
 
 def test_repeats_are_counted_within_a_turn_not_across_turns(server, workspace):
-    server.add(call("echo", {"text": "x"}), text("a"), call("echo", {"text": "x"}), text("b"),
-               call("echo", {"text": "x"}), text("c"))
+    server.add(
+        call("echo", {"text": "x"}),
+        text("a"),
+        call("echo", {"text": "x"}),
+        text("b"),
+        call("echo", {"text": "x"}),
+        text("c"),
+    )
     agent = make_agent(server, workspace)
     for q in ("one", "two", "three"):
         agent.run_turn(q)

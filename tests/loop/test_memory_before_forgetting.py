@@ -8,12 +8,14 @@ from nanohermes.config import load_config
 from nanohermes.context.memories import MEMORY_INSTRUCTION, MEMORY_MARKER
 from nanohermes.runtime import build_runtime
 from nanohermes.storage.memory import BLOCK_START
-from tests.support.scripted_server import call, is_summary_request, prompt_tokens, text, prose
+from tests.support.scripted_server import call, is_summary_request, prompt_tokens, prose, text
 
 PREFERENCE = "I always install Python packages with uv, never with pip."
 REMEMBERED = "The user installs Python packages with uv, never pip."
-SUMMARISER_REPLY = (f"Goal: review the modules.\nConstraints and preferences: \"{PREFERENCE}\"\n\n{MEMORY_MARKER}\n"
-                    f"- preference: {REMEMBERED}\n- fact: The staging password is hunter2.\n- none")
+SUMMARISER_REPLY = (
+    f'Goal: review the modules.\nConstraints and preferences: "{PREFERENCE}"\n\n{MEMORY_MARKER}\n'
+    f"- preference: {REMEMBERED}\n- fact: The staging password is hunter2.\n- none"
+)
 
 
 def runtime_for(server, workspace, monkeypatch, name, events=None, **flags):
@@ -31,7 +33,9 @@ def reading_model(server, steps: int = 12):
             reply = text(SUMMARISER_REPLY)
         elif state["calls"] < steps:
             state["calls"] += 1
-            reply = call("read_file", {"path": f"m{state['calls'] % 4}.py"}, content=prose(3_000, "Reasoning about step"))
+            reply = call(
+                "read_file", {"path": f"m{state['calls'] % 4}.py"}, content=prose(3_000, "Reasoning about step")
+            )
         else:
             reply = text("reviewed")
         reply.usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 10}
@@ -46,7 +50,9 @@ def modules(workspace):
     return workspace
 
 
-def test_a_preference_stated_early_surfaces_in_the_next_sessions_memory_block(server, workspace, monkeypatch, isolated_home):
+def test_a_preference_stated_early_surfaces_in_the_next_sessions_memory_block(
+    server, workspace, monkeypatch, isolated_home
+):
     modules(workspace)
     reading_model(server)
     events = []
@@ -59,8 +65,11 @@ def test_a_preference_stated_early_surfaces_in_the_next_sessions_memory_block(se
     assert PREFERENCE in summary_message and MEMORY_MARKER not in summary_message and "hunter2" not in summary_message
     assert any("remembered from the compacted messages" in getattr(e, "text", "") for e in events)
     first.close()
-    compactions = [json.loads(line) for line in (isolated_home / "sessions" / "first.jsonl").read_text().splitlines()
-                   if '"type":"compaction"' in line]
+    compactions = [
+        json.loads(line)
+        for line in (isolated_home / "sessions" / "first.jsonl").read_text().splitlines()
+        if '"type":"compaction"' in line
+    ]
     assert any(c["compaction"].get("memories") for c in compactions)
 
     requests_before = len(server.chat_requests())
@@ -72,7 +81,9 @@ def test_a_preference_stated_early_surfaces_in_the_next_sessions_memory_block(se
     sent = server.chat_requests()[requests_before:]
     assert len(sent) == 1  # no extra model call anywhere for memory
     question = sent[0]["messages"][-1]["content"]
-    assert question.startswith("How should I install the requests package?\n\n" + BLOCK_START) and REMEMBERED in question
+    assert (
+        question.startswith("How should I install the requests package?\n\n" + BLOCK_START) and REMEMBERED in question
+    )
 
 
 def test_with_auto_memory_off_the_summary_asks_for_no_memories_and_none_are_saved(server, workspace, monkeypatch):

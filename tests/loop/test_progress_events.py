@@ -1,11 +1,10 @@
 """What the loop tells a front end so it can show progress: requests, tool output, summaries,
 durations and facts, and the usage of a request cut by Ctrl-C."""
 
-from tests.support.agents import TEST_TOOLS, make_agent
-from tests.support.scripted_server import Reply, call, text, prose
-
 from nanohermes import events as ev
 from nanohermes.tools.shell import run_command
+from tests.support.agents import TEST_TOOLS, make_agent
+from tests.support.scripted_server import Reply, call, prose, text
 
 
 def test_each_request_is_announced_before_its_reply_streams(server, workspace):

@@ -6,19 +6,22 @@ from __future__ import annotations
 
 import time
 
-from tests.support.agents import make_agent
-from tests.support.scripted_server import Reply, text
-
 from nanohermes import events as ev
 from nanohermes.loop.agent import CALL_AS_TEXT_RETRY, REPEATED_RETRY
 from nanohermes.ui.plain import usage_line
+from tests.support.agents import make_agent
+from tests.support.scripted_server import Reply, text
 
-PARAGRAPH = ("The test fails because parse_port returns the port as a string. Convert it with int() "
-             "before returning it and run the tests again.\n\n")
+PARAGRAPH = (
+    "The test fails because parse_port returns the port as a string. Convert it with int() "
+    "before returning it and run the tests again.\n\n"
+)
 
 
 def test_a_reply_that_repeats_a_paragraph_is_cut_to_one_copy_and_the_model_told(server, workspace):
-    looping = Reply(content="I ran the tests.\n\n" + PARAGRAPH * 40, delay=0.005)  # ~760 chunks, ~4 s if read to the end
+    looping = Reply(
+        content="I ran the tests.\n\n" + PARAGRAPH * 40, delay=0.005
+    )  # ~760 chunks, ~4 s if read to the end
     server.add(looping, text("Fixed: parse_port now returns an int."))
     events = []
     agent = make_agent(server, workspace, events=events)
@@ -50,13 +53,18 @@ def test_a_tool_call_written_as_text_is_not_the_answer(server, workspace):
     agent = make_agent(server, workspace)
     result = agent.run_turn("echo hi")
     assert result.final_text == "It says hi."
-    assert server.chat_requests()[1]["messages"][-1] == {"role": "user", "content": CALL_AS_TEXT_RETRY.format(name="echo")}
+    assert server.chat_requests()[1]["messages"][-1] == {
+        "role": "user",
+        "content": CALL_AS_TEXT_RETRY.format(name="echo"),
+    }
 
 
 def test_a_reply_cut_for_repeating_leaves_the_others_usage_counted(server, workspace):
     # The cut stream never reaches the usage chunk; the turn used to say the server reported none.
-    server.add(Reply(content=PARAGRAPH * 40, usage={"prompt_tokens": 900, "completion_tokens": 700}),
-               text("Fixed.", usage={"prompt_tokens": 1_000, "completion_tokens": 5}))
+    server.add(
+        Reply(content=PARAGRAPH * 40, usage={"prompt_tokens": 900, "completion_tokens": 700}),
+        text("Fixed.", usage={"prompt_tokens": 1_000, "completion_tokens": 5}),
+    )
     usage = make_agent(server, workspace).run_turn("run the tests and fix the cause").usage
     assert (usage.reported, usage.unreported, usage.requests) == (True, 1, 2)
     assert (usage.prompt_tokens, usage.completion_tokens) == (1_000, 5)

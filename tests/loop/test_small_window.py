@@ -12,33 +12,50 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
-from tests.support.scripted_server import Error, RawSSE, Reply, ScriptedServer, call, is_summary_request, text
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
-
 from nanohermes.config import Config
 from nanohermes.context import settings_for_window
 from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES as MAX_OUTPUT_BYTES
 from nanohermes.context.budget import reply_reserve
 from nanohermes.provider import Provider
-from tests.support.scripted_server import prompt_tokens
+from tests.support.scripted_server import (
+    Error,
+    RawSSE,
+    Reply,
+    ScriptedServer,
+    call,
+    is_summary_request,
+    prompt_tokens,
+    text,
+)
 
 DEFAULT_MAX_TOKENS = 4096
 
 
 def llama_overflow(n_prompt: int = 12029, n_ctx: int = 4096) -> Error:
     """llama.cpp's answer to a prompt over its context size (also for stream: true)."""
-    return Error(400, {"error": {
-        "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": n_prompt, "n_ctx": n_ctx,
-        "message": f"request ({n_prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it",
-    }})
+    return Error(
+        400,
+        {
+            "error": {
+                "code": 400,
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": n_prompt,
+                "n_ctx": n_ctx,
+                "message": f"request ({n_prompt} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it",
+            }
+        },
+    )
 
 
 def run(server, workspace, *args):
     """`nanohermes -p go --yes ...` in this process: the whole CLI path, without the ~1 s of
     starting a Python process (tests/test_cli.py covers the real executable)."""
-    result = CliRunner().invoke(app, ["-p", "go", "--yes", "--base-url", server.url, "--model", "local-model", "-C", str(workspace), *args])
+    result = CliRunner().invoke(
+        app, ["-p", "go", "--yes", "--base-url", server.url, "--model", "local-model", "-C", str(workspace), *args]
+    )
     return SimpleNamespace(returncode=result.exit_code, stdout=result.stdout, stderr=result.stderr)
 
 
@@ -109,11 +126,17 @@ def test_an_8k_window_fills_to_its_high_water_mark_and_never_overflows(llama8k, 
     keeps every request inside it, and the context grows to most of it first (the server
     reports real prompt sizes, as llama.cpp does)."""
     for i in range(6):
-        (workspace / f"part{i}.py").write_text("".join(f"value_{i}_{n} = {n}  # a line of module {i}\n" for n in range(80)))
+        (workspace / f"part{i}.py").write_text(
+            "".join(f"value_{i}_{n} = {n}  # a line of module {i}\n" for n in range(80))
+        )
     steps = [call("read_file", {"path": f"part{i}.py"}) for i in range(6)] + [text("all read")]
 
     def reply(body):
-        answer = text("The user asked to read part0..part5.py; part0-part3 were read.") if is_summary_request(body) else steps.pop(0)
+        answer = (
+            text("The user asked to read part0..part5.py; part0-part3 were read.")
+            if is_summary_request(body)
+            else steps.pop(0)
+        )
         answer.usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 20}
         return answer
 
@@ -131,13 +154,53 @@ def test_an_8k_window_fills_to_its_high_water_mark_and_never_overflows(llama8k, 
 
 def test_a_tool_call_cut_by_max_tokens_is_not_run(llama8k, workspace):
     """The chunks llama.cpp sent when max_tokens cut a call right after its first token."""
-    cut = RawSSE([
-        {"choices": [{"finish_reason": None, "index": 0, "delta": {"role": "assistant", "content": None}}], "object": "chat.completion.chunk"},
-        {"choices": [{"finish_reason": None, "index": 0, "delta": {"tool_calls": [{"index": 0, "id": "xNhTPem26fl1d0u49IJKnX7mcKAecYBA", "type": "function", "function": {"name": "write_file", "arguments": "{"}}]}}], "object": "chat.completion.chunk"},
-        {"choices": [{"finish_reason": None, "index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"path": "out.txt", "content": "hal'}}]}}], "object": "chat.completion.chunk"},
-        {"choices": [{"finish_reason": "length", "index": 0, "delta": {}}], "object": "chat.completion.chunk"},
-        {"choices": [], "object": "chat.completion.chunk", "usage": {"completion_tokens": 12, "prompt_tokens": 1500, "total_tokens": 1512}},
-    ])
+    cut = RawSSE(
+        [
+            {
+                "choices": [{"finish_reason": None, "index": 0, "delta": {"role": "assistant", "content": None}}],
+                "object": "chat.completion.chunk",
+            },
+            {
+                "choices": [
+                    {
+                        "finish_reason": None,
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "xNhTPem26fl1d0u49IJKnX7mcKAecYBA",
+                                    "type": "function",
+                                    "function": {"name": "write_file", "arguments": "{"},
+                                }
+                            ]
+                        },
+                    }
+                ],
+                "object": "chat.completion.chunk",
+            },
+            {
+                "choices": [
+                    {
+                        "finish_reason": None,
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {"index": 0, "function": {"arguments": '"path": "out.txt", "content": "hal'}}
+                            ]
+                        },
+                    }
+                ],
+                "object": "chat.completion.chunk",
+            },
+            {"choices": [{"finish_reason": "length", "index": 0, "delta": {}}], "object": "chat.completion.chunk"},
+            {
+                "choices": [],
+                "object": "chat.completion.chunk",
+                "usage": {"completion_tokens": 12, "prompt_tokens": 1500, "total_tokens": 1512},
+            },
+        ]
+    )
     llama8k.add(cut, call("write_file", {"path": "out.txt", "content": "whole"}), text("written"))
     r = run(llama8k, workspace)
     assert r.returncode == 0, r.stderr
@@ -148,7 +211,12 @@ def test_a_tool_call_cut_by_max_tokens_is_not_run(llama8k, workspace):
 
 
 def test_cut_tool_calls_are_retried_a_bounded_number_of_times(llama8k, workspace):
-    llama8k.add(*[Reply(tool_calls=[("write_file", '{"path": "x.txt", "content": "ab')], finish_reason="length") for _ in range(3)])
+    llama8k.add(
+        *[
+            Reply(tool_calls=[("write_file", '{"path": "x.txt", "content": "ab')], finish_reason="length")
+            for _ in range(3)
+        ]
+    )
     llama8k.add(text("I could not write x.txt."))
     r = run(llama8k, workspace)
     assert r.returncode == 3 and "max_tokens" in r.stderr
@@ -161,10 +229,15 @@ class _VllmModels(BaseHTTPRequestHandler):
     """GET /v1/models as vLLM answers it: max_model_len on each entry, no meta."""
 
     def do_GET(self):
-        body = json.dumps({"object": "list", "data": [
-            {"id": "other-model", "object": "model", "max_model_len": 32768},
-            {"id": "Qwen/Qwen2.5-Coder-7B-Instruct", "object": "model", "max_model_len": 16384},
-        ]}).encode()
+        body = json.dumps(
+            {
+                "object": "list",
+                "data": [
+                    {"id": "other-model", "object": "model", "max_model_len": 32768},
+                    {"id": "Qwen/Qwen2.5-Coder-7B-Instruct", "object": "model", "max_model_len": 16384},
+                ],
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -179,7 +252,11 @@ def test_vllm_advertises_max_model_len_for_the_configured_model(workspace):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _VllmModels)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        config = Config(model="Qwen/Qwen2.5-Coder-7B-Instruct", base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", workspace=workspace)
+        config = Config(
+            model="Qwen/Qwen2.5-Coder-7B-Instruct",
+            base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+            workspace=workspace,
+        )
         assert Provider(config).advertised_context_window() == 16384
     finally:
         httpd.shutdown()

@@ -53,15 +53,21 @@ def helper_requests(server):
 
 
 def test_the_parent_gets_only_the_helpers_answer_never_its_tool_outputs(server, files, monkeypatch, isolated_home):
-    scripted(server, parent=[call("task", {"description": "count lines", "prompt": "How many lines do f0-f2 have?"}),
-                             text("600 lines in all")],
-             helper=[call("read_file", {"path": f"f{i}.txt"}) for i in range(3)] + [text("They have 200 lines each.")])
+    scripted(
+        server,
+        parent=[
+            call("task", {"description": "count lines", "prompt": "How many lines do f0-f2 have?"}),
+            text("600 lines in all"),
+        ],
+        helper=[call("read_file", {"path": f"f{i}.txt"}) for i in range(3)] + [text("They have 200 lines each.")],
+    )
     runtime = runtime_for(server, files, monkeypatch)
     assert runtime.agent.run_turn("count the lines").final_text == "600 lines in all"
     runtime.close()
     result = parent_requests(server)[-1]["messages"][-1]
     assert result["role"] == "tool" and result["content"] == (
-        "[helper 'count lines' answered after 4 steps; its transcript: session parent.task1]\nThey have 200 lines each.")
+        "[helper 'count lines' answered after 4 steps; its transcript: session parent.task1]\nThey have 200 lines each."
+    )
     assert not any("file 0 line" in json.dumps(r["messages"]) for r in parent_requests(server))
     child = (isolated_home / "sessions" / "parent.task1.jsonl").read_text().splitlines()
     assert json.loads(child[0])["parent"] == "parent" and "file 0 line" in "".join(child)
@@ -80,7 +86,9 @@ def test_the_helper_has_the_parents_system_message_and_tools_minus_task(server, 
 
 
 def test_a_helper_in_plan_mode_is_offered_only_read_only_tools(server, files, monkeypatch):
-    scripted(server, parent=[call("task", {"description": "d", "prompt": "look"}), text("planned")], helper=[text("seen")])
+    scripted(
+        server, parent=[call("task", {"description": "d", "prompt": "look"}), text("planned")], helper=[text("seen")]
+    )
     runtime = runtime_for(server, files, monkeypatch, mode="plan")
     runtime.agent.run_turn("plan it")
     runtime.close()
@@ -89,28 +97,42 @@ def test_a_helper_in_plan_mode_is_offered_only_read_only_tools(server, files, mo
 
 
 def test_a_helper_that_fails_gives_the_parent_an_error_and_the_parent_goes_on(server, files, monkeypatch):
-    bad_request = Error(400, {"error": {"message": "model is overloaded with nonsense", "type": "invalid_request_error"}})
-    scripted(server, parent=[call("task", {"description": "search", "prompt": "find it"}), text("I will look myself")],
-             helper=[bad_request])
+    bad_request = Error(
+        400, {"error": {"message": "model is overloaded with nonsense", "type": "invalid_request_error"}}
+    )
+    scripted(
+        server,
+        parent=[call("task", {"description": "search", "prompt": "find it"}), text("I will look myself")],
+        helper=[bad_request],
+    )
     runtime = runtime_for(server, files, monkeypatch)
     result = runtime.agent.run_turn("find it")
     runtime.close()
     assert result.final_text == "I will look myself"
     content = parent_requests(server)[-1]["messages"][-1]["content"]
-    assert content.startswith("error: helper 'search' failed: ") and content.endswith("(its transcript: session parent.task1)")
+    assert content.startswith("error: helper 'search' failed: ") and content.endswith(
+        "(its transcript: session parent.task1)"
+    )
 
 
 def test_a_helper_at_its_step_limit_stops_and_the_parent_reads_what_it_said_last(server, files, monkeypatch):
-    scripted(server, parent=[call("task", {"description": "dig", "prompt": "dig deep"}), text("too deep")],
-             helper=[call("glob", {"pattern": f"*{i}.txt"}, content=f"still digging {i}") for i in range(5)])
+    scripted(
+        server,
+        parent=[call("task", {"description": "dig", "prompt": "dig deep"}), text("too deep")],
+        helper=[call("glob", {"pattern": f"*{i}.txt"}, content=f"still digging {i}") for i in range(5)],
+    )
     runtime = runtime_for(server, files, monkeypatch, task_max_steps=3)
     runtime.agent.run_turn("dig")
     runtime.close()
-    assert len(helper_requests(server)) == 4  # three steps, then its last request, tools off (answered by the script's summary)
+    assert (
+        len(helper_requests(server)) == 4
+    )  # three steps, then its last request, tools off (answered by the script's summary)
     content = parent_requests(server)[-1]["messages"][-1]["content"]
-    assert content == ("error: helper 'dig' stopped at its step limit (3 steps) (its transcript: session parent.task1). "
-                       "Its partial answer: [partial answer: the run stopped early] Goal: summarised. "
-                       "Check what it left open, give it a narrower task, or do it yourself.")
+    assert content == (
+        "error: helper 'dig' stopped at its step limit (3 steps) (its transcript: session parent.task1). "
+        "Its partial answer: [partial answer: the run stopped early] Goal: summarised. "
+        "Check what it left open, give it a narrower task, or do it yourself."
+    )
 
 
 def test_ctrl_c_in_a_helper_answers_the_parents_call_and_stops_the_turn(server, files, monkeypatch):
@@ -121,15 +143,19 @@ def test_ctrl_c_in_a_helper_answers_the_parents_call_and_stops_the_turn(server, 
         if isinstance(event, ev.SubagentEvent) and isinstance(event.event, ev.ToolStarted):
             raise KeyboardInterrupt
 
-    scripted(server, parent=[call("task", {"description": "slow", "prompt": "read"}), text("after")],
-             helper=[call("read_file", {"path": "f0.txt"}), text("never")])
+    scripted(
+        server,
+        parent=[call("task", {"description": "slow", "prompt": "read"}), text("after")],
+        helper=[call("read_file", {"path": "f0.txt"}), text("never")],
+    )
     runtime = runtime_for(server, files, monkeypatch)
     runtime.agent.emit = press_ctrl_c_during_the_helpers_tool
     result = runtime.agent.run_turn("go")
     assert result.stop_code == ev.STOP_INTERRUPTED and len(parent_requests(server)) == 1
     answer = runtime.agent.messages[-1]
     assert answer["role"] == "tool" and answer["content"] == (
-        "[interrupted by user: helper 'slow' was stopped after 1 step; its transcript: session parent.task1]")
+        "[interrupted by user: helper 'slow' was stopped after 1 step; its transcript: session parent.task1]"
+    )
     assert pairing_problems(runtime.agent.messages) == []
     runtime.agent.emit = events.append
     assert runtime.agent.run_turn("go on").final_text == "after"  # the history is valid
@@ -154,8 +180,11 @@ def test_the_helpers_tool_calls_are_shown_nested_under_the_parents_call(server, 
     from nanohermes.ui.plain import PlainRenderer
     from nanohermes.ui.script_output import event_dict
 
-    scripted(server, parent=[call("task", {"description": "look", "prompt": "p"}), text("done")],
-             helper=[call("read_file", {"path": "f1.txt"}), text("seen")])
+    scripted(
+        server,
+        parent=[call("task", {"description": "look", "prompt": "p"}), text("done")],
+        helper=[call("read_file", {"path": "f1.txt"}), text("seen")],
+    )
     err, events = io.StringIO(), []
     renderer = PlainRenderer(err)
     runtime = runtime_for(server, files, monkeypatch, events=events)
@@ -169,8 +198,16 @@ def test_the_helpers_tool_calls_are_shown_nested_under_the_parents_call(server, 
     assert lines[start + 3].startswith("  ┆ helper 'look': tokens this turn:")
     assert lines[start + 4].startswith("  ✓ [helper 'look' answered")
     nested = next(e for e in events if isinstance(e, ev.SubagentEvent) and isinstance(e.event, ev.ToolStarted))
-    assert event_dict(nested) == {"type": "subagent_event", "label": "look", "event": {
-        "type": "tool_started", "call_id": nested.event.call_id, "name": "read_file", "arguments": '{"path": "f1.txt"}'}}
+    assert event_dict(nested) == {
+        "type": "subagent_event",
+        "label": "look",
+        "event": {
+            "type": "tool_started",
+            "call_id": nested.event.call_id,
+            "name": "read_file",
+            "arguments": '{"path": "f1.txt"}',
+        },
+    }
 
 
 def test_delegating_ten_file_reads_grows_the_parents_context_by_the_answer_and_a_note(tmp_path, monkeypatch):
@@ -193,8 +230,11 @@ def test_delegating_ten_file_reads_grows_the_parents_context_by_the_answer_and_a
 
 
 def test_what_a_helper_could_not_ask_to_run_makes_the_parents_run_unfinished(server, files, monkeypatch):
-    scripted(server, parent=[call("task", {"description": "build", "prompt": "build it"}), text("could not build")],
-             helper=[call("run_command", {"command": "make"}), text("make needs approval")])
+    scripted(
+        server,
+        parent=[call("task", {"description": "build", "prompt": "build it"}), text("could not build")],
+        helper=[call("run_command", {"command": "make"}), text("make needs approval")],
+    )
     runtime = runtime_for(server, files, monkeypatch, mode="ask")
     result = runtime.agent.run_turn("build")
     runtime.close()
@@ -202,4 +242,5 @@ def test_what_a_helper_could_not_ask_to_run_makes_the_parents_run_unfinished(ser
     helper_result = helper_requests(server)[-1]["messages"][-1]["content"]
     assert helper_result.startswith("refused: run_command needs the user's approval")
     assert parent_requests(server)[-1]["messages"][-1]["content"].startswith(
-        "[helper 'build' answered after 2 steps; its transcript: session parent.task1; refused without approval: run_command]")
+        "[helper 'build' answered after 2 steps; its transcript: session parent.task1; refused without approval: run_command]"
+    )

@@ -5,9 +5,6 @@ import json
 
 import pytest
 
-from tests.support.mcp_servers import demo_settings, toml_for
-from tests.support.scripted_server import call, text
-
 from nanohermes.calls import ToolCall, describe_result
 from nanohermes.config import load_config
 from nanohermes.loop.approvals import Decision
@@ -15,6 +12,8 @@ from nanohermes.mcp.hub import NOT_STARTED, RUNNING
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.runtime import build_runtime
 from nanohermes.ui.approval import action_title
+from tests.support.mcp_servers import demo_settings, toml_for
+from tests.support.scripted_server import call, text
 
 
 @pytest.fixture
@@ -39,10 +38,14 @@ def test_mcp_calls_ask_like_commands_and_always_covers_only_that_tool(configure,
         asked.append((action_title(tool.name, args), preview.splitlines()[0]))
         return {"demo.echo": "always"}.get(args["name"], Decision("no", "not that one"))
 
-    server.add(call("mcp", {"name": "demo"}), call("mcp", {"name": "demo.echo", "arguments": {"text": "a"}}),
-               call("mcp", {"name": "demo.echo", "arguments": {"text": "b"}}),
-               call("mcp", {"name": "demo.add", "arguments": {"a": 1, "b": 2}}),
-               call("mcp", {"name": "demo.add", "arguments": {"a": "x"}}), text("done"))
+    server.add(
+        call("mcp", {"name": "demo"}),
+        call("mcp", {"name": "demo.echo", "arguments": {"text": "a"}}),
+        call("mcp", {"name": "demo.echo", "arguments": {"text": "b"}}),
+        call("mcp", {"name": "demo.add", "arguments": {"a": 1, "b": 2}}),
+        call("mcp", {"name": "demo.add", "arguments": {"a": "x"}}),
+        text("done"),
+    )
     runtime = build_runtime(configure(demo_settings(), mode="ask"), None, lambda e: None, approve=approve)
     try:
         runtime.agent.run_turn("use the demo server")
@@ -57,8 +60,11 @@ def test_mcp_calls_ask_like_commands_and_always_covers_only_that_tool(configure,
 
 def test_a_trusted_server_runs_where_nothing_can_ask_and_an_untrusted_one_is_refused(configure, server):
     trusted, untrusted = demo_settings("local", trusted=True), demo_settings("remote")
-    server.add(call("mcp", {"name": "local.add", "arguments": {"a": 2, "b": 2}}),
-               call("mcp", {"name": "remote.add", "arguments": {"a": 2, "b": 2}}), text("done"))
+    server.add(
+        call("mcp", {"name": "local.add", "arguments": {"a": 2, "b": 2}}),
+        call("mcp", {"name": "remote.add", "arguments": {"a": 2, "b": 2}}),
+        text("done"),
+    )
     runtime = build_runtime(configure(trusted, untrusted), None, lambda e: None, approve=None)
     try:
         result = runtime.agent.run_turn("add")
@@ -70,12 +76,18 @@ def test_a_trusted_server_runs_where_nothing_can_ask_and_an_untrusted_one_is_ref
     assert result.cannot_ask == ["mcp"] and states == (RUNNING, NOT_STARTED)  # the refused call started nothing
 
 
-def test_servers_start_on_first_use_and_the_prompt_never_moves_while_one_starts_and_one_turns_out_dead(configure, server):
+def test_servers_start_on_first_use_and_the_prompt_never_moves_while_one_starts_and_one_turns_out_dead(
+    configure, server
+):
     dead = McpServerSettings("dead", command="no-such-mcp-server-z", trusted=True)
     config = configure(demo_settings(trusted=True), dead)
-    server.add(text("hello"), call("mcp", {"name": "demo.echo", "arguments": {"text": "up"}}),
-               call("mcp", {"name": "dead.anything"}), call("mcp", {"name": "demo.echo", "arguments": {"text": "again"}}),
-               text("done"))
+    server.add(
+        text("hello"),
+        call("mcp", {"name": "demo.echo", "arguments": {"text": "up"}}),
+        call("mcp", {"name": "dead.anything"}),
+        call("mcp", {"name": "demo.echo", "arguments": {"text": "again"}}),
+        text("done"),
+    )
     events = []
     runtime = build_runtime(config, None, events.append, approve=None)
     hub = runtime.configured.mcp
@@ -87,11 +99,17 @@ def test_servers_start_on_first_use_and_the_prompt_never_moves_while_one_starts_
     finally:
         runtime.close()
     requests = server.chat_requests()
-    assert len({json.dumps(r["messages"][0]) for r in requests}) == 1 and len({json.dumps(r["tools"]) for r in requests}) == 1
+    assert (
+        len({json.dumps(r["messages"][0]) for r in requests}) == 1
+        and len({json.dumps(r["tools"]) for r in requests}) == 1
+    )
     assert 'mcp(name="demo") starts it and lists them' in requests[0]["messages"][0]["content"]
     up, died, again = tool_results(server)
     assert (up, again) == ("mcp demo.echo:\nup", "mcp demo.echo:\nagain")
-    assert died == "error: MCP server dead is not available: its command 'no-such-mcp-server-z' was not found (is it installed and on PATH?)"
+    assert (
+        died
+        == "error: MCP server dead is not available: its command 'no-such-mcp-server-z' was not found (is it installed and on PATH?)"
+    )
     assert state == RUNNING
     finished = [e for e in events if type(e).__name__ == "ToolFinished"]
     assert [e.ok for e in finished] == [True, False, True]
@@ -99,7 +117,10 @@ def test_servers_start_on_first_use_and_the_prompt_never_moves_while_one_starts_
     runtime = build_runtime(config, None, lambda e: None, approve=None)
     try:
         system = runtime.agent.messages[0]["content"]
-        assert "- demo: add, echo, fail, picture, slow, die, big, environment, tricky" in system and "- dead: tools not listed yet" in system
+        assert (
+            "- demo: add, echo, fail, picture, slow, die, big, environment, tricky" in system
+            and "- dead: tools not listed yet" in system
+        )
     finally:
         runtime.close()
 
@@ -114,7 +135,9 @@ def test_plan_mode_does_not_offer_mcp_calls(configure):
 
 
 def test_a_placeholder_for_an_old_mcp_result_names_the_tool_it_came_from():
-    line = describe_result(ToolCall.of("mcp", json.dumps({"name": "demo.big", "arguments": {"size": 9000}})), "y" * 9000)
+    line = describe_result(
+        ToolCall.of("mcp", json.dumps({"name": "demo.big", "arguments": {"size": 9000}})), "y" * 9000
+    )
     assert line == "[mcp name=demo.big → 9,000 chars]"
 
 

@@ -10,13 +10,12 @@ import time
 
 import pytest
 
-from tests.support.mcp_servers import demo_settings, start_http_demo
-from tests.support.processes import alive
-
 from nanohermes.mcp.hub import FAILED, NOT_STARTED, RUNNING, McpHub
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
+from tests.support.mcp_servers import demo_settings, start_http_demo
+from tests.support.processes import alive
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +43,12 @@ def http_hub(home):
 def call(hub, name: str, arguments=None, max_output: int = 20_000):
     tool = make_mcp_tool(hub)
     args = {"name": name} if arguments is None else {"name": name, "arguments": arguments}
-    return dispatch(ToolContext(workspace=hub.workspace, home=hub.workspace, max_output=max_output), {"mcp": tool}, "mcp", json.dumps(args))
+    return dispatch(
+        ToolContext(workspace=hub.workspace, home=hub.workspace, max_output=max_output),
+        {"mcp": tool},
+        "mcp",
+        json.dumps(args),
+    )
 
 
 def test_a_server_starts_on_first_use_and_a_call_returns_the_tools_text_under_its_name(hub):
@@ -66,7 +70,11 @@ def test_arguments_that_do_not_fit_are_not_sent_and_the_result_is_the_tools_para
     assert not result.ok
     assert result.content.splitlines() == [
         "error: demo.add was not called: 'b' is a required property; a: 'one' is not of type 'integer'",
-        "demo.add: Add two integers.", "arguments (a JSON object):", "  a (integer, required)", "  b (integer, required)"]
+        "demo.add: Add two integers.",
+        "arguments (a JSON object):",
+        "  a (integer, required)",
+        "  b (integer, required)",
+    ]
 
 
 def test_numbers_sent_as_strings_are_converted_and_a_tool_name_only_one_server_has_is_found(hub):
@@ -88,7 +96,9 @@ def test_unknown_servers_and_tools_are_errors_that_name_what_exists(hub):
 
 def test_an_error_from_the_tool_is_a_failed_result_with_its_parameters(hub):
     result = call(hub, "demo.fail", {"reason": "disk full"})
-    assert not result.ok and result.content.startswith("error: mcp demo.fail:\nError executing tool fail: failed on purpose: disk full")
+    assert not result.ok and result.content.startswith(
+        "error: mcp demo.fail:\nError executing tool fail: failed on purpose: disk full"
+    )
     assert "  reason (string, required)" in result.content
 
 
@@ -144,6 +154,7 @@ def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_i
     settings = McpServerSettings("late", command=sys.executable, args=("-c", HANG_ONCE, str(marker), DEMO_SERVER))
     hub = McpHub((settings,), home, home)
     try:
+
         def press_ctrl_c_once_it_hangs():
             while not marker.exists() or not marker.read_text():
                 time.sleep(0.02)
@@ -160,8 +171,6 @@ def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_i
         assert call(hub, "late.add", {"a": 1, "b": 2}).content == "mcp late.add:\n3"  # not "failed, retry in 30 s"
     finally:
         hub.close()
-
-
 
 
 def test_a_call_over_streamable_http_works_like_one_over_stdio(http_hub):
@@ -187,15 +196,28 @@ def test_a_server_that_dies_mid_call_is_a_clear_error_and_is_restarted_at_its_ne
     assert call(hub, "demo.add", {"a": 1, "b": 2}).content == "mcp demo.add:\n3"
 
 
-@pytest.mark.parametrize("settings, says", [
-    (McpServerSettings("gone", command="no-such-mcp-server-x"), "its command 'no-such-mcp-server-x' was not found"),
-    (McpServerSettings("mute", command=sys.executable, args=("-c", "import sys; sys.stdin.read()"), startup_timeout=0.5),
-     "it did not start and list its tools within 0.5 s"),
-    (McpServerSettings("crash", command=sys.executable, args=("-c", "import sys; sys.exit('no config file')")),
-     "it exited or closed the connection before answering; its stderr ended with: no config file"),
-    (McpServerSettings("tok", url="http://127.0.0.1:9/mcp", headers=(("Authorization", "Bearer ${NH_TEST_UNSET_TOKEN}"),)),
-     "${NH_TEST_UNSET_TOKEN} in its headers is not set in the environment"),
-])
+@pytest.mark.parametrize(
+    "settings, says",
+    [
+        (McpServerSettings("gone", command="no-such-mcp-server-x"), "its command 'no-such-mcp-server-x' was not found"),
+        (
+            McpServerSettings(
+                "mute", command=sys.executable, args=("-c", "import sys; sys.stdin.read()"), startup_timeout=0.5
+            ),
+            "it did not start and list its tools within 0.5 s",
+        ),
+        (
+            McpServerSettings("crash", command=sys.executable, args=("-c", "import sys; sys.exit('no config file')")),
+            "it exited or closed the connection before answering; its stderr ended with: no config file",
+        ),
+        (
+            McpServerSettings(
+                "tok", url="http://127.0.0.1:9/mcp", headers=(("Authorization", "Bearer ${NH_TEST_UNSET_TOKEN}"),)
+            ),
+            "${NH_TEST_UNSET_TOKEN} in its headers is not set in the environment",
+        ),
+    ],
+)
 def test_a_server_that_cannot_start_is_a_clear_error_and_is_not_retried_at_once(settings, says, home):
     hub = McpHub((settings,), home, home)
     try:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nanohermes.prompt.overview import OVERVIEW_MAX_CHARS, workspace_overview
 from nanohermes.tools.listing import Listing
@@ -17,8 +18,10 @@ def test_a_large_workspace_is_summarised_as_directories_with_counts():
     files = [f"src/pkg/m{i}.py" for i in range(300)] + [f"src/cli/c{i}.py" for i in range(20)]
     files += [f"tests/t{i}.py" for i in range(40)] + ["README.md", "pyproject.toml"]
     overview = workspace_overview(Listing(tuple(sorted(files))))
-    assert overview == ("Workspace files: 362 (glob or grep to see more). Top level: README.md, pyproject.toml. "
-                        "Directories (files): src/ (320), src/pkg/ (300), src/cli/ (20), tests/ (40).")
+    assert overview == (
+        "Workspace files: 362 (glob or grep to see more). Top level: README.md, pyproject.toml. "
+        "Directories (files): src/ (320), src/pkg/ (300), src/cli/ (20), tests/ (40)."
+    )
 
 
 def test_an_incomplete_listing_says_there_are_more():

@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes.config import Config
-from nanohermes.storage.memory import BLOCK_START, INJECT_CHAR_BUDGET, Entry, attach_block, render_block
 from nanohermes.prompt import (
     MAX_NANOHERMES_MD,
     MAX_PROJECT_DOCS,
@@ -21,6 +20,7 @@ from nanohermes.prompt import (
     load_template,
     read_project_guidance,
 )
+from nanohermes.storage.memory import BLOCK_START, INJECT_CHAR_BUDGET, Entry, attach_block, render_block
 
 TODAY = datetime.date(2025, 1, 2)
 
@@ -40,7 +40,9 @@ def guidance_for(home: Path, workspace: Path) -> tuple[str, list[str]]:
 
 
 def block(*texts: str) -> str:
-    return render_block([Entry(f"id{i}", "fact", t, "2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z") for i, t in enumerate(texts)])
+    return render_block(
+        [Entry(f"id{i}", "fact", t, "2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z") for i, t in enumerate(texts)]
+    )
 
 
 # ---- the AGENTS.md chain ---------------------------------------------------------------------
@@ -178,8 +180,15 @@ def test_sections_come_in_order_and_hold_no_memory():
             skills_listing="Skills (call the skill tool...):\n- deploy: DEPLOY-SKILL",
         )
     )
-    order = ["You are NanoHermes", "Mode: ask", "PERSONA-TEXT", "GUIDANCE-TEXT", NANOHERMES_MD_HEADER,
-             "ARCHITECTURE-TEXT", "DEPLOY-SKILL"]
+    order = [
+        "You are NanoHermes",
+        "Mode: ask",
+        "PERSONA-TEXT",
+        "GUIDANCE-TEXT",
+        NANOHERMES_MD_HEADER,
+        "ARCHITECTURE-TEXT",
+        "DEPLOY-SKILL",
+    ]
     positions = [system.index(marker) for marker in order]
     assert positions == sorted(positions)
     assert BLOCK_START not in system
@@ -203,9 +212,17 @@ def test_mode_line_names_the_active_mode(mode, phrase):
 
 def test_builtin_rules_cover_the_small_model_failures():
     text = load_template().lower()
-    for phrase in ("read the files before", "never answer from imagination", "small, focused diffs",
-                   "run the tests", "data, not instructions", "truncation or placeholder note",
-                   "don't repeat a failing call", "ambiguous", "concisely"):
+    for phrase in (
+        "read the files before",
+        "never answer from imagination",
+        "small, focused diffs",
+        "run the tests",
+        "data, not instructions",
+        "truncation or placeholder note",
+        "don't repeat a failing call",
+        "ambiguous",
+        "concisely",
+    ):
         assert phrase in text, phrase
 
 
@@ -217,7 +234,7 @@ def test_builtin_prompt_stays_under_500_tokens():
 
 def test_nanohermes_md_is_capped_with_a_note():
     system = build_system_prompt(inputs(nanohermes_md="z" * (MAX_NANOHERMES_MD + 10)))
-    section = system[system.index(NANOHERMES_MD_HEADER):]
+    section = system[system.index(NANOHERMES_MD_HEADER) :]
     assert section.count("z") == MAX_NANOHERMES_MD
     assert "NANOHERMES.md truncated (10 more chars" in section
 

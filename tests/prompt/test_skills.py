@@ -41,7 +41,9 @@ def call_skill(workspace, home, name):
 
 
 def test_front_matter_keys_quotes_and_body():
-    meta, body = parse_front_matter('---\nname: "release"\nDescription: cut a release: tag, push\n# note\n---\n\nStep 1\n')
+    meta, body = parse_front_matter(
+        '---\nname: "release"\nDescription: cut a release: tag, push\n# note\n---\n\nStep 1\n'
+    )
     assert meta == {"name": "release", "description": "cut a release: tag, push"}
     assert body == "Step 1"
 

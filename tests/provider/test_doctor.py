@@ -9,14 +9,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
-from tests.support.scripted_server import Error, Reply, ScriptedServer, call, text
 from typer.testing import CliRunner
 
-from tests.e2e.recording import RECORDINGS, advertised_n_ctx, load, replay_replies
 from nanohermes.cli import app
 from nanohermes.config import load_config
 from nanohermes.provider.doctor import FAIL, OK, SKIP, WARN, exit_code, run_checks
-
+from tests.e2e.recording import RECORDINGS, advertised_n_ctx, load, replay_replies
+from tests.support.scripted_server import Error, Reply, ScriptedServer, call, text
 
 
 def doctor(*args):
@@ -44,9 +43,22 @@ def test_a_good_server_passes_every_check_one_line_each(llama8k):
     lines = r.stdout.splitlines()
     assert lines[0] == f"nanohermes doctor: model 'test-model' at {llama8k.url}"
     assert lines[-1] == "all essential checks passed"
-    names = ["API key", "reachable", "key accepted", "model", "streaming", "tool calls", "usage", "context window", "token counting"]
+    names = [
+        "API key",
+        "reachable",
+        "key accepted",
+        "model",
+        "streaming",
+        "tool calls",
+        "usage",
+        "context window",
+        "token counting",
+    ]
     assert [line.split(":")[0] for line in lines[1:-1]] == [f"{OK} {name}" for name in names]
-    assert "8,192 tokens (advertised by the server): compacts past 5,529 tokens down to 1,658, tool results ≤ 3,686 bytes, max_tokens 2,048" in r.stdout
+    assert (
+        "8,192 tokens (advertised by the server): compacts past 5,529 tokens down to 1,658, tool results ≤ 3,686 bytes, max_tokens 2,048"
+        in r.stdout
+    )
     probe, tool_probe = llama8k.chat_requests()
     assert probe["stream"] and probe["max_tokens"] > 0 and probe["stream_options"] == {"include_usage": True}
     assert [t["function"]["name"] for t in tool_probe["tools"]] == ["get_weather"]
@@ -84,7 +96,15 @@ def test_a_dead_server_fails_reachability_with_the_fix_and_skips_the_rest():
 
 class _RejectKey(BaseHTTPRequestHandler):
     def _reject(self):
-        body = json.dumps({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}).encode()
+        body = json.dumps(
+            {
+                "error": {
+                    "message": "Incorrect API key provided",
+                    "type": "invalid_request_error",
+                    "code": "invalid_api_key",
+                }
+            }
+        ).encode()
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -122,7 +142,9 @@ def test_tool_calls_written_as_text_fail_with_the_server_flag_to_fix_it(llama8k)
 def test_an_unknown_model_fails_and_lists_what_the_server_has(llama8k):
     llama8k.add(Error(404, {"error": {"message": "model 'nosuch' not found", "type": "not_found_error"}}))
     checks = checks_for(llama8k.url, model="nosuch")
-    assert checks["model"].status == FAIL and "test-model" in checks["model"].detail and "--model" in checks["model"].fix
+    assert (
+        checks["model"].status == FAIL and "test-model" in checks["model"].detail and "--model" in checks["model"].fix
+    )
     assert checks["streaming"].status == SKIP
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nanohermes.provider.runaway import REPEATS, find_repetition, tool_call_in_text
 
 # Text that never repeats itself: distinct numbers (so any 100-char window occurs once).
-unique_text = st.lists(st.integers(0, 10**9), unique=True, min_size=0, max_size=200).map(lambda ns: " ".join(map(str, ns)))
-block = st.lists(st.integers(10**6, 10**9), unique=True, min_size=15, max_size=80).map(lambda ns: "§ " + " ".join(map(str, ns)) + "\n")
+unique_text = st.lists(st.integers(0, 10**9), unique=True, min_size=0, max_size=200).map(
+    lambda ns: " ".join(map(str, ns))
+)
+block = st.lists(st.integers(10**6, 10**9), unique=True, min_size=15, max_size=80).map(
+    lambda ns: "§ " + " ".join(map(str, ns)) + "\n"
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -44,8 +49,10 @@ def test_short_repeats_are_text_not_a_loop():
 
 
 def test_the_loop_of_the_issue_is_cut_to_one_paragraph():
-    paragraph = ("The tests fail because `parse_port` returns a string. To fix it, convert the value with int() "
-                 "before returning it, then run the tests again.\n\n")
+    paragraph = (
+        "The tests fail because `parse_port` returns a string. To fix it, convert the value with int() "
+        "before returning it, then run the tests again.\n\n"
+    )
     text = "I ran pytest.\n\n" + paragraph * 7
     found = find_repetition(text)
     assert text[: found.keep] == "I ran pytest.\n\n" + paragraph
@@ -54,7 +61,9 @@ def test_the_loop_of_the_issue_is_cut_to_one_paragraph():
 def test_a_tool_call_written_as_text_is_recognised_only_for_offered_tools():
     tools = ["read_file", "grep"]
     assert tool_call_in_text('```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```', tools) == "read_file"
-    assert tool_call_in_text('<tool_call>\n{"name": "grep", "arguments": {"pattern": "x"}}\n</tool_call>', tools) == "grep"
+    assert (
+        tool_call_in_text('<tool_call>\n{"name": "grep", "arguments": {"pattern": "x"}}\n</tool_call>', tools) == "grep"
+    )
     assert tool_call_in_text('{"name": "get_weather", "arguments": {}}', tools) is None
     assert tool_call_in_text("Use read_file to read it, or grep for the name.", tools) is None
     assert tool_call_in_text('{"name": "Ada", "age": 3}', tools) is None

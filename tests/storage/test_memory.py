@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 from nanohermes.config import Config
+from nanohermes.prompt.skills import Skills
+from nanohermes.runtime import SystemPrompt
 from nanohermes.storage.memory import (
     BLOCK_END,
     BLOCK_HEADER,
@@ -25,11 +27,9 @@ from nanohermes.storage.memory import (
     render_block,
     tokenize,
 )
-from nanohermes.ui.memory_commands import memory_command
-from nanohermes.prompt.skills import Skills
-from nanohermes.runtime import SystemPrompt
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS
+from nanohermes.ui.memory_commands import memory_command
 
 TOOLS = {t.name: t for t in KNOWLEDGE_TOOLS}
 STAMP = "2025-01-01T00:00:00Z"
@@ -87,8 +87,12 @@ CHINESE = [
 
 @pytest.mark.parametrize(
     "query, best",
-    [("how do I run the tests?", 0), ("tabs or spaces?", 1), ("where are database migrations", 3),
-     ("deploy a new tag", 2)],
+    [
+        ("how do I run the tests?", 0),
+        ("tabs or spaces?", 1),
+        ("where are database migrations", 3),
+        ("deploy a new tag", 2),
+    ],
 )
 def test_bm25_ranks_the_right_english_entry_first(query, best):
     assert rank(ENGLISH, query)[0] == best
@@ -158,11 +162,13 @@ def test_multi_line_entries_render_on_one_line():
 
 @pytest.mark.parametrize(
     "a, b, same",
-    [("The user prefers pytest.", "user prefers PYTEST", True),
-     ("Run tests with make test", "run tests with `make test`!", True),
-     ("Use tabs in Makefiles", "Never use tabs in Makefiles", False),
-     ("Use tabs", "Use spaces", False),
-     ("用户喜欢用中文回答", "用户喜欢用中文回答。", True)],
+    [
+        ("The user prefers pytest.", "user prefers PYTEST", True),
+        ("Run tests with make test", "run tests with `make test`!", True),
+        ("Use tabs in Makefiles", "Never use tabs in Makefiles", False),
+        ("Use tabs", "Use spaces", False),
+        ("用户喜欢用中文回答", "用户喜欢用中文回答。", True),
+    ],
 )
 def test_near_duplicate_detection(a, b, same):
     assert is_near_duplicate(a, b) is same
@@ -253,9 +259,8 @@ def test_two_processes_adding_at_once_lose_nothing(isolated_home):
 
 def test_corrupt_file_is_never_overwritten(store):
     store.path.write_bytes(b'{"entries": [oops')
-    for action in (lambda: store.add("new fact"), lambda: store.select_for_prompt("fact"),
-                   lambda: store.forget("abc")):
-        with pytest.raises(MemoryStoreError, match="corrupt.*left untouched"):
+    for action in (lambda: store.add("new fact"), lambda: store.select_for_prompt("fact"), lambda: store.forget("abc")):
+        with pytest.raises(MemoryStoreError, match=r"corrupt.*left untouched"):
             action()
     assert memory_command(store, "add new fact").startswith("error: ")
     assert store.path.read_bytes() == b'{"entries": [oops'
@@ -275,8 +280,11 @@ def test_forget_removes_only_that_entry_and_ids_stay_stable(store):
 
 
 def test_select_for_prompt_returns_at_most_four_relevant_entries(store):
-    write_entries(store.path, [entry(f"pytest note number{i}", id=f"p{i}") for i in range(INJECT_TOP_K + 2)]
-                  + [entry("deploy with ansible", id="d")])
+    write_entries(
+        store.path,
+        [entry(f"pytest note number{i}", id=f"p{i}") for i in range(INJECT_TOP_K + 2)]
+        + [entry("deploy with ansible", id="d")],
+    )
     assert len(store.select_for_prompt("pytest")) == INJECT_TOP_K
     assert [e.id for e in store.select_for_prompt("ansible")] == ["d"]
     assert store.select_for_prompt("weather in Paris") == []
@@ -307,8 +315,9 @@ def test_store_sees_writes_from_another_store(isolated_home):
 
 def test_remember_then_a_new_sessions_user_message_carries_it_only_when_relevant(workspace, isolated_home):
     ctx = ToolContext(workspace=workspace, home=isolated_home, memory=MemoryStore.in_home(isolated_home))
-    result = dispatch(ctx, TOOLS, "remember", json.dumps({"text": "The team deploys with Ansible playbooks.",
-                                                        "kind": "decision"}))
+    result = dispatch(
+        ctx, TOOLS, "remember", json.dumps({"text": "The team deploys with Ansible playbooks.", "kind": "decision"})
+    )
     assert result.ok and "remembered" in result.content and "[decision]" in result.content
 
     config = Config(workspace=workspace, home=isolated_home)

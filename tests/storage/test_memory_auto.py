@@ -30,7 +30,9 @@ def test_an_automatic_entry_never_rewrites_a_near_duplicate_memory_holds(store):
 
 def test_automatic_entries_are_evicted_before_the_users_own(store):
     entries = [entry(f"topic{i} detail{i} remark{i}", id=f"id{i:03d}", uses=0) for i in range(MAX_ENTRIES)]
-    entries[42] = Entry("auto1", "fact", "found by a compaction", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", uses=3, auto=True)
+    entries[42] = Entry(
+        "auto1", "fact", "found by a compaction", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", uses=3, auto=True
+    )
     write_entries(store.path, entries)
     assert store.add("a brand new fact").evicted.id == "auto1"
 
@@ -46,7 +48,9 @@ def test_memory_command_lists_and_forgets_the_automatic_entries(store):
     store.add("mine to keep")
     auto = store.add("The user wants uv, never pip.", "preference", auto=True).entry
     listing = memory_command(store, "list")
-    assert "[fact] mine to keep" in listing and f"{auto.id}  [preference, auto] The user wants uv, never pip." in listing
+    assert (
+        "[fact] mine to keep" in listing and f"{auto.id}  [preference, auto] The user wants uv, never pip." in listing
+    )
     only = memory_command(store, "list auto").splitlines()
     assert only[0] == "1 automatic of 2 memories:" and len(only) == 2
     assert memory_command(store, "forget auto") == "forgot 1 automatic memory"

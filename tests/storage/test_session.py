@@ -2,12 +2,12 @@ import json
 import stat
 
 import pytest
-from tests.support.agents import make_agent
-from tests.support.scripted_server import call, text
 
 from nanohermes.errors import SessionError
 from nanohermes.storage.catalog import list_sessions
 from nanohermes.storage.session import Session
+from tests.support.agents import make_agent
+from tests.support.scripted_server import call, text
 
 
 def _mode(path):
@@ -35,9 +35,8 @@ def test_resume_restores_messages_and_rebuilds_the_system_message(server, worksp
 
 
 def test_a_second_process_on_the_same_session_gets_a_clear_error(isolated_home):
-    with Session(isolated_home, "busy"):
-        with pytest.raises(SessionError, match="in use by another nanohermes process"):
-            Session(isolated_home, "busy")
+    with Session(isolated_home, "busy"), pytest.raises(SessionError, match="in use by another nanohermes process"):
+        Session(isolated_home, "busy")
     Session(isolated_home, "busy").close()  # released afterwards
 
 
@@ -108,7 +107,7 @@ def test_reset_starts_the_working_set_over(server, workspace):
     resumed = make_agent(server, workspace, session_name="r")
     assert [m["content"] for m in resumed.messages[1:]] == ["two", "b"]
     lines = (resumed.session.path).read_text().splitlines()
-    assert sum(json.loads(l)["type"] == "message" for l in lines) == 4  # storage keeps everything
+    assert sum(json.loads(line)["type"] == "message" for line in lines) == 4  # storage keeps everything
 
 
 def test_a_session_killed_mid_tool_resumes_with_every_call_answered(server, workspace, isolated_home):
@@ -116,8 +115,13 @@ def test_a_session_killed_mid_tool_resumes_with_every_call_answered(server, work
 
     with Session(isolated_home, "killed") as s:
         s.record_message({"role": "user", "content": "run it"})
-        s.record_message({"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]})
+        s.record_message(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}],
+            }
+        )
     server.add(text("resumed fine"))
     agent = make_agent(server, workspace, session_name="killed")
     assert pairing_problems(agent.messages) == []
@@ -147,7 +151,7 @@ def test_a_complete_last_event_without_its_newline_is_kept_and_terminated(isolat
         assert [m["content"] for m in s.state.messages] == ["one", "two"]
 
 
-@pytest.mark.parametrize("line", ['{"type":"message"}', '{"type":"message","message":"hi"}', '[1,2]', '{"no":"type"}'])
+@pytest.mark.parametrize("line", ['{"type":"message"}', '{"type":"message","message":"hi"}', "[1,2]", '{"no":"type"}'])
 def test_well_formed_json_of_the_wrong_shape_is_a_clear_corruption_error(isolated_home, line):
     (isolated_home / "sessions").mkdir(parents=True)
     path = isolated_home / "sessions" / "shape.jsonl"

@@ -79,9 +79,17 @@ class AcpHarness:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.log = open(log, "wb")
-        self._spawn = spawn_agent_process(self.client, sys.executable, "-m", "nanohermes", "acp", env=env, cwd=cwd,
-                                          transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout})
+        self.log = open(log, "wb")  # noqa: SIM115  (closed by close())
+        self._spawn = spawn_agent_process(
+            self.client,
+            sys.executable,
+            "-m",
+            "nanohermes",
+            "acp",
+            env=env,
+            cwd=cwd,
+            transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout},
+        )
         self.conn, self.process = self.run(self._spawn.__aenter__())
         self.initialized = self.run(self.conn.initialize(protocol_version=PROTOCOL_VERSION))
 

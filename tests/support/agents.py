@@ -45,19 +45,33 @@ TEST_TOOLS = [echo, big, explode, danger]
 
 def make_config(server, workspace: Path, **kw) -> Config:
     home = Path(os.environ["NANOHERMES_HOME"])
-    defaults = dict(model="test-model", base_url=server.url, api_key="sk-test", workspace=workspace, home=home, mode="auto")
+    defaults = dict(
+        model="test-model", base_url=server.url, api_key="sk-test", workspace=workspace, home=home, mode="auto"
+    )
     defaults.update(kw)
     return Config(**defaults)
 
 
-def make_agent(server, workspace: Path, *, tools=TEST_TOOLS, session_name=None, approve=None, events=None, sleep=None, **kw):
+def make_agent(
+    server, workspace: Path, *, tools=TEST_TOOLS, session_name=None, approve=None, events=None, sleep=None, **kw
+):
     config = make_config(server, workspace, **kw)
     session = Session(config.home, session_name)
     sink = events if events is not None else []
-    provider = Provider(config, on_retry=lambda text: sink.append(("retry", text)), sleep=sleep or (lambda s: sink.append(("sleep", s))))
+    provider = Provider(
+        config, on_retry=lambda text: sink.append(("retry", text)), sleep=sleep or (lambda s: sink.append(("sleep", s)))
+    )
     outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
     ctx = ToolContext(workspace=workspace, home=config.home, outputs=outputs)
-    agent = Agent(config=config, provider=provider, session=session, tools=tools, ctx=ctx,
-                  system_prompt=lambda: "SYSTEM", emit=sink.append, approvals=Approvals(config.mode, approve, CANNOT_ASK_HINT))
+    agent = Agent(
+        config=config,
+        provider=provider,
+        session=session,
+        tools=tools,
+        ctx=ctx,
+        system_prompt=lambda: "SYSTEM",
+        emit=sink.append,
+        approvals=Approvals(config.mode, approve, CANNOT_ASK_HINT),
+    )
     agent.resume()
     return agent

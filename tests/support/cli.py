@@ -18,4 +18,6 @@ def run_main_with(prelude: str, args, cwd, env_extra=None, timeout=60) -> subpro
     """The CLI's main() in a fresh interpreter after `prelude` (a fault injected for the test)."""
     code = f"{prelude}\nfrom nanohermes.cli import main\nmain()"
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )

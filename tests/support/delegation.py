@@ -45,13 +45,17 @@ def _is_helper(body: dict) -> bool:
 def script(server, delegate: bool) -> None:
     reads = [call("read_file", {"path": f"docs/part{i}.txt"}) for i in range(FILES)]
     if delegate:
-        parent = [call("task", {"description": "find the config loader", "prompt": f"{QUESTION} Read every file in docs/."}),
-                  text(NEEDLE)]
+        parent = [
+            call("task", {"description": "find the config loader", "prompt": f"{QUESTION} Read every file in docs/."}),
+            text(NEEDLE),
+        ]
         helper = [*reads, text(ANSWER)]
     else:
         parent, helper = [*reads, text(NEEDLE)], []
     queues = {True: helper, False: parent}
-    server.handler = lambda body: text("Goal: summarised.") if is_summary_request(body) else queues[_is_helper(body)].pop(0)
+    server.handler = lambda body: (
+        text("Goal: summarised.") if is_summary_request(body) else queues[_is_helper(body)].pop(0)
+    )
 
 
 def measure(server, workspace: Path, delegate: bool, session: str) -> Growth:

@@ -53,7 +53,10 @@ def tool_history(rounds: int, chars: int, goal: str = "Goal: add gzip support to
 def chat_history(turns: int, chars: int) -> list[dict]:
     messages = [system()]
     for i in range(turns):
-        messages += [user(f"question {i}: " + filler(chars, "why? ")), assistant(f"answer {i}: " + filler(chars, "because. "))]
+        messages += [
+            user(f"question {i}: " + filler(chars, "why? ")),
+            assistant(f"answer {i}: " + filler(chars, "because. ")),
+        ]
     return messages
 
 

@@ -87,10 +87,13 @@ def demo_server() -> MCPServer:
 
 
 def catalogue_tool(name: str):
-    def handler(repo: Annotated[str, Field(description="the repository, as owner/name")],
-                query: Annotated[str, Field(description="what to look for, in the search syntax")] = "",
-                limit: Annotated[int, Field(description="the most results to return (1-100)")] = 10) -> str:
+    def handler(
+        repo: Annotated[str, Field(description="the repository, as owner/name")],
+        query: Annotated[str, Field(description="what to look for, in the search syntax")] = "",
+        limit: Annotated[int, Field(description="the most results to return (1-100)")] = 10,
+    ) -> str:
         return f"{name} {repo} {query} {limit}"
+
     return handler
 
 

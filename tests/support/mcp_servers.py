@@ -39,8 +39,9 @@ def free_port() -> int:
 def start_http_demo() -> tuple[subprocess.Popen, str]:
     """The demo server over streamable HTTP on 127.0.0.1: (process, its /mcp URL)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, DEMO_SERVER, "--http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, DEMO_SERVER, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + HTTP_START_TIMEOUT_S
     while time.monotonic() < deadline:
         try:

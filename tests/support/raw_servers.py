@@ -33,21 +33,37 @@ def plain_text(text: str = "Hello, World!") -> bytes:
 
 def json_not_stream() -> bytes:
     """A whole chat.completion where a stream was asked for (the server ignored stream: true)."""
-    body = {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}],
+    }
     return http_response("200 OK", "application/json", json.dumps(body))
 
 
 def stream_without_finish() -> bytes:
     """A well-formed event stream that ends with [DONE] but never sends a finish_reason."""
-    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-             "choices": [{"index": 0, "delta": {"content": "half an answer"}, "finish_reason": None}]}
+    chunk = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "half an answer"}, "finish_reason": None}],
+    }
     return http_response("200 OK", "text/event-stream", f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n")
 
 
 def chunk(delta: dict, finish: str | None = None, **extra) -> dict:
-    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
 
 
 def open_event_stream(*events) -> bytes:
@@ -60,8 +76,11 @@ def open_event_stream(*events) -> bytes:
 
 def server_error(message: str, as_json: bool = True) -> bytes:
     if as_json:
-        return http_response("500 Internal Server Error", "application/json",
-                             json.dumps({"error": {"message": message, "type": "server_error"}}))
+        return http_response(
+            "500 Internal Server Error",
+            "application/json",
+            json.dumps({"error": {"message": message, "type": "server_error"}}),
+        )
     return http_response("500 Internal Server Error", "text/plain", message)
 
 
@@ -83,7 +102,9 @@ class RawServer:
     With `hold_open` it keeps each connection open that many seconds after the response,
     sending a `: ping` comment every `ping_every` seconds if given (keep-alive comments)."""
 
-    def __init__(self, response: bytes, hold_open: float = 0.0, ping_every: float | None = None, models: bytes | None = None):
+    def __init__(
+        self, response: bytes, hold_open: float = 0.0, ping_every: float | None = None, models: bytes | None = None
+    ):
         """`models`: another answer for GET requests (GET /models), sent and closed at once."""
         self.response, self.hold_open, self.ping_every, self.models = response, hold_open, ping_every, models
         self.requests: list[str] = []
@@ -147,7 +168,7 @@ def _read_request(conn: socket.socket) -> str:
         data += piece
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
-    length = next((int(l.split(":", 1)[1]) for l in lines[1:] if l.lower().startswith("content-length:")), 0)
+    length = next((int(h.split(":", 1)[1]) for h in lines[1:] if h.lower().startswith("content-length:")), 0)
     while len(body) < length:
         piece = conn.recv(65536)
         if not piece:

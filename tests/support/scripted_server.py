@@ -17,7 +17,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-
 _CALL_NUMBERS = itertools.count(1)
 
 
@@ -129,7 +128,10 @@ def completion(reply: Reply, model: str) -> dict:
             for i, (n, a) in enumerate(reply.tool_calls)
         ]
     body = {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": model,
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or "stop"}],
     }
     if reply.usage is not None:
@@ -154,7 +156,7 @@ class ScriptedServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def add(self, *replies) -> "ScriptedServer":
+    def add(self, *replies) -> ScriptedServer:
         self.script.extend(replies)
         return self
 

@@ -27,8 +27,10 @@ LONG_SNIPPET = "Context windows fill up fast. " * 40  # 1,200 chars: cut by the 
 
 
 def results(query: str, n: int = 7) -> list[dict]:
-    hits = [{"title": f"Result {i} for {query}", "url": f"https://example.com/{i}", "content": f"Snippet {i}."}
-            for i in range(1, n + 1)]
+    hits = [
+        {"title": f"Result {i} for {query}", "url": f"https://example.com/{i}", "content": f"Snippet {i}."}
+        for i in range(1, n + 1)
+    ]
     hits[1]["content"] = LONG_SNIPPET
     hits[2]["title"] = "<b>Bold</b> &amp; \x1b]0;owned\x07 title"
     hits[2]["content"] = "Matches <strong>budget</strong> and\x1b[2J more"
@@ -41,8 +43,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def _record(self, body: bytes = b"") -> dict:
         parts = urlsplit(self.path)
-        entry = {"method": self.command, "path": parts.path, "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
-                 "headers": dict(self.headers), "body": body.decode("utf-8", "replace")}
+        entry = {
+            "method": self.command,
+            "path": parts.path,
+            "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
+            "headers": dict(self.headers),
+            "body": body.decode("utf-8", "replace"),
+        }
         self.server.requests.append(entry)
         return entry
 
@@ -67,7 +74,9 @@ class Handler(BaseHTTPRequestHandler):
         if entry["path"] == "/res/v1/web/search":
             if entry["headers"].get("X-Subscription-Token") != BRAVE_KEY:
                 return self._json(401, {"error": {"detail": "invalid subscription token"}})
-            hits = [{"title": h["title"], "url": h["url"], "description": h["content"]} for h in results(query.get("q", ""))]
+            hits = [
+                {"title": h["title"], "url": h["url"], "description": h["content"]} for h in results(query.get("q", ""))
+            ]
             return self._json(200, {"web": {"results": hits[: int(query.get("count", 20))]}})
         if entry["path"] == "/slow/search":
             time.sleep(SLOW_S)
@@ -94,7 +103,9 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     time.sleep(TRICKLE_S)
             else:
-                self.wfile.write(b'{"results": [' + b'{"title": "x", "url": "https://example.com", "content": "y"},' * 50_000)
+                self.wfile.write(
+                    b'{"results": [' + b'{"title": "x", "url": "https://example.com", "content": "y"},' * 50_000
+                )
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading, as it should
             pass
 
@@ -106,8 +117,13 @@ class Handler(BaseHTTPRequestHandler):
         if entry["headers"].get("Authorization") != f"Bearer {TAVILY_KEY}":
             return self._json(401, {"detail": {"error": "Unauthorized: missing or invalid API key."}})
         request = json.loads(body or b"{}")
-        return self._json(200, {"query": request.get("query"),
-                                "results": results(request.get("query", ""))[: request.get("max_results", 5)]})
+        return self._json(
+            200,
+            {
+                "query": request.get("query"),
+                "results": results(request.get("query", ""))[: request.get("max_results", 5)],
+            },
+        )
 
 
 class SearchServer:

@@ -32,16 +32,31 @@ class _Feed:
 
 
 class Terminal:
-    def __init__(self, server, workspace, *args, rows: int = 30, cols: int = 100, colour: bool = False, timeout: float = 20):
+    def __init__(
+        self, server, workspace, *args, rows: int = 30, cols: int = 100, colour: bool = False, timeout: float = 20
+    ):
         # No cursor-position request: pexpect does not answer it, and keys typed while
         # prompt_toolkit waits for the answer would be misread.
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows), "PROMPT_TOOLKIT_NO_CPR": "1"}
+        env = {
+            **os.environ,
+            "TERM": "xterm-256color",
+            "COLUMNS": str(cols),
+            "LINES": str(rows),
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+        }
         if colour:
             env.pop("NO_COLOR", None)
         self.rows, self.cols = rows, cols
         self.screen = pyte.HistoryScreen(cols, rows, history=HISTORY_LINES, ratio=0.5)
-        self.child = pexpect.spawn(BIN, ["--base-url", server.url, *args], cwd=str(workspace), env=env,
-                                   encoding="utf-8", timeout=timeout, dimensions=(rows, cols))
+        self.child = pexpect.spawn(
+            BIN,
+            ["--base-url", server.url, *args],
+            cwd=str(workspace),
+            env=env,
+            encoding="utf-8",
+            timeout=timeout,
+            dimensions=(rows, cols),
+        )
         self.child.logfile_read = _Feed(pyte.Stream(self.screen))
         self.ready()
 

@@ -40,7 +40,11 @@ def test_a_background_command_returns_at_once_with_a_task_id(ctx):
     began = time.monotonic()
     out = call(ctx, "run_command", command="sleep 5; echo late", background=True)
     assert time.monotonic() - began < 1
-    assert out.startswith("started background task bg1 (pid ") and "task_output id=bg1" in out and "task_stop id=bg1" in out
+    assert (
+        out.startswith("started background task bg1 (pid ")
+        and "task_output id=bg1" in out
+        and "task_stop id=bg1" in out
+    )
     assert "running for" in call(ctx, "task_output", id="bg1")
 
 
@@ -70,7 +74,10 @@ def test_a_task_that_prints_10_mb_is_drained_to_the_end_and_keeps_its_first_512_
     task = tasks.get(task_id)
     assert task.stdout.total == 10_000_000 and len(task.stdout.data) == TASK_CAPTURE_BYTES
     assert out.split("[stdout]\n", 1)[1].count("x") == TASK_CAPTURE_BYTES
-    assert f"kept its first {TASK_CAPTURE_BYTES:,} bytes; {10_000_000 - TASK_CAPTURE_BYTES:,} later bytes were dropped" in out
+    assert (
+        f"kept its first {TASK_CAPTURE_BYTES:,} bytes; {10_000_000 - TASK_CAPTURE_BYTES:,} later bytes were dropped"
+        in out
+    )
 
 
 def test_a_read_over_the_result_cap_leaves_the_rest_for_the_next_read(ctx):
@@ -103,7 +110,10 @@ def test_a_timeout_asked_for_kills_a_background_task(ctx):
 
 
 def test_unknown_ids_and_too_many_tasks_are_errors_the_model_can_read(ctx):
-    assert call(ctx, "task_output", id="bg9") == "error: no background task 'bg9' (tasks: none were started in this session)"
+    assert (
+        call(ctx, "task_output", id="bg9")
+        == "error: no background task 'bg9' (tasks: none were started in this session)"
+    )
     for _ in range(MAX_RUNNING_TASKS):
         start(ctx, "sleep 30")
     out = call(ctx, "run_command", command="sleep 30", background=True)
@@ -112,7 +122,10 @@ def test_unknown_ids_and_too_many_tasks_are_errors_the_model_can_read(ctx):
 
 def test_without_a_task_manager_background_is_refused(workspace, isolated_home):
     bare = ToolContext(workspace=workspace, home=isolated_home)
-    assert call(bare, "run_command", command="true", background=True) == "error: background tasks are not available in this session"
+    assert (
+        call(bare, "run_command", command="true", background=True)
+        == "error: background tasks are not available in this session"
+    )
 
 
 def test_stop_all_ends_every_running_task(ctx, tasks):

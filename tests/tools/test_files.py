@@ -151,7 +151,9 @@ def test_read_file_replaces_invalid_utf8_and_says_so(ctx, workspace):
 def test_read_file_of_a_directory_lists_some_entries(ctx, workspace):
     for name in "abcdefghijkl":
         (workspace / "d" / name).mkdir(parents=True)
-    with pytest.raises(ToolError, match=r"^d is a directory \(12 entries: a/, b/, .*j/, …\); give a file path, or use glob$"):
+    with pytest.raises(
+        ToolError, match=r"^d is a directory \(12 entries: a/, b/, .*j/, …\); give a file path, or use glob$"
+    ):
         read(ctx, path="d")
 
 
@@ -174,7 +176,15 @@ def test_read_file_through_dispatch_never_splits_a_chinese_character(workspace, 
 
 
 def test_read_only_tools_need_no_approval_and_writers_do():
-    assert [t.name for t in BUILTIN_TOOLS] == ["read_file", "grep", "glob", "run_command", "web_fetch", "write_file", "edit_file"]
+    assert [t.name for t in BUILTIN_TOOLS] == [
+        "read_file",
+        "grep",
+        "glob",
+        "run_command",
+        "web_fetch",
+        "write_file",
+        "edit_file",
+    ]
     assert {t.name for t in BUILTIN_TOOLS if t.needs_approval} == {"run_command", "write_file", "edit_file"}
     assert all(t.preview is not None for t in BUILTIN_TOOLS if t.needs_approval)
     assert TOOLS["read_file"].parameters["required"] == ["path"]
@@ -243,7 +253,7 @@ def test_write_file_preview_shows_new_file_or_diff(ctx, workspace):
     (workspace / "n.txt").write_text("a\n")
     assert "\n-a\n+b" in preview(ctx, path="n.txt", content="b\n")
     assert preview(ctx, path="../x", content="").startswith("will fail: ")
-    assert not (workspace / "n.txt").read_text() == "b\n"  # previewing writes nothing
+    assert (workspace / "n.txt").read_text() != "b\n"  # previewing writes nothing
 
 
 # ---------------------------------------------------------------- edit_file
@@ -276,8 +286,12 @@ def test_edit_file_whitespace_only_mismatch_names_the_lines(ctx, workspace):
 def test_edit_file_takes_old_text_in_other_quotes_and_writes_new_text_in_the_files(ctx, workspace):
     # Qwen2.5-Coder-1.5B's own copy of a line it had just read, three times running.
     (workspace / "p.py").write_text('RATES = {"food": 0.05, "books": 0.0}\n')
-    out = edit_file.func(ctx, path="p.py", old_text="RATES = {'food': 0.05, 'books': 0.0}",
-                         new_text="RATES = {'food': 0.05, 'books': 0.0, 'FOOD': 0.05}")
+    out = edit_file.func(
+        ctx,
+        path="p.py",
+        old_text="RATES = {'food': 0.05, 'books': 0.0}",
+        new_text="RATES = {'food': 0.05, 'books': 0.0, 'FOOD': 0.05}",
+    )
     assert out.startswith("edit_file p.py: replaced 1 occurrence (line 1; old_text matched with the file's quotes)\n")
     assert (workspace / "p.py").read_text() == 'RATES = {"food": 0.05, "books": 0.0, "FOOD": 0.05}\n'
 
@@ -352,8 +366,10 @@ def test_edit_file_of_a_missing_file_suggests_the_real_one(ctx, workspace):
     (workspace / "src" / "app.py").write_text("a\n")
     result = dispatch(ctx, TOOLS, "edit_file", {"path": "app.py", "old_text": "a", "new_text": "b"})
     assert not result.ok
-    assert result.content == ("error: app.py does not exist. Closest existing paths: src/app.py. "
-                              "The workspace has 1 file: src/app.py. " + READ_FIRST)
+    assert result.content == (
+        "error: app.py does not exist. Closest existing paths: src/app.py. "
+        "The workspace has 1 file: src/app.py. " + READ_FIRST
+    )
 
 
 def test_edit_file_preview_shows_the_unified_diff_without_writing(ctx, workspace):
@@ -371,8 +387,11 @@ def test_edit_file_preview_shows_the_unified_diff_without_writing(ctx, workspace
 
 
 @settings(max_examples=300, deadline=None)
-@given(content=st.text("ab'\"\u2019 \n", max_size=40), old=st.text("ab'\"\u2018 ", min_size=1, max_size=8),
-       new=st.text("ab'\"", max_size=8))
+@given(
+    content=st.text("ab'\"\u2019 \n", max_size=40),
+    old=st.text("ab'\"\u2018 ", min_size=1, max_size=8),
+    new=st.text("ab'\"", max_size=8),
+)
 def test_a_quote_match_is_the_files_own_text_and_changes_quote_marks_only(content, old, new):
     matched = _with_file_quotes(content, old, new)
     if matched is None:

@@ -50,9 +50,9 @@ def test_symlink_whose_target_leaves_workspace_is_refused(ctx, workspace, tmp_pa
     outside = write(tmp_path / "outside" / "data.txt")
     (workspace / "link.txt").symlink_to(outside)
     (workspace / "linkdir").symlink_to(outside.parent, target_is_directory=True)
-    with pytest.raises(ToolError, match="symlink to .*outside the workspace"):
+    with pytest.raises(ToolError, match=r"symlink to .*outside the workspace"):
         resolve_path(ctx, "link.txt")
-    with pytest.raises(ToolError, match="symlink to .*outside the workspace"):
+    with pytest.raises(ToolError, match=r"symlink to .*outside the workspace"):
         resolve_path(ctx, "linkdir/data.txt")
     result = dispatch(ctx, TOOLS, "read_file", {"path": "link.txt"})
     assert not result.ok and "outside the workspace" in result.content

@@ -129,7 +129,9 @@ def test_background_child_holding_the_pipe_does_not_hang_the_tool(ctx):
     out = run(ctx, "(sleep 3; echo LA''TE) & echo early", timeout=10)
     assert time.monotonic() - started < 2.5
     assert "[stdout]\nearly\n" in out and "LATE" not in out
-    assert out.endswith("they were ended with it (a command's processes do not outlive it), and their later output was not captured")
+    assert out.endswith(
+        "they were ended with it (a command's processes do not outlive it), and their later output was not captured"
+    )
 
 
 def test_long_command_echo_is_shortened(ctx):

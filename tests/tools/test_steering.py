@@ -6,13 +6,23 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.listing import Listing, list_workspace
-from nanohermes.tools.steering import (NOTE_MAX_CHARS, READ_FIRST, glob_miss_note, grep_miss_note, missing_path_note,
-                                       named_files, raised_in_note, silent_command_note, workspace_files)
+from nanohermes.tools.steering import (
+    NOTE_MAX_CHARS,
+    READ_FIRST,
+    glob_miss_note,
+    grep_miss_note,
+    missing_path_note,
+    named_files,
+    raised_in_note,
+    silent_command_note,
+    workspace_files,
+)
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
@@ -55,8 +65,10 @@ def test_grep_with_no_matching_line_suggests_one_word_and_lists_a_small_workspac
 def test_glob_that_matches_nothing_lists_the_small_workspace(ctx, workspace):
     port_workspace(workspace)
     out = run(ctx, "glob", pattern="**/*.py")
-    assert out.splitlines() == ["glob '**/*.py' in .: no files match",
-                                "The workspace has 2 files: README.md, config/settings.ini. " + READ_FIRST]
+    assert out.splitlines() == [
+        "glob '**/*.py' in .: no files match",
+        "The workspace has 2 files: README.md, config/settings.ini. " + READ_FIRST,
+    ]
 
 
 def test_read_of_a_missing_path_lists_the_small_workspace(ctx, workspace):
@@ -71,8 +83,12 @@ def test_a_command_that_fails_without_a_word_lists_the_small_workspace(ctx, work
     got exit 1 and nothing else, and answered from imagination."""
     port_workspace(workspace)
     out = run(ctx, "run_command", command="grep -rq 8080 README.md")
-    assert out.splitlines() == ["$ grep -rq 8080 README.md", "exit code 1", "(no output)",
-                                "It printed nothing. The workspace has 2 files: README.md, config/settings.ini. " + READ_FIRST]
+    assert out.splitlines() == [
+        "$ grep -rq 8080 README.md",
+        "exit code 1",
+        "(no output)",
+        "It printed nothing. The workspace has 2 files: README.md, config/settings.ini. " + READ_FIRST,
+    ]
 
 
 @pytest.mark.parametrize("command", ["true", "ls nothing-here", "echo found; exit 1"])
@@ -88,14 +104,18 @@ def test_a_grep_of_one_file_that_misses_names_the_files_it_names_first(ctx, work
     port_workspace(workspace)
     write(workspace / "service" / "app.py", "from pathlib import Path\nPath('config') / 'settings.ini'\n")
     out = run(ctx, "grep", pattern="8080", path="service/app.py")
-    assert out.splitlines()[1] == ("No line of service/app.py matches. Files it names: config/settings.ini. "
-                                   "Other files: README.md. " + READ_FIRST)
+    assert out.splitlines()[1] == (
+        "No line of service/app.py matches. Files it names: config/settings.ini. Other files: README.md. " + READ_FIRST
+    )
 
 
 def test_named_files_are_file_names_and_module_paths_mentioned_in_the_text():
     files = ("README.md", "shop/__init__.py", "shop/pricing.py", "shop/cart.py", "config/settings.ini", "a.py")
     text = "from shop.pricing import vat_for\nimport shop\nread('settings.ini')  # see a.py\n"
-    assert named_files(text, files, "shop/cart.py") == ["shop/pricing.py", "config/settings.ini"]  # a.py: too short a name to trust
+    assert named_files(text, files, "shop/cart.py") == [
+        "shop/pricing.py",
+        "config/settings.ini",
+    ]  # a.py: too short a name to trust
     assert named_files("see shop/cart.py", files, "shop/cart.py") == []  # not the searched file itself
 
 
@@ -173,7 +193,9 @@ def test_a_listing_of_a_small_workspace_puts_names_like_the_pattern_first():
     assert workspace_files(listing, "port") == "The workspace has 3 files: config/port.ini, a.txt, b.txt."
 
 
-paths = st.lists(st.from_regex(r"[a-z]{1,12}(/[a-z]{1,12}){0,3}\.[a-z]{1,4}", fullmatch=True), max_size=400, unique=True)
+paths = st.lists(
+    st.from_regex(r"[a-z]{1,12}(/[a-z]{1,12}){0,3}\.[a-z]{1,4}", fullmatch=True), max_size=400, unique=True
+)
 patterns = st.from_regex(r"[ -~]{0,80}", fullmatch=True)
 
 
@@ -181,9 +203,14 @@ patterns = st.from_regex(r"[ -~]{0,80}", fullmatch=True)
 @given(files=paths, pattern=patterns)
 def test_every_steering_note_is_capped(files, pattern):
     listing = Listing(tuple(sorted(files)), complete=len(files) < 300)
-    notes = [grep_miss_note(listing, ".", "*.zz", [], pattern), grep_miss_note(listing, ".", None, list(listing.files), pattern),
-             glob_miss_note(listing, ".", pattern), missing_path_note(listing, pattern), silent_command_note(listing, pattern),
-             grep_miss_note(listing, "x.py", None, ["x.py"], pattern, list(listing.files[:40]))]
+    notes = [
+        grep_miss_note(listing, ".", "*.zz", [], pattern),
+        grep_miss_note(listing, ".", None, list(listing.files), pattern),
+        glob_miss_note(listing, ".", pattern),
+        missing_path_note(listing, pattern),
+        silent_command_note(listing, pattern),
+        grep_miss_note(listing, "x.py", None, ["x.py"], pattern, list(listing.files[:40])),
+    ]
     for note in notes:
         assert len(note) <= NOTE_MAX_CHARS
 
@@ -192,13 +219,17 @@ def test_a_word_found_only_inside_longer_words_says_so_and_where_to_look(ctx, wo
     write(workspace / "service" / "app.py", "import configparser\nfrom pathlib import Path\n")
     write(workspace / "config" / "settings.ini", "[server]\nport = 8443\n")
     out = run(ctx, "grep", pattern="port", path="service/app.py")
-    assert out.endswith("Every match has 'port' inside a longer word; none is the word itself. "
-                        "Search for \\bport\\b (in the whole workspace: path .) before answering.")
+    assert out.endswith(
+        "Every match has 'port' inside a longer word; none is the word itself. "
+        "Search for \\bport\\b (in the whole workspace: path .) before answering."
+    )
     assert "inside a longer word" not in run(ctx, "grep", pattern="port")  # settings.ini has the word itself
 
 
 def test_a_grep_that_misses_only_by_case_shows_what_is_there(ctx, workspace):
     write(workspace / "config.py", 'RELAY_HOST = "smtp"\nRELAY_PORT = 2525\n')
     out = run(ctx, "grep", pattern="relay_port", path="config.py")
-    assert out == ("grep 'relay_port' in config.py: no matches\n"
-                   "It matches when case is ignored (ignore_case=true):\nconfig.py:2: RELAY_PORT = 2525")
+    assert out == (
+        "grep 'relay_port' in config.py: no matches\n"
+        "It matches when case is ignored (ignore_case=true):\nconfig.py:2: RELAY_PORT = 2525"
+    )

@@ -154,14 +154,20 @@ def test_a_body_one_byte_over_2_mb_is_cut_and_marked(ctx, base_url):
 
 def test_json_and_plain_text_pass_through(ctx, base_url):
     out = get(ctx, f"{base_url}/data.json")
-    assert out == f'web_fetch {base_url}/data.json → 200 application/json, 42 chars\n{{"name": "nanohermes", "caps": [200, 500]}}'
+    assert (
+        out
+        == f'web_fetch {base_url}/data.json → 200 application/json, 42 chars\n{{"name": "nanohermes", "caps": [200, 500]}}'
+    )
     assert get(ctx, f"{base_url}/latin1.txt").endswith("\ncafé")
     assert get(ctx, f"{base_url}/untyped").endswith("no content type, 34 chars\nplain words without a content type")
 
 
 def test_max_chars_cuts_the_text_with_a_note(ctx, base_url):
     out = get(ctx, f"{base_url}/zh.txt", max_chars=10)
-    assert out == f"web_fetch {base_url}/zh.txt → 200 text/plain, 50000 chars\n上下文预算上下文预算\n… text cut at 10 chars (total 50000)"
+    assert (
+        out
+        == f"web_fetch {base_url}/zh.txt → 200 text/plain, 50000 chars\n上下文预算上下文预算\n… text cut at 10 chars (total 50000)"
+    )
 
 
 def test_chinese_text_is_cut_to_max_output_bytes_on_a_character_boundary(ctx, base_url):
@@ -173,7 +179,10 @@ def test_chinese_text_is_cut_to_max_output_bytes_on_a_character_boundary(ctx, ba
 
 
 def test_binary_content_is_named_with_its_type_and_size(ctx, base_url):
-    assert get(ctx, f"{base_url}/image.png") == f"web_fetch {base_url}/image.png → 200 image/png, 5008 bytes: binary content, not shown"
+    assert (
+        get(ctx, f"{base_url}/image.png")
+        == f"web_fetch {base_url}/image.png → 200 image/png, 5008 bytes: binary content, not shown"
+    )
 
 
 def test_page_with_no_main_content_falls_back_to_the_whole_page_text(ctx, base_url):
@@ -187,7 +196,10 @@ def test_http_errors_name_the_status_and_show_an_excerpt(ctx, base_url):
     assert "No page at this address." in str(err.value)
     result = dispatch(ctx, TOOLS, "web_fetch", {"url": f"{base_url}/broken"})
     assert not result.ok
-    assert result.content == f"error: web_fetch {base_url}/broken → 500 Internal Server Error\nInternal error: database is down"
+    assert (
+        result.content
+        == f"error: web_fetch {base_url}/broken → 500 Internal Server Error\nInternal error: database is down"
+    )
 
 
 def test_five_redirects_are_followed_and_the_final_url_named(ctx, base_url):
@@ -223,7 +235,9 @@ def test_a_dripping_server_hits_the_total_timeout(base_url):
 
 
 def test_dns_failure_is_a_clear_error(ctx):
-    with pytest.raises(ToolError, match=r"^web_fetch http://no-such-host\.invalid/: DNS lookup failed for no-such-host\.invalid"):
+    with pytest.raises(
+        ToolError, match=r"^web_fetch http://no-such-host\.invalid/: DNS lookup failed for no-such-host\.invalid"
+    ):
         get(ctx, "http://no-such-host.invalid/")
 
 

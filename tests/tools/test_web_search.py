@@ -6,15 +6,14 @@ import time
 
 import pytest
 
-from tests.support.scripted_server import call, text
-from tests.support.search_server import BRAVE_KEY, LONG_SNIPPET, SLOW_S, TAVILY_KEY, SearchServer
-
 from nanohermes.config import load_config
 from nanohermes.errors import ConfigError
 from nanohermes.redact import Redactor
 from nanohermes.runtime import build_runtime
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.web_search import SNIPPET_CHARS, make_web_search
+from tests.support.scripted_server import call, text
+from tests.support.search_server import BRAVE_KEY, LONG_SNIPPET, SLOW_S, TAVILY_KEY, SearchServer
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +30,9 @@ def configure(home, workspace, table: str, **flags):
 
 def run_search(config, workspace, query="context budgets"):
     tool = make_web_search(config.web_search)
-    return dispatch(ToolContext(workspace=workspace, home=config.home), {tool.name: tool}, tool.name, json.dumps({"query": query}))
+    return dispatch(
+        ToolContext(workspace=workspace, home=config.home), {tool.name: tool}, tool.name, json.dumps({"query": query})
+    )
 
 
 def test_searxng_gives_a_few_results_with_title_url_and_a_snippet_cut_with_a_note(search, isolated_home, workspace):
@@ -56,7 +57,9 @@ def test_markup_entities_and_control_characters_from_pages_never_reach_the_model
 
 def test_brave_sends_its_key_in_a_header_and_no_error_repeats_it(search, isolated_home, workspace, monkeypatch):
     monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
-    config = configure(isolated_home, workspace, f'backend = "brave"\nurl = "{search.url}/res/v1/web/search"\nmax_results = 3')
+    config = configure(
+        isolated_home, workspace, f'backend = "brave"\nurl = "{search.url}/res/v1/web/search"\nmax_results = 3'
+    )
     result = run_search(config, workspace, "tool caps")
     request = search.requests[-1]
     assert result.ok and "(brave): 3 results" in result.content and request["query"] == {"q": "tool caps", "count": "3"}
@@ -64,12 +67,18 @@ def test_brave_sends_its_key_in_a_header_and_no_error_repeats_it(search, isolate
     monkeypatch.setenv("BRAVE_API_KEY", "wrong-key-789")
     config = configure(isolated_home, workspace, f'backend = "brave"\nurl = "{search.url}/res/v1/web/search"')
     refused = run_search(config, workspace)
-    assert not refused.ok and "HTTP 401: the key was rejected" in refused.content and "wrong-key-789" not in refused.content
+    assert (
+        not refused.ok
+        and "HTTP 401: the key was rejected" in refused.content
+        and "wrong-key-789" not in refused.content
+    )
     assert "wrong-key-789" not in repr(config)
 
 
 def test_tavily_posts_the_query_with_the_key_from_the_table(search, isolated_home, workspace):
-    config = configure(isolated_home, workspace, f'backend = "tavily"\nurl = "{search.url}/tavily/search"\napi_key = "{TAVILY_KEY}"')
+    config = configure(
+        isolated_home, workspace, f'backend = "tavily"\nurl = "{search.url}/tavily/search"\napi_key = "{TAVILY_KEY}"'
+    )
     result = run_search(config, workspace, "prompt caching")
     request = search.requests[-1]
     assert result.ok and "(tavily): 5 results" in result.content
@@ -94,13 +103,16 @@ def test_a_slow_down_or_wrong_backend_is_a_clear_error(search, isolated_home, wo
     assert "the answer is over 2 MB" in run_search(huge, workspace).content
 
 
-@pytest.mark.parametrize("table, says", [
-    ('backend = "bing"', "backend must be one of searxng, brave, tavily"),
-    ('backend = "searxng"', "url must be an http(s) URL"),
-    ('backend = "brave"\napi_key_env = 7', "api_key_env must be the name of an environment variable"),
-    ('backend = "searxng"\nurl = "http://x"\nmax_results = 50', "max_results must be a whole number from 1 to 10"),
-    ('backend = "searxng"\nurl = "http://x"\nkey = "k"', "unknown key(s) key"),
-])
+@pytest.mark.parametrize(
+    "table, says",
+    [
+        ('backend = "bing"', "backend must be one of searxng, brave, tavily"),
+        ('backend = "searxng"', "url must be an http(s) URL"),
+        ('backend = "brave"\napi_key_env = 7', "api_key_env must be the name of an environment variable"),
+        ('backend = "searxng"\nurl = "http://x"\nmax_results = 50', "max_results must be a whole number from 1 to 10"),
+        ('backend = "searxng"\nurl = "http://x"\nkey = "k"', "unknown key(s) key"),
+    ],
+)
 def test_a_wrong_web_search_table_is_a_clear_config_error(table, says, isolated_home, workspace):
     with pytest.raises(ConfigError, match="web_search") as caught:
         configure(isolated_home, workspace, table)
@@ -108,7 +120,8 @@ def test_a_wrong_web_search_table_is_a_clear_config_error(table, says, isolated_
 
 
 def test_a_backend_whose_key_is_not_in_the_environment_is_left_out_with_a_warning_not_an_error(
-        server, isolated_home, workspace, monkeypatch):
+    server, isolated_home, workspace, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.delenv("BRAVE_API_KEY", raising=False)
     config = configure(isolated_home, workspace, 'backend = "brave"', base_url=server.url)
@@ -119,8 +132,12 @@ def test_a_backend_whose_key_is_not_in_the_environment_is_left_out_with_a_warnin
     assert "web_search" not in names and "read_file" in names
     assert any("web_search is off for this session" in s and "export BRAVE_API_KEY" in s for s in said), said
     monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
-    runtime = build_runtime(configure(isolated_home, workspace, 'backend = "brave"', base_url=server.url), None,
-                            lambda e: None, approve=None)
+    runtime = build_runtime(
+        configure(isolated_home, workspace, 'backend = "brave"', base_url=server.url),
+        None,
+        lambda e: None,
+        approve=None,
+    )
     assert "web_search" in [t["function"]["name"] for t in runtime.agent.tool_schemas()]
     runtime.close()
 
@@ -141,5 +158,7 @@ def test_web_search_is_offered_only_when_a_backend_is_configured(search, server,
     offered = [t["function"]["name"] for t in server.chat_requests()[0]["tools"]]
     assert offered == [*names[:-1], "web_search", "task"]  # before `task`, so a helper's list stays a prefix
     tool_message = server.chat_requests()[1]["messages"][-1]
-    assert result.final_text == "Found them." and tool_message["content"].startswith("web_search 'budget tables' (searxng)")
+    assert result.final_text == "Found them." and tool_message["content"].startswith(
+        "web_search 'budget tables' (searxng)"
+    )
     assert LONG_SNIPPET not in tool_message["content"]

@@ -1,14 +1,15 @@
 """Slash commands over a real runtime (real session, memory, prompt) and the scripted server."""
 
+import itertools
 import json
 
 import pytest
-from tests.support.scripted_server import call, is_summary_request, text
 
-from nanohermes.ui.commands import COMMANDS, run_slash_command
 from nanohermes.config import load_config
 from nanohermes.context.tokens import count_tokens
 from nanohermes.runtime import build_runtime
+from nanohermes.ui.commands import COMMANDS, run_slash_command
+from tests.support.scripted_server import call, is_summary_request, text
 
 
 class FakeRepl:
@@ -62,7 +63,16 @@ def test_context_draws_every_part_against_the_budget_and_what_the_last_request_h
     repl.runtime.agent.run_turn("read x")
     run_slash_command(repl, "/context")
     out = repl.out[-1]
-    for part in ("built-in rules", "memory block", "tool schemas", "user", "assistant", "tool results", "total", "120,000 chars"):
+    for part in (
+        "built-in rules",
+        "memory block",
+        "tool schemas",
+        "user",
+        "assistant",
+        "tool results",
+        "total",
+        "120,000 chars",
+    ):
         assert part in out
     assert any(line.startswith("[") and line.endswith("]") for line in out.splitlines())
     assert out.splitlines()[-1].startswith("last request: 2,000 tokens in (75 % cached);")
@@ -108,5 +118,5 @@ def test_system_message_and_tools_are_byte_identical_while_each_turn_keeps_its_o
     assert len({json.dumps([r["messages"][0], r["tools"]]) for r in requests}) == 1
     users = [m["content"] for m in requests[-1]["messages"] if m["role"] == "user"]
     assert "src/parse.py" in users[0] and "black" in users[1] and BLOCK_START not in users[2]
-    for earlier, later in zip(requests, requests[1:]):  # every request extends the one before
+    for earlier, later in itertools.pairwise(requests):  # every request extends the one before
         assert later["messages"][: len(earlier["messages"])] == earlier["messages"]

@@ -28,7 +28,7 @@ def test_an_applied_edit_shows_its_coloured_diff_also_under_yes(server, workspac
     screen = turn(term, "fix add")
     at = next(i for i, line in enumerate(screen) if "edit_file path=calc.py" in line)
     assert screen[at].startswith("✓ ") and "replaced 1 occurrence (line 2), +1 −1" in screen[at]
-    assert screen[at + 1:at + 3] == ["  --- a/calc.py", "  +++ b/calc.py"]
+    assert screen[at + 1 : at + 3] == ["  --- a/calc.py", "  +++ b/calc.py"]
     assert "  -    return a - b" in screen and "  +    return a + b" in screen
     assert "red" in term.colours_on_line("-    return a - b") and "green" in term.colours_on_line("+    return a + b")
     term.exit()
@@ -40,10 +40,15 @@ def test_undo_restores_the_file_repeatably_and_the_model_is_told(server, workspa
     term = Terminal(server, workspace, "--yes")
     turn(term, "fix and note")
     screen = command(term, "/undo", "more to undo")
-    assert any(line.startswith("↶ undid write_file on notes.md: removed the file it created · 1 more to undo") for line in screen)
+    assert any(
+        line.startswith("↶ undid write_file on notes.md: removed the file it created · 1 more to undo")
+        for line in screen
+    )
     assert not (workspace / "notes.md").exists()
     screen = command(term, "/undo", "more to undo")
-    assert any("undid edit_file on calc.py: restored the content from before it · 0 more to undo" in line for line in screen)
+    assert any(
+        "undid edit_file on calc.py: restored the content from before it · 0 more to undo" in line for line in screen
+    )
     assert (workspace / "calc.py").read_text() == CALC
     assert "nothing to undo" in "\n".join(command(term, "/undo", "nothing to undo"))
     server.add(text("noted"))

@@ -1,6 +1,6 @@
 """The keyboard while a turn runs, and approvals that fit, in a real pty."""
 
-from tests.support.scripted_server import Reply, call, text, prose
+from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
 
 
@@ -35,8 +35,10 @@ def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
 
 def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_approval(server, workspace):
     content = "hello world\n" * 8  # its arguments stream for about 3 s: time to type, even on a loaded machine
-    server.add(call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.15, chunk_size=6),
-               text("written"))
+    server.add(
+        call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.15, chunk_size=6),
+        text("written"),
+    )
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("write a.txt\r")
     term.wait_screen("Writing it now.")
@@ -54,8 +56,12 @@ def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_a
 
 
 def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(server, workspace):
-    server.add(call("run_command", {"command": "echo one"}), call("run_command", {"command": "echo two"}),
-               call("run_command", {"command": "ls"}), text("done"))
+    server.add(
+        call("run_command", {"command": "echo one"}),
+        call("run_command", {"command": "echo two"}),
+        call("run_command", {"command": "ls"}),
+        text("done"),
+    )
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("go\r")
     term.expect(r"\[a\]lways: run_command echo …")
@@ -73,7 +79,7 @@ def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(serv
     term.expect("answers cleared")
     term.ready()
     term.send("/permissions\r")
-    term.expect("no \"always\" answers")
+    term.expect('no "always" answers')
     term.ready()
     term.exit()
 

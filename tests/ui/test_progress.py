@@ -60,10 +60,18 @@ def test_compacting_context_is_shown_while_the_summariser_works(server, workspac
 
 
 def test_one_shot_output_has_no_progress_on_stdout_or_stderr(server, workspace):
-    server.add(call("run_command", {"command": "echo hi; sleep 0.5"}), Reply(content="The answer.", delay=0.3, chunk_size=4))
+    server.add(
+        call("run_command", {"command": "echo hi; sleep 0.5"}), Reply(content="The answer.", delay=0.3, chunk_size=4)
+    )
     env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-    proc = subprocess.run([BIN, "--base-url", server.url, "--yes", "-p", "go"], cwd=workspace, env=env,
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [BIN, "--base-url", server.url, "--yes", "-p", "go"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 0 and proc.stdout == "The answer.\n"
     assert "\x1b" not in proc.stderr and "waiting for the model" not in proc.stderr
     assert not re.search("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]", proc.stderr)
@@ -72,8 +80,14 @@ def test_one_shot_output_has_no_progress_on_stdout_or_stderr(server, workspace):
 def test_stream_json_carries_no_progress_events(server, workspace):
     server.add(call("run_command", {"command": "echo hi; sleep 0.6; echo there"}), text("done"))
     env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-    proc = subprocess.run([BIN, "--base-url", server.url, "--yes", "-p", "go", "--output-format", "stream-json"],
-                          cwd=workspace, env=env, capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [BIN, "--base-url", server.url, "--yes", "-p", "go", "--output-format", "stream-json"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     kinds = [json.loads(line)["type"] for line in proc.stdout.splitlines()]
     assert "tool_finished" in kinds
     assert not {"request_started", "tool_progress", "summary_started", "summary_finished"} & set(kinds)

@@ -4,6 +4,7 @@ import os
 import sys
 
 import pexpect
+
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
 
@@ -14,8 +15,15 @@ def spawn(server, workspace, *args):
     # No cursor-position request: pexpect does not answer it, and keys typed while
     # prompt_toolkit waits for the answer would be misread.
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(BIN, ["--base-url", server.url, *args], cwd=str(workspace), env=env,
-                          encoding="utf-8", timeout=20, dimensions=(40, 100))
+    child = pexpect.spawn(
+        BIN,
+        ["--base-url", server.url, *args],
+        cwd=str(workspace),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 100),
+    )
     ready(child)
     return child  # Enter is "\r" in a terminal; "\n" (Ctrl-J) inserts a newline
 

@@ -7,7 +7,7 @@ import re
 import pexpect
 
 from nanohermes.loop.subagents import HELPER_BRIEF
-from tests.support.scripted_server import Reply, call, text, prose
+from tests.support.scripted_server import Reply, call, prose, text
 from tests.tools.test_shell import dies_soon
 from tests.ui.test_repl import ready, spawn
 
@@ -26,8 +26,14 @@ def by_caller(server, parent: list, helper: list):
 
 def test_the_helpers_calls_show_nested_and_dimmed_and_ctrl_c_stops_it(server, workspace, isolated_home):
     (workspace / "notes.txt").write_text("the answer is 42\n")
-    by_caller(server, parent=[call("task", {"description": "read notes", "prompt": "what do the notes say?"}), text("fine")],
-              helper=[call("read_file", {"path": "notes.txt"}), Reply(content=prose(3_600, "thinking"), delay=0.05, chunk_size=5)])
+    by_caller(
+        server,
+        parent=[call("task", {"description": "read notes", "prompt": "what do the notes say?"}), text("fine")],
+        helper=[
+            call("read_file", {"path": "notes.txt"}),
+            Reply(content=prose(3_600, "thinking"), delay=0.05, chunk_size=5),
+        ],
+    )
     child = spawn(server, workspace, "--mode", "auto", "--session", "p")
     child.send("ask a helper\r")
     child.expect(DIM_NESTED)
@@ -44,7 +50,9 @@ def test_the_helpers_calls_show_nested_and_dimmed_and_ctrl_c_stops_it(server, wo
     child.expect(pexpect.EOF)
     parent = [json.loads(line) for line in (isolated_home / "sessions" / "p.jsonl").read_text().splitlines()]
     results = [e["message"]["content"] for e in parent if e["type"] == "message" and e["message"]["role"] == "tool"]
-    assert results == ["[interrupted by user: helper 'read notes' was stopped after 1 step; its transcript: session p.task1]"]
+    assert results == [
+        "[interrupted by user: helper 'read notes' was stopped after 1 step; its transcript: session p.task1]"
+    ]
 
 
 def test_tasks_lists_background_tasks_and_leaving_stops_them(server, workspace):

@@ -19,8 +19,9 @@ SHIFT_TAB = "\x1b[Z"
 def spawn(url: str, workspace, *args, banner: str | None = None):
     """Start the REPL; wait for `banner` (a regex) in what it prints first, then for the prompt."""
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "160", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(BIN, ["--base-url", url, *args], cwd=str(workspace), env=env,
-                          encoding="utf-8", timeout=20, dimensions=(40, 160))
+    child = pexpect.spawn(
+        BIN, ["--base-url", url, *args], cwd=str(workspace), env=env, encoding="utf-8", timeout=20, dimensions=(40, 160)
+    )
     if banner:
         child.expect(banner)
     ready(child)
@@ -81,7 +82,12 @@ def test_resume_picks_a_session_from_a_list_and_recaps_it(server, workspace, iso
 
 def test_continue_starts_the_repl_in_the_latest_session_with_a_recap(server, workspace, isolated_home):
     saved_session(isolated_home, workspace, "yesterday", "add a --verbose flag", "Added it in cli.py.")
-    child = spawn(server.url, workspace, "-c", banner=r"session yesterday \(resumed, 2 messages\)[\s\S]*last request: add a --verbose flag")
+    child = spawn(
+        server.url,
+        workspace,
+        "-c",
+        banner=r"session yesterday \(resumed, 2 messages\)[\s\S]*last request: add a --verbose flag",
+    )
     leave(child)
 
 

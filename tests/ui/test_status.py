@@ -2,10 +2,9 @@
 
 import re
 
-from tests.support.scripted_server import Reply, ScriptedServer, call, text, prose
-from tests.support.terminal import Terminal
-
 from nanohermes.ui.context_view import PARTS
+from tests.support.scripted_server import Reply, ScriptedServer, call, prose, text
+from tests.support.terminal import Terminal
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}
 
@@ -13,15 +12,20 @@ USAGE = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details"
 def test_after_a_turn_one_line_says_tokens_window_cache_time_and_session_totals(workspace):
     server = ScriptedServer(n_ctx=16_384)  # advertised like llama.cpp: the window is known
     try:
-        server.add(call("read_file", {"path": "a.txt"}, usage=USAGE), text("ok", usage=USAGE), text("again", usage=USAGE))
+        server.add(
+            call("read_file", {"path": "a.txt"}, usage=USAGE), text("ok", usage=USAGE), text("again", usage=USAGE)
+        )
         (workspace / "a.txt").write_text("x\n")
         term = Terminal(server, workspace, "--yes")
         term.send("read a\r")
         term.expect("session ")
         term.ready()
         line = next(line for line in term.display() if "session " in line and " in · " in line)
-        assert re.fullmatch(r"2,000 in · 20 out · 2 requests · 6% of 16k window · 80% cached · "
-                            r"\d+\.\ds · session 2,000 in / 20 out", line), line
+        assert re.fullmatch(
+            r"2,000 in · 20 out · 2 requests · 6% of 16k window · 80% cached · "
+            r"\d+\.\ds · session 2,000 in / 20 out",
+            line,
+        ), line
         term.send("more\r")
         term.expect("session 3,000 in / 30 out")
         term.ready()
@@ -65,7 +69,7 @@ def _check_context_screen(term: Terminal, cols: int) -> None:
     screen = term.display()
     header = next((i for i, line in enumerate(screen) if line.startswith("   part") and "tokens" in line), None)
     assert header is not None, "\n".join(screen)
-    rows = screen[header + 1:header + 1 + len(PARTS)]
+    rows = screen[header + 1 : header + 1 + len(PARTS)]
     assert [row[3:].split("  ")[0] for row in rows] == list(PARTS)  # a row for every part, memory included, in order
     assert all(row.startswith("██ ") and len(row) <= cols for row in rows)
     assert int(rows[3].split()[3].replace(",", "")) > 0  # the memory block holds the entry

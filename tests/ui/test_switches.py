@@ -68,7 +68,9 @@ def test_mode_switch_changes_only_the_mode_line_and_plan_modes_tools(repl, serve
     auto1, plan, auto2 = server.chat_requests()
     systems = [r["messages"][0]["content"] for r in (auto1, plan, auto2)]
     assert "Mode: auto." in systems[0] and "Mode: plan." in systems[1] and systems[2] == systems[0]
-    assert [l for l in systems[1].splitlines() if not l.startswith("Mode:")] == [l for l in systems[0].splitlines() if not l.startswith("Mode:")]
+    assert [line for line in systems[1].splitlines() if not line.startswith("Mode:")] == [
+        line for line in systems[0].splitlines() if not line.startswith("Mode:")
+    ]
     assert "write_file" in offered(auto1) and "write_file" not in offered(plan) and offered(auto2) == offered(auto1)
 
 
@@ -85,7 +87,7 @@ def test_a_tool_blocked_by_plan_mode_says_so_instead_of_unknown_tool(repl, serve
     run_slash_command(repl, "/mode plan")
     server.add(call("write_file", {"path": "plan.txt", "content": "x"}), text("I will propose it instead."))
     repl.runtime.agent.run_turn("write plan.txt")
-    result = [m for m in server.chat_requests()[1]["messages"] if m["role"] == "tool"][0]["content"]
+    result = next(m for m in server.chat_requests()[1]["messages"] if m["role"] == "tool")["content"]
     assert result.startswith("blocked in plan mode: write_file can change files or run commands")
     assert "unknown tool" not in result and not (workspace / "plan.txt").exists()
 

@@ -31,8 +31,10 @@ def test_a_failing_command_shows_a_cross_its_exit_status_and_output_tail(server,
     assert line.startswith("✗ ") and "· exit 1 ·" in line
     at = screen.index(line)
     assert screen[at + 1] == "  … 27 more lines"
-    assert screen[at + 5:at + 7] == ["  │ FAILED tests/test_calc.py::test_parse - AssertionError: assert 1 == 2",
-                                     "  │ 1 failed, 30 passed in 0.12s"]
+    assert screen[at + 5 : at + 7] == [
+        "  │ FAILED tests/test_calc.py::test_parse - AssertionError: assert 1 == 2",
+        "  │ 1 failed, 30 passed in 0.12s",
+    ]
     term.exit()
 
 
@@ -42,7 +44,7 @@ def test_a_passing_command_shows_a_check_and_its_verdict(server, workspace):
     screen = run_turn(term, "build")
     at = next(i for i, line in enumerate(screen) if "run_command command=echo building" in line)
     assert screen[at].startswith("✓ ") and "· exit 0 ·" in screen[at]
-    assert screen[at + 1:at + 3] == ["  │ building", "  │ 5 passed"]
+    assert screen[at + 1 : at + 3] == ["  │ building", "  │ 5 passed"]
     term.exit()
 
 
@@ -58,8 +60,15 @@ def test_a_timed_out_command_says_it_was_killed(server, workspace):
 def test_reads_greps_and_globs_say_what_they_found(server, workspace):
     (workspace / "app.py").write_text("def main():\n    pass\n\n\ndef helper():\n    pass\n")
     (workspace / "lib.py").write_text("def main_lib():\n    pass\n")
-    server.add(calls(("read_file", {"path": "app.py", "offset": 2, "limit": 3}), ("grep", {"pattern": "def main"}),
-                     ("glob", {"pattern": "*.py"}), ("read_file", {"path": "nope.py"})), text("seen"))
+    server.add(
+        calls(
+            ("read_file", {"path": "app.py", "offset": 2, "limit": 3}),
+            ("grep", {"pattern": "def main"}),
+            ("glob", {"pattern": "*.py"}),
+            ("read_file", {"path": "nope.py"}),
+        ),
+        text("seen"),
+    )
     term = Terminal(server, workspace, "--yes")
     screen = "\n".join(run_turn(term, "look"))
     assert "✓ read_file path=app.py offset=2 limit=3 · lines 2–6 of 6 · " in screen
@@ -79,7 +88,9 @@ def test_a_declined_action_is_shown_once_with_the_reason(server, workspace):
     term.ready()
     screen = term.display()
     assert sum("rm -rf build" in line for line in screen) == 2  # the question and the outcome, no echo before
-    assert any(line.startswith("✗ run_command command=rm -rf build · declined: run make clean instead") for line in screen)
+    assert any(
+        line.startswith("✗ run_command command=rm -rf build · declined: run make clean instead") for line in screen
+    )
     assert not any("wants to run" in line for line in screen)
     term.exit()
 
@@ -99,6 +110,12 @@ def test_a_command_stopped_by_ctrl_c_says_interrupted_and_after_how_long(server,
 
 def test_one_shot_progress_marks_a_failing_command_with_a_cross_and_its_status(server, workspace):
     server.add(call("run_command", {"command": "echo broken; exit 2"}), text("It fails."))
-    proc = subprocess.run([BIN, "--base-url", server.url, "--yes", "-p", "run it"], cwd=workspace,
-                          env={**os.environ, "OPENAI_API_KEY": "sk-test"}, capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [BIN, "--base-url", server.url, "--yes", "-p", "run it"],
+        cwd=workspace,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert "  ✗ $ echo broken; exit 2 · exit 2" in proc.stderr.splitlines()

@@ -14,14 +14,17 @@ from nanohermes.ui.toolview import output_tail, plain, result_line
 from nanohermes.ui.usage_view import SessionTotals, turn_line
 
 
-@pytest.mark.parametrize("text, stable", [
-    ("para one\n\npara two", "para one\n\n"),
-    ("para one\nstill one\n", ""),
-    ("1. item\n\n   continued\n\n2. next", "1. item\n\n   continued\n\n"),
-    ("```\ncode\n\nmore code\n", ""),  # a blank line inside an open fence ends nothing
-    ("```\ncode\n```\nafter", "```\ncode\n```\n"),
-    ("~~~~\n```\nstill code\n~~~~\n\nx", "~~~~\n```\nstill code\n~~~~\n\n"),
-])
+@pytest.mark.parametrize(
+    "text, stable",
+    [
+        ("para one\n\npara two", "para one\n\n"),
+        ("para one\nstill one\n", ""),
+        ("1. item\n\n   continued\n\n2. next", "1. item\n\n   continued\n\n"),
+        ("```\ncode\n\nmore code\n", ""),  # a blank line inside an open fence ends nothing
+        ("```\ncode\n```\nafter", "```\ncode\n```\n"),
+        ("~~~~\n```\nstill code\n~~~~\n\nx", "~~~~\n```\nstill code\n~~~~\n\n"),
+    ],
+)
 def test_only_complete_blocks_are_stable(text, stable):
     assert text[: stable_end(text)] == stable
 
@@ -37,7 +40,14 @@ def finished(ok=True, **facts):
 def test_a_non_zero_exit_is_a_cross_with_the_status_and_the_tail_collapsed():
     event = finished(exit_code=1, tail="a\nb\nc\nd\n1 failed", output_lines=40)
     assert plain(result_line(event, '{"command": "pytest -q"}')) == "✗ run_command command=pytest -q · exit 1 · 1.2s"
-    assert [plain(line) for line in output_tail(event)] == ["  … 35 more lines", "  │ a", "  │ b", "  │ c", "  │ d", "  │ 1 failed"]
+    assert [plain(line) for line in output_tail(event)] == [
+        "  … 35 more lines",
+        "  │ a",
+        "  │ b",
+        "  │ c",
+        "  │ d",
+        "  │ 1 failed",
+    ]
 
 
 def test_a_killed_command_says_by_which_signal():
@@ -49,11 +59,17 @@ def test_tool_output_in_a_tail_is_neutralised():
     assert plain(output_tail(event)[0]) == "  │ ␛]0;title␇done"
 
 
-@pytest.mark.parametrize("typed, decision", [
-    ("y", Decision("yes")), ("A", Decision("always")), ("no", Decision("no")),
-    ("n: use make clean", Decision("no", "use make clean")), ("use make clean instead", Decision("no", "use make clean instead")),
-    ("   ", None),
-])
+@pytest.mark.parametrize(
+    "typed, decision",
+    [
+        ("y", Decision("yes")),
+        ("A", Decision("always")),
+        ("no", Decision("no")),
+        ("n: use make clean", Decision("no", "use make clean")),
+        ("use make clean instead", Decision("no", "use make clean instead")),
+        ("   ", None),
+    ],
+)
 def test_answers_to_an_approval_question(typed, decision):
     assert parse_answer(typed) == decision
 
@@ -67,18 +83,24 @@ def test_the_status_line_without_a_known_window_says_the_budget_share():
 
 
 def test_the_status_line_says_when_the_server_reported_no_usage():
-    line = turn_line(ev.Usage(0, 0, 2, reported=False), window=None, budget_share=None, seconds=1, totals=SessionTotals())
+    line = turn_line(
+        ev.Usage(0, 0, 2, reported=False), window=None, budget_share=None, seconds=1, totals=SessionTotals()
+    )
     assert line.startswith("2 requests · the server reported no token usage · 1.0s")
-    some = turn_line(ev.Usage(900, 40, 3, unreported=1), window=None, budget_share=None, seconds=1, totals=SessionTotals())
+    some = turn_line(
+        ev.Usage(900, 40, 3, unreported=1), window=None, budget_share=None, seconds=1, totals=SessionTotals()
+    )
     assert some.startswith("900 in · 40 out · 3 requests · 1 without a usage report · 1.0s")
 
 
 def test_context_rows_fit_60_columns_and_name_every_part():
     parts = {name: 1_000 * (i + 1) for i, name in enumerate(PARTS)}
     tokens = {name: chars // 3 for name, chars in parts.items()}
-    lines = [plain(line) for line in render_context(parts, tokens, 40_000, "the 40,000-token window", width=60, colour=False)]
+    lines = [
+        plain(line) for line in render_context(parts, tokens, 40_000, "the 40,000-token window", width=60, colour=False)
+    ]
     assert all(len(line) <= 60 for line in lines)
-    assert [line[3:].split("  ")[0] for line in lines[1:1 + len(PARTS)]] == list(PARTS)
+    assert [line[3:].split("  ")[0] for line in lines[1 : 1 + len(PARTS)]] == list(PARTS)
     assert lines[1].startswith("RR built-in rules") and lines[-1].startswith("[RG")
 
 
@@ -86,7 +108,9 @@ def test_version_imports_neither_rich_nor_prompt_toolkit():
     import subprocess
     import sys
 
-    code = ("import sys; sys.argv=['nanohermes','--version']\nfrom nanohermes.cli import main\ntry: main()\n"
-            "except SystemExit: pass\nprint(sorted(m for m in ('rich', 'prompt_toolkit', 'pyte') if m in sys.modules))")
+    code = (
+        "import sys; sys.argv=['nanohermes','--version']\nfrom nanohermes.cli import main\ntry: main()\n"
+        "except SystemExit: pass\nprint(sorted(m for m in ('rich', 'prompt_toolkit', 'pyte') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split("\n")
     assert out[:2] == ["nanohermes 0.1.0", "[]"]
