@@ -106,6 +106,16 @@ def describe_call(call: ToolCall, max_chars: int | None = None) -> str:
     return text if max_chars is None or len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+def action_title(tool_name: str, args: dict) -> str:
+    """`Run a command`, `Edit src/x.py`: what the user is asked to allow (a terminal shows it
+    neutralized, ui/escape.py)."""
+    path = str(args.get("path", ""))
+    titles = {"run_command": "Run a command", "edit_file": f"Edit {path}", "write_file": f"Write {path}"}
+    if tool_name == "mcp":
+        return f"Call MCP tool {args.get('name', '')}"
+    return titles.get(tool_name, f"Allow {tool_name}")
+
+
 def last_line(content: str) -> str:
     for line in reversed(content.splitlines()):
         if line.strip():

@@ -211,23 +211,13 @@ def _start_lines(runtime) -> tuple[dict, list[str]]:
 
 def _outcome(result) -> tuple[int, str | None, str | None]:
     """(exit code, stop reason, what to say) for a one-shot run's result."""
-    from nanohermes import events as ev
-    from nanohermes.ui.plain import stop_message
+    from nanohermes.events import StopCode
+    from nanohermes.stops import stop_message
 
-    if result.stop_code == ev.STOP_INTERRUPTED:
-        return EXIT_INTERRUPTED, result.stop_code, "interrupted"
-    if result.stop_code:
-        return EXIT_UNFINISHED, result.stop_code, stop_message(result)
-    if result.cannot_ask:
-        tools = ", ".join(dict.fromkeys(result.cannot_ask))
-        return (
-            EXIT_UNFINISHED,
-            ev.STOP_NEEDS_APPROVAL,
-            (
-                f"unfinished: {tools} needed the user's approval, which a -p run cannot ask for, so it was not run. "
-                f"{CANNOT_ASK_HINT}"
-            ),
-        )
+    if result.stop_code == StopCode.INTERRUPTED:
+        return EXIT_INTERRUPTED, result.stop_code, stop_message(result)
+    if result.stop_code or result.cannot_ask:
+        return EXIT_UNFINISHED, result.stop_code or StopCode.NEEDS_APPROVAL, stop_message(result, CANNOT_ASK_HINT)
     return EXIT_OK, None, None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from nanohermes.calls import NO_FACTS, ResultFacts
 
@@ -104,14 +105,18 @@ class SubagentEvent:
     event: object
 
 
-# Why a turn stopped before the model answered (TurnResult.stop_code); the front ends word them.
-STOP_MAX_STEPS = "max_steps"  # stop_detail: {"steps": n, "max_steps": n}
-STOP_REPEATING = "repeating"  # the model kept making the same call
-STOP_CUT_CALLS = "cut_tool_calls"  # replies kept hitting max_tokens inside a tool call
-STOP_INTERRUPTED = "interrupted"  # Ctrl-C
-# Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because
-# nothing could ask for approval (-p without --yes); -p reports the run as unfinished.
-STOP_NEEDS_APPROVAL = "needs_approval"
+class StopCode(StrEnum):
+    """Why a turn stopped before the model answered (TurnResult.stop_code); stops.py words them."""
+
+    MAX_STEPS = "max_steps"  # stop_detail: {"steps": n, "max_steps": n}
+    REPEATING = "repeating"  # the model kept making the same call
+    CUT_CALLS = "cut_tool_calls"  # replies kept hitting max_tokens inside a tool call
+    INTERRUPTED = "interrupted"  # Ctrl-C
+    # Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because
+    # nothing could ask for approval (-p without --yes); -p reports the run as unfinished.
+    NEEDS_APPROVAL = "needs_approval"
+
+
 # A stopped turn's answer from its last request (tools off) starts so: the best from what was found.
 PARTIAL_MARK = "[partial answer: the run stopped early] "
 
@@ -122,6 +127,6 @@ class TurnResult:
     steps: int
     usage: Usage | None = None
     stopped_reason: str | None = None  # None = the model answered; "limit" or "interrupted"
-    stop_code: str | None = None  # one of the STOP_* codes
+    stop_code: StopCode | None = None
     stop_detail: dict = field(default_factory=dict)
     cannot_ask: list[str] = field(default_factory=list)  # tools refused: they needed a yes nothing could give

@@ -41,7 +41,7 @@ from nanohermes.crash import report_crash
 from nanohermes.errors import NanoHermesError
 
 INTERNAL_ERROR = -32603  # JSON-RPC: the request was fine, carrying it out failed
-STOP_REASONS = {None: "end_turn", ev.STOP_INTERRUPTED: "cancelled", ev.STOP_MAX_STEPS: "max_turn_requests"}
+STOP_REASONS = {None: "end_turn", ev.StopCode.INTERRUPTED: "cancelled", ev.StopCode.MAX_STEPS: "max_turn_requests"}
 LISTED_SESSIONS = 100  # the most recent ones; older ones load by name
 _SERVER_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -144,8 +144,8 @@ class NanoHermesAgent:
     def _stop_reason(self, session: AcpSession, result: ev.TurnResult | None) -> str:
         if result is None:
             return "cancelled"
-        if result.stop_code in (ev.STOP_REPEATING, ev.STOP_CUT_CALLS):
-            from nanohermes.ui.plain import stop_message
+        if result.stop_code in (ev.StopCode.REPEATING, ev.StopCode.CUT_CALLS):
+            from nanohermes.stops import stop_message
 
             session.outbox.put_nowait(("update", updates.text_delta(f"\n\n{stop_message(result)}")))
         return STOP_REASONS.get(result.stop_code, "end_turn")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from nanohermes.calls import action_title
 from nanohermes.loop.approvals import Decision
 from nanohermes.loop.grants import Grant
 from nanohermes.ui.escape import neutralize
@@ -16,20 +17,6 @@ SCOPE_CHARS = 60  # the question stays one line in an 100-column terminal
 PREVIEW_LINES = 400  # the tools cap their previews (with a note); this only bounds a tool that does not
 ANSWERS = {"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no"}
 NO_PREFIX = re.compile(r"^(no?)\b\s*[:,.\-–—]?\s*", re.IGNORECASE)
-
-
-def action_title(tool_name: str, args: dict) -> str:
-    """`Run a command`, `Edit src/x.py`: what the user is asked to allow."""
-    path = neutralize(str(args.get("path", "")))
-    if tool_name == "run_command":
-        return "Run a command"
-    if tool_name == "edit_file":
-        return f"Edit {path}"
-    if tool_name == "write_file":
-        return f"Write {path}"
-    if tool_name == "mcp":
-        return f"Call MCP tool {neutralize(str(args.get('name', '')))}"
-    return f"Allow {tool_name}"
 
 
 def preview_lines(tool_name: str, preview: str) -> list[Line]:
@@ -65,7 +52,12 @@ def ask(say_lines, tool_name: str, args: dict, preview: str, scope: Grant) -> De
     from prompt_toolkit import prompt  # no history: answers are not commands
     from prompt_toolkit.key_binding import KeyBindings
 
-    say_lines([[("● ", "yellow"), (action_title(tool_name, args), "bold yellow")], *preview_lines(tool_name, preview)])
+    say_lines(
+        [
+            [("● ", "yellow"), (neutralize(action_title(tool_name, args)), "bold yellow")],
+            *preview_lines(tool_name, preview),
+        ]
+    )
     keys = KeyBindings()
 
     @keys.add("escape", eager=True)

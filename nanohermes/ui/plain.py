@@ -35,24 +35,6 @@ def nested_line(event: ev.SubagentEvent) -> str | None:
     return None
 
 
-def stop_message(result: ev.TurnResult) -> str:
-    """Why a turn stopped before the model answered, in the words of the command line."""
-    detail = result.stop_detail
-    if result.stop_code == ev.STOP_MAX_STEPS:
-        steps, limit = detail.get("steps"), detail.get("max_steps")
-        return f"Stopped after {steps} steps (--max-steps {limit}); the task may be unfinished."
-    if result.stop_code == ev.STOP_REPEATING:
-        return "Stopped: the model kept repeating the same tool call with the same arguments."
-    if result.stop_code == ev.STOP_CUT_CALLS:
-        return (
-            "The model's replies keep hitting max_tokens in the middle of a tool call; stopped. "
-            "Raise max_tokens or ask for smaller steps."
-        )
-    if result.stop_code == ev.STOP_INTERRUPTED:
-        return "interrupted"
-    return result.final_text
-
-
 def usage_line(usage: ev.Usage) -> str:
     """`tokens this turn: 12,400 in (91 % cached), 310 out (3 requests)`; the cached share only
     when the provider reports it."""

@@ -99,7 +99,7 @@ class TextOutput(PlainRenderer):
             self._say(line)
 
     def finished(self, result: dict) -> None:
-        if result["stop_reason"] in (None, ev.STOP_NEEDS_APPROVAL) or self._shown:
+        if result["stop_reason"] in (None, ev.StopCode.NEEDS_APPROVAL) or self._shown:
             self._write("\n")  # the answer's line ends, as print() ended it before streaming
 
     def failed(self, error: dict) -> None:
@@ -175,7 +175,7 @@ def result_dict(
         usage = {"cached_tokens": None, **asdict(result.usage)}  # cached_tokens: null unless the server says
     return {
         "type": "result",
-        "answer": "" if result.stop_code == ev.STOP_INTERRUPTED else result.final_text,
+        "answer": "" if result.stop_code == ev.StopCode.INTERRUPTED else result.final_text,
         "finished": stop_reason is None,
         "stop_reason": stop_reason,
         "message": message,

@@ -5,13 +5,12 @@ import json
 
 import pytest
 
-from nanohermes.calls import ToolCall, describe_result
+from nanohermes.calls import ToolCall, action_title, describe_result
 from nanohermes.config import load_config
 from nanohermes.loop.approvals import Decision
 from nanohermes.mcp.hub import NOT_STARTED, RUNNING
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.runtime import build_runtime
-from nanohermes.ui.approval import action_title
 from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.scripted_server import call, text
 
