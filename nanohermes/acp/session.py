@@ -17,9 +17,9 @@ from acp.schema import PermissionOption, SessionMode, SessionModeState, ToolCall
 
 from nanohermes import events as ev
 from nanohermes.acp import updates
+from nanohermes.calls import action_title
 from nanohermes.config import MODES
 from nanohermes.loop.approvals import Decision
-from nanohermes.ui.approval import action_title
 
 log = logging.getLogger("nanohermes.acp")
 
@@ -150,7 +150,7 @@ class AcpSession:
             self._send(updates.tool_progress(event))
         elif isinstance(event, ev.ToolFinished):
             self._open_calls.pop(event.call_id, None)
-            output = self.runtime.agent.ctx.outputs.get(event.call_id)
+            output = self.runtime.agent.full_output(event.call_id)
             self._send(updates.tool_finished(event, output, updates.applied_diff(self.runtime.checkpoints, event)))
         elif isinstance(event, ev.Notice):
             self._send(updates.thought(f"[{event.level}] {event.text}\n"))

@@ -29,6 +29,7 @@ from acp.schema import ToolCallLocation
 
 from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS, ToolCall, describe_call, one_line, parse_tool_call
+from nanohermes.synthetic import is_users
 
 TITLE_CHARS = 120  # one line in an editor's tool call card
 OUTPUT_CHARS = 8_000  # what a card shows of a result; the model's own copy is capped by the clamp
@@ -122,6 +123,8 @@ def history(messages: list[dict], workspace: Path) -> list:
     updates, names = [], {}
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
+        if not is_users(message) and role == "user":  # the loop's note to the model, not the user's words
+            continue
         if role == "user" and isinstance(content, str):
             updates.append(update_user_message_text(content))
         elif role == "system":  # a compaction's summary: reference for the model, context for the user

@@ -17,6 +17,8 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from nanohermes.synthetic import is_users, untagged
+
 # The high-water mark in chars when the model's window is unknown, and never more for any
 # window: ~30-40k tokens of English and code. Past that, even cached tokens cost money and
 # time on every request, and a server without a cache pays for all of them.
@@ -149,7 +151,7 @@ def message_size(message: dict) -> int:
     ~1 token, so the budget would fire far too early for Chinese users. The opposite blind
     spot (a CJK char is ~1 token, not 1/4) is covered by the token trigger (tokens.py).
     """
-    return len(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+    return len(json.dumps(untagged(message), ensure_ascii=False, separators=(",", ":")))
 
 
 class SizeCache:
@@ -191,13 +193,16 @@ def total_size(messages: Iterable[dict]) -> int:
 
 
 def size_by_kind(messages: list[dict]) -> dict[str, int]:
-    """Chars per kind of content (for /context): system, summary, user, assistant, tool_calls, tool."""
+    """Chars per kind of content (for /context): system, summary, user, notes (what the loop told
+    the model in the user role, synthetic.py), assistant, tool_calls, tool."""
     from nanohermes.context.summary import is_summary_message
 
-    kinds = dict.fromkeys(("system", "summary", "user", "assistant", "tool_calls", "tool"), 0)
+    kinds = dict.fromkeys(("system", "summary", "user", "notes", "assistant", "tool_calls", "tool"), 0)
     for m in messages:
         role = m.get("role")
-        if is_summary_message(m):
+        if role == "user" and not is_users(m):
+            kinds["notes"] += message_size(m)
+        elif is_summary_message(m):
             kinds["summary"] += message_size(m)
         elif role == "system":
             kinds["system"] += message_size(m)

@@ -10,6 +10,7 @@ and the previous summary (so a failure does not also lose older history).
 from __future__ import annotations
 
 from nanohermes.calls import describe_call, files_read, files_touched, one_line, parse_tool_call
+from nanohermes.synthetic import is_users
 from nanohermes.text import head_tail_text, strip_thinking
 
 # The digest replaces a 300-word summary: keep it in the same few-thousand-char range.
@@ -60,7 +61,7 @@ def without_ledger(summary: str) -> str:
 
 
 def _user_requests(messages: list[dict]) -> list[str]:
-    texts = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    texts = [m["content"] for m in messages if is_users(m) and isinstance(m.get("content"), str)]
     texts = [t for t in texts if t.strip()]
     chosen = texts if len(texts) <= USER_REQUESTS_SHOWN else [texts[0], *texts[-(USER_REQUESTS_SHOWN - 1) :]]
     return [f"- {one_line(t, USER_REQUEST_CHARS)}" for t in chosen]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, describe_result, parse_tool_call, tool_calls_by_id
 from nanohermes.context.placeholders import shrink_arguments
+from nanohermes.synthetic import is_users
 from nanohermes.text import head_tail_text, strip_thinking
 
 # Tool results up to this size are shown whole: short outputs ("edited x.py: 1 replacement",
@@ -24,7 +25,7 @@ ARGUMENT_VALUE_MAX_CHARS = 200
 
 
 def _render_message(message: dict, calls: dict, facts: Mapping[str, ResultFacts]) -> list[str]:
-    role = str(message.get("role") or "?")
+    role = str(message.get("role") or "?") if is_users(message) or message.get("role") != "user" else "NanoHermes"
     content = message.get("content")
     text = content if isinstance(content, str) else ""
     if role == "tool":

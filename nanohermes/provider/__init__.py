@@ -13,6 +13,7 @@ from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderErr
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
 from nanohermes.provider.stream import AssistantTurn, NotTheAPI, StreamCut, assemble_stream, describe_body, text_of
 from nanohermes.provider.watch import ReplyWatch
+from nanohermes.synthetic import untagged
 
 __all__ = ["RETRY_POLICY", "AssistantTurn", "NotTheAPI", "Provider", "StreamCut", "assemble_stream", "classify"]
 
@@ -127,7 +128,7 @@ class Provider:
         def request():
             kwargs = dict(
                 model=model or self.config.model,
-                messages=self._marked(messages),
+                messages=self._wire(messages),
                 stream=True,
                 stream_options={"include_usage": True},
                 max_tokens=max_tokens,
@@ -144,11 +145,12 @@ class Provider:
 
         return self._with_retries(request, retries, on_restart=on_restart)
 
-    def _marked(self, messages: list[dict]) -> list[dict]:
-        """With `cache_breakpoints` (Anthropic models through OpenRouter or LiteLLM, which cache
-        only at marked content parts): the system message and the latest message become
-        content parts marked `cache_control`, so the stable prefix and everything up to the
-        newest message are cached. The working set itself is never changed."""
+    def _wire(self, messages: list[dict]) -> list[dict]:
+        """The messages as the API takes them. With `cache_breakpoints` (Anthropic models through
+        OpenRouter or LiteLLM, which cache only at marked content parts): the system message and
+        the latest message become content parts marked `cache_control`, so the stable prefix and
+        everything up to the newest message are cached. The working set itself is never changed."""
+        messages = [untagged(m) for m in messages]  # the loop's own tags are not the API's (synthetic.py)
         if not self.config.cache_breakpoints or not messages:
             return messages
         marked = list(messages)

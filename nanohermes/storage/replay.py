@@ -20,6 +20,7 @@ from typing import BinaryIO
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import SessionError
 from nanohermes.storage.memory import attach_block
+from nanohermes.synthetic import tagged
 
 ROLES = ("user", "assistant", "tool", "system")
 TITLE_MAX_CHARS = 200  # stored; listings cut it to their column
@@ -148,6 +149,7 @@ def _apply_message(state: SessionState, event: dict, where: StoredOutput) -> Non
         state.title = title_of(message.get("content") or "")
     if event.get("memory"):
         message = {**message, "content": attach_block(str(message.get("content") or ""), str(event["memory"]))}
+    message = tagged(message, event.get("synthetic") and str(event["synthetic"]))
     state.messages.append(message)
     state.total_messages += 1
     if message["role"] == "tool":  # what recall returns unless a fuller output follows

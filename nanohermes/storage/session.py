@@ -6,10 +6,12 @@ Events (one JSON object per line):
                                                   helper agent's session names its parent's
   {"type": "title", "title": ...}                 the first request (whitespace collapsed, cut), written
                                                   just before it, so listing reads it from the head
-  {"type": "message", "message": {...}, "facts": {...}, "memory": "..."}
+  {"type": "message", "message": {...}, "facts": {...}, "memory": "...", "synthetic": "..."}
                                                   every non-system message, in full; a tool
-                                                  result's facts (exit code, path, …) and the
-                                                  memory block sent with a user message beside it
+                                                  result's facts (exit code, path, …), the
+                                                  memory block sent with a user message, and
+                                                  the kind of a message the loop wrote for the
+                                                  model (synthetic.py) beside it
   {"type": "tool_output", "id": ..., "full": ...}   a tool's whole output when the model saw less
   {"type": "compaction", "messages": [3, 4, {...}, 9, ...], "compaction": {...}}
                                                   the working set after a compaction (system
@@ -39,6 +41,7 @@ from pathlib import Path
 from nanohermes.errors import SessionError
 from nanohermes.storage.locking import FileLock, LockTimeout
 from nanohermes.storage.replay import TITLE_MAX_CHARS, SessionState, encode_working_set, replay, title_of
+from nanohermes.synthetic import synthetic_kind, untagged
 from nanohermes.text import valid_unicode_in
 
 __all__ = [
@@ -197,7 +200,9 @@ class Session:
             self.state.title = title_of(message.get("content") or "")
             self.append({"type": "title", "title": self.state.title})
         self.state.total_messages += 1
-        event = {"type": "message", "message": message}
+        event = {"type": "message", "message": untagged(message)}
+        if kind := synthetic_kind(message):
+            event["synthetic"] = kind
         if facts:
             event["facts"] = facts
         if memory:

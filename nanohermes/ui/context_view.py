@@ -19,6 +19,7 @@ PARTS = {
     "tool schemas": ("bright_black", "T"),
     "summary": ("bright_magenta", "S"),
     "user": ("green", "U"),
+    "loop notes": ("bright_yellow", "N"),  # what the loop told the model (a nudge), in the user role
     "assistant": ("bright_blue", "A"),
     "tool calls": ("bright_cyan", "C"),
     "tool results": ("red", "O"),
@@ -43,6 +44,7 @@ def context_parts(system_sections: dict[str, int], messages: list[dict], tool_sc
             "memory block": memory,
             "summary": kinds["summary"],
             "user": kinds["user"] - memory,
+            "loop notes": kinds["notes"],
             "assistant": kinds["assistant"],
             "tool calls": kinds["tool_calls"],
             "tool results": kinds["tool"],

@@ -8,11 +8,11 @@ import shlex
 from pathlib import Path
 
 from nanohermes.context.summary import is_summary_message, summary_text
+from nanohermes.synthetic import is_users
 from nanohermes.ui.session_list import cut, short_path
 
 RECAP_CHARS = 100  # one terminal line per item
 _GOAL = re.compile(r"^\W*Goal:?\W*\s*(.*?)(?=^\W*[A-Z][A-Za-z ]{2,40}:|\Z)", re.MULTILINE | re.DOTALL)
-_SYNTHETIC = "[Your last reply was cut off"  # the loop's own request to shorten a cut tool call, not the user's
 
 
 def summary_goal(messages: list[dict]) -> str:
@@ -29,7 +29,7 @@ def last_exchange(messages: list[dict]) -> tuple[str, str]:
     request, answer = "", ""
     for message in messages:
         content = message.get("content") if isinstance(message.get("content"), str) else ""
-        if message.get("role") == "user" and not content.startswith(_SYNTHETIC):
+        if is_users(message):
             request, answer = content, ""
         elif message.get("role") == "assistant" and content.strip():
             answer = content
