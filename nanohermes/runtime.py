@@ -1,4 +1,5 @@
-"""Wiring: build an Agent from configuration. The only module that knows every part."""
+"""Wiring: build an Agent, and what the front ends hold, from configuration. The only module that
+knows every part; it builds them and connects them, and decides nothing."""
 
 from __future__ import annotations
 
@@ -8,79 +9,18 @@ from dataclasses import dataclass, replace
 from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
-from nanohermes.loop.subagents import Subagents
-from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
-from nanohermes.prompt.skills import Skills, discover_skills
+from nanohermes.prompt.skills import discover_skills
+from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.redact import Redactor
 from nanohermes.storage.checkpoints import Checkpoints
-from nanohermes.storage.memory import MemoryStore, render_block
+from nanohermes.storage.memory import MemoryStore
 from nanohermes.storage.session import Session
-from nanohermes.text import valid_unicode
-from nanohermes.tools import Tool, ToolContext
+from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
+from nanohermes.tools.builtin import all_tools
 from nanohermes.tools.configured import ConfiguredTools, configured_tools
 from nanohermes.tools.outputs import OutputStore
-
-
-def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
-    """The built-in tools, then those config.toml adds (web_search, mcp), then `task`."""
-    from nanohermes.tools.builtin import BUILTIN_TOOLS
-    from nanohermes.tools.delegate import task
-    from nanohermes.tools.knowledge import remember, skill
-    from nanohermes.tools.recall import recall
-    from nanohermes.tools.task_tools import TASK_TOOLS
-
-    tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
-    if len(skills):  # an unused tool schema is paid for on every request
-        tools.append(skill)
-    return [
-        *tools,
-        *configured,
-        task,
-    ]  # last: a helper's list (all but `task`) is then a prefix of it, for prompt caches
-
-
-class SystemPrompt:
-    """The system message, built on start, resume and /reset only, so it is byte-identical
-    across the requests of a session; and the memory block for each user message, which
-    travels with that message (storage/memory.py: attach_block)."""
-
-    def __init__(
-        self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None], mcp_listing: str = ""
-    ):
-        self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
-        self.mcp_listing = mcp_listing  # fixed for the session, like the rest of the prefix
-        self.text = ""
-        self.memory_block = ""  # the latest one, for /context
-        self.rebuild()
-
-    def rebuild(self) -> None:
-        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=self.mcp_listing)
-        self.inputs = inputs
-        self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
-        for warning in warnings:
-            self.warn(warning)
-
-    def system(self) -> str:
-        return self.text
-
-    def set_mode(self, mode: str) -> None:
-        """A mode switch changes the mode line only; the rest of the prefix stays as built."""
-        self.config = replace(self.config, mode=mode)
-        self.inputs = replace(self.inputs, mode=mode)
-        self.text = valid_unicode(build_system_prompt(self.inputs))
-
-    def memory_for(self, query: str) -> str:
-        """The memory block for a user message ("" when nothing relevant is remembered)."""
-        entries = []
-        if query.strip():
-            try:
-                entries = self.memory.select_for_prompt(query)
-            except Exception as exc:  # a broken memory file must not stop the agent
-                self.warn(f"memory not used: {exc}")
-        self.memory_block = render_block(entries)
-        return self.memory_block
 
 
 @dataclass
@@ -114,7 +54,7 @@ class Runtime:
     def close(self) -> None:
         from nanohermes.signals import deferred
 
-        tasks = self.agent.ctx.tasks
+        tasks = self.agent.tasks
         with deferred():  # a second Ctrl-C must not leave tasks running or the session without its closing stats
             if tasks is not None:  # a session's background tasks end with it, process groups and all
                 tasks.stop_all()
@@ -146,13 +86,11 @@ def build_runtime(
     prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
-        subagents = Subagents()  # the `task` tool's helpers; they need the agent, set below
         provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)))
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
             tasks=BackgroundTasks(),
-            subagents=subagents,
             workspace=config.workspace,
             home=config.home,
             command_timeout=config.command_timeout,
@@ -174,7 +112,6 @@ def build_runtime(
             emit=emit,
             approvals=Approvals(config.mode, approve, cannot_ask_hint),
         )
-        subagents.parent = agent
         agent.resume()
     except BaseException:
         session.close()

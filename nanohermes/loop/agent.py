@@ -1,85 +1,35 @@
-"""The loop: user input → (fit context → request → tool calls)* → answer.
+"""The loop: user input → (fit the context → request → tool calls)* → answer.
 
-One small class owns the conversation. Leaving the loop early is StopTurn, which carries a
-reason code the front ends put into words; the renderers see only events. Approvals, the
-repeat guard, usage counting and keeping the context (loop/keeper.py) are collaborators.
+One small class owns the conversation (its transcript) and the tool context. A turn (turn.py)
+lives for one request and leaves the loop by an exception — Answered, StopTurn (a code the front
+ends word, stops.py) or an interrupt — with the history valid whichever way. Collaborators: the
+sender, the keeper, the tool runner and nudges. Front ends see events, and read the properties
+at the end.
 """
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import replace
 
 from nanohermes import events as ev
 from nanohermes.config import Config
-from nanohermes.context import pairing_problems, sanitize_tool_pairs
-from nanohermes.context.tokens import estimate_tokens_by_ratio
 from nanohermes.errors import ContextOverflowError, NanoHermesError, Terminated, ToolInterrupted
+from nanohermes.loop import history, nudges
 from nanohermes.loop.approvals import Approvals
-from nanohermes.loop.followthrough import MAKE_THE_CHANGE, shows_an_unmade_change
-from nanohermes.loop.guard import RepeatGuard
-from nanohermes.loop.history import last_assistant_text, unanswered_calls
+from nanohermes.loop.execute import ToolRunner
 from nanohermes.loop.keeper import ContextKeeper
+from nanohermes.loop.sender import RequestSender
+from nanohermes.loop.subagents import Subagents
+from nanohermes.loop.transcript import Transcript
+from nanohermes.loop.turn import Answered, StopTurn, Turn
 from nanohermes.provider import AssistantTurn, Provider
-from nanohermes.provider.runaway import tool_call_in_text
-from nanohermes.provider.stream import FINISH_REPEATED
 from nanohermes.signals import deferred
-from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
-from nanohermes.text import strip_thinking, valid_unicode
-from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
+from nanohermes.text import strip_thinking
+from nanohermes.tools import Tool, ToolContext
 
-INTERRUPTED = "[interrupted by user]"
-STOPPED = "[interrupted: NanoHermes was stopped by {}]"  # SIGTERM or SIGHUP
-NO_ANSWER = "[no answer: the request failed]"
-NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
-CUT_CALL_RETRY = (
-    "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
-    "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"
-)
-REPEATED_RETRY = (
-    "[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
-    "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]"
-)
-CALL_AS_TEXT_RETRY = (
-    "[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
-    "call (not text); or, if you have what you need, give your answer.]"
-)
-# A run the loop stops (step limit, loop guard, replies cut again and again) still ends with an
-# answer: one last request, tools off, for the best answer from what was found, marked partial.
-FINAL_ANSWER_REQUEST = (
-    "[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
-    "best answer you can now; say what is unverified or left to do.]"
-)
-STOPPED_WHY = {
-    ev.STOP_MAX_STEPS: "the step limit was reached",
-    ev.STOP_REPEATING: "you kept repeating the same tool call",
-    ev.STOP_CUT_CALLS: "your tool calls kept being cut by the output token limit",
-}
-PARTIAL_MARK = ev.PARTIAL_MARK
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
-MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
-MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
-UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"  # loop/followthrough.py
-# A model going round in circles (a refused repeat, a look that found the same as before) is
-# asked for its answer, with tool calls off, once a request: Qwen2.5-Coder-1.5B, asked for a
-# port, read config/settings.ini and then read it five more times; the same history with this
-# request gave the right answer. A note in the tool result did not (it wrote the next call as
-# text). Later repeats are refused, and past REPEAT_STOP the run stops.
-ANSWER_NOW = (
-    "[NanoHermes: you are going round in circles (the same call again, the same result). No tool calls in "
-    "this reply: from what you found so far, give your answer; if something is still missing, say what.]"
-)
-
-
-class StopTurn(Exception):
-    """Ends the turn early; `code` (an events.STOP_* code) and `detail` say why."""
-
-    def __init__(self, code: str, **detail):
-        super().__init__(code)
-        self.code, self.detail = code, detail
 
 
 class Agent:
@@ -96,321 +46,176 @@ class Agent:
         approvals: Approvals,
         memory_for: Callable[[str], str] = lambda text: "",
     ):
-        """No I/O: a resumed session's unanswered calls are mended by resume(). The system
-        message is built here and on reset() only, so it is byte-identical across requests;
-        `memory_for(user_text)` gives the memory block that travels with that user message."""
+        """No I/O (resume() mends a resumed session). The system message is built here and on reset()
+        only, so it is byte-identical across requests; `memory_for(text)`: a user message's memory block."""
         self.config, self.session, self.emit, self.approvals = config, session, emit, approvals
         self.system_prompt, self.memory_for = system_prompt, memory_for
         self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
-        self.guard = RepeatGuard()
-        self.messages: list[dict] = [{"role": "system", "content": system_prompt()}, *session.state.messages]
-        self.keeper = ContextKeeper(self, provider, ctx, recall_offered=session.state.cut_or_cleared)
-        self._partial: list[str] = []
-        self._turn_text = ""  # this turn's user request, and whether a file changed in it (loop/followthrough.py)
-        self._changed = self._nudged = False
-        self._answer_now = ""  # "next": ask for the answer with tool calls off (ANSWER_NOW); "used": asked this turn
-        self._mark = ""  # put before the streamed text of a stopped run's final answer
+        self.transcript = Transcript(session, ctx.redactor, system_prompt())
+        say = lambda event: self.emit(event)  # noqa: E731  (the collaborators speak through self.emit, even a new one)
+        self.keeper = ContextKeeper.for_config(config, session.record_compaction, say, ctx.memory)
+        self.sender = RequestSender(provider, session.record_usage, self.keeper.observe, say)
+        self.runner = ToolRunner(self.tools, approvals, say)
+        self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction
+        self._ctx = replace(ctx, subagents=Subagents(self)) if "task" in self.tools else ctx
+
+    def resume(self) -> None:
+        """A run killed mid-tool left calls without results: answer them, so the history is valid."""
+        self.transcript.answer_open_calls(history.NO_RESULT_AFTER_CRASH)
+
+    def run_turn(self, user_text: str) -> ev.TurnResult:
+        """Run one user request to its answer. Ctrl-C and SIGTERM end it with a valid history (SIGTERM
+        is then raised again); cannot_ask names the calls refused because nothing could ask."""
+        self.approvals.unasked.clear()
+        turn = Turn(user_text)
+        self.sender.usage = turn.usage
+        try:
+            if self.window is None and (n_ctx := self.sender.advertised_window()):
+                self.keeper.learn_window(n_ctx)
+            self.runner.guard.reset()
+            self.transcript.add_request(user_text, self.memory_for)
+            while True:
+                self._step(turn)
+        except Answered as answered:
+            result = ev.TurnResult(answered.text, turn.steps, turn.usage.event())
+        except StopTurn as stop:
+            answer = self._final_answer(turn, stop) or history.last_assistant_text(self.messages)
+            result = ev.TurnResult(answer, turn.steps, turn.usage.event(), "limit", stop.code, stop.detail)
+        except (ToolInterrupted, KeyboardInterrupt, Terminated) as stop:  # every call gets a result
+            result = self._interrupted(turn, stop)
+        result.cannot_ask = list(self.approvals.unasked)
+        return result
+
+    def _step(self, turn: Turn) -> None:
+        """One request and what follows from it; Answered or StopTurn when the turn is over."""
+        if turn.steps >= self.config.max_steps:
+            raise StopTurn(ev.StopCode.MAX_STEPS, steps=turn.steps, max_steps=self.config.max_steps)
+        answer_now = nudges.answer_now(turn)
+        if answer_now:
+            self._nudge(answer_now)
+        self.fit_context()
+        reply = self._request(turn, **({"tool_choice": "none"} if answer_now else {}))
+        turn.steps += 1
+        if nudge := nudges.after_reply(turn, reply, self.tool_schemas()):
+            self.transcript.add(nudge.kept_of(reply))
+            if nudge.keeps_reply:
+                self.emit(ev.AssistantMessageDone(reply.content, True))
+            self._nudge(nudge)
+            return
+        self.transcript.add(reply.as_message())
+        if not reply.tool_calls:
+            self.emit(ev.AssistantMessageDone(reply.content, False))
+            if reply.finish_reason == "length":  # never pass a cut answer off as whole
+                self.emit(ev.Notice("the answer was cut at max_tokens; ask to continue", "warning"))
+            raise Answered(reply.content)
+        self.runner.run(turn, reply, self.ctx, self.transcript.add_result)
+        if nudge := nudges.unmade_change(turn, reply.content, self.tool_schemas()):  # shown beside a re-run
+            self._nudge(nudge)
+        self.fit_context()
+
+    def _request(self, turn: Turn, **options) -> AssistantTurn:
+        """Stream one reply; on a context-length error compact and retry (bounded)."""
+
+        def send() -> AssistantTurn:
+            return self.sender.stream(
+                turn, self.messages, self.tool_schemas(), max_tokens=self.settings.max_tokens, **options
+            )
+
+        for _ in range(MAX_OVERFLOW_RETRIES):
+            try:
+                return send()
+            except ContextOverflowError as exc:
+                self.fit_context(force=True, overflow_tokens=self.keeper.overflowed(exc))
+        return send()  # overflowing still: the error goes up
+
+    def _final_answer(self, turn: Turn, stop: StopTurn) -> str:
+        """One last request, tool calls off, its prompt the conversation's (a prefix cache serves it):
+        the model's best answer from what it found, marked partial; "" when that request fails too."""
+        self.transcript.add_note("final_answer", nudges.final_answer(stop).text, alternate=True)
+        turn.mark = ev.PARTIAL_MARK
+        try:
+            self.fit_context()
+            content = strip_thinking(self._request(turn, tool_choice="none").content).strip()
+        except (NanoHermesError, ValueError) as exc:  # the provider failed again: the stop says enough
+            self.emit(ev.Notice(f"no final answer: {exc}", "warning"))
+            return ""
+        except (KeyboardInterrupt, Terminated) as stop_again:  # keep what came; SIGTERM still leaves
+            with deferred():
+                self.transcript.keep_interrupted("".join(turn.streamed))
+            if isinstance(stop_again, Terminated):
+                raise
+            return ""
+        if answer := (ev.PARTIAL_MARK + content if content else ""):
+            self.transcript.add({"role": "assistant", "content": answer})  # a call made anyway never ran
+            self.emit(ev.AssistantMessageDone(answer, False))
+        return answer
+
+    def _interrupted(self, turn: Turn, stop: BaseException) -> ev.TurnResult:
+        """Ctrl-C, SIGTERM or a stopped helper: every open call answered, what streamed kept."""
+        with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
+            streamed = "".join(turn.streamed)
+            self.transcript.interrupted(stop, streamed)
+            if not isinstance(stop, ToolInterrupted):  # the request in flight is counted, estimated
+                turn.usage.interrupted(self.keeper.tokens.estimate, streamed)
+        if isinstance(stop, Terminated):  # SIGTERM/SIGHUP: the history is valid; now leave
+            raise stop
+        usage = turn.usage.event()
+        return ev.TurnResult(history.INTERRUPTED, turn.steps, usage, "interrupted", ev.StopCode.INTERRUPTED)
+
+    def _nudge(self, nudge: nudges.Nudge) -> None:
+        self.emit(ev.Notice(nudge.notice, "warning"))
+        self.transcript.add_note(nudge.kind, nudge.text)
+
+    def fit_context(self, **how):
+        """Keep what is sent within the window (`how`: keeper.fit's force, focus, overflow_tokens)."""
+
+        def summarize(request) -> str:
+            return self.sender.summarize(request, self.tool_schemas(), self.settings.max_tokens)
+
+        facts = self._ctx.outputs.facts()
+        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, **how)
+        self.recall_offered |= bool(report and report.layers)
+        return report
+
+    def tool_schemas(self) -> list[dict]:
+        return self.runner.schemas(self.settings.lean_tools, self.recall_offered)
+
+    def switch(self, config: Config) -> None:
+        """/model or /mode, from the next request: besides /reset, the one place the prompt prefix
+        changes in a session (the mode line, which the caller rebuilt; plan mode's fewer tools)."""
+        self.config = self.sender.provider.config = config
+        self.keeper.reuse_prefix(config.effective_summary_model == config.model)
+        self.approvals.mode = config.mode
+        self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}
+
+    def reset(self) -> None:
+        self.transcript.restart(self.system_prompt())
+        self.keeper.reset()
+        self.runner.guard.reset()
+        self.approvals.reset()
 
     @property
-    def window(self) -> int | None:
-        """The model's context window in tokens, once known (config, server, or an overflow error)."""
-        return self.keeper.settings.window
+    def messages(self) -> list[dict]:
+        return self.transcript.messages
 
     @property
     def settings(self):
         return self.keeper.settings
 
-    def resume(self) -> None:
-        """A run killed mid-tool left calls without results: answer them, so the history is valid."""
-        self._answer_open_calls(NO_RESULT_AFTER_CRASH)
-
-    # -- the turn ---------------------------------------------------------------------------
-
-    def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. KeyboardInterrupt ends it with a valid history;
-        so does Terminated (SIGTERM, SIGHUP), which is then raised again for the front end to
-        leave. The result names the calls refused because nothing could ask (cannot_ask)."""
-        self.approvals.unasked.clear()
-        result = self._run_turn(user_text)
-        result.cannot_ask = list(self.approvals.unasked)
-        return result
-
-    def _run_turn(self, user_text: str) -> ev.TurnResult:
-        usage = self.keeper.start_turn()
-        steps = cut_calls = runaways = 0
-        try:
-            self._start_turn(user_text)
-            while True:
-                if steps >= self.config.max_steps:
-                    raise StopTurn(ev.STOP_MAX_STEPS, steps=steps, max_steps=self.config.max_steps)
-                options = self._tools_off_once()
-                self.keeper.fit()
-                turn = self._request_with_recovery(**options)
-                steps += 1
-                if turn.finish_reason == "length" and turn.tool_calls:
-                    cut_calls += 1
-                    self._reject_cut_tool_call(turn, cut_calls)
-                    continue
-                retry = self._runaway_retry(turn) if runaways < MAX_RUNAWAY_RETRIES else None
-                if retry:  # a loop cut short, a call written as text, a fix shown not made: say so, and go on
-                    runaways += 1
-                    self.append(turn.as_message())
-                    self.emit(ev.AssistantMessageDone(turn.content, True))
-                    self.emit(ev.Notice(retry[0], "warning"))
-                    self.append({"role": "user", "content": retry[1]})
-                    continue
-                self.append(turn.as_message())
-                if not turn.tool_calls:
-                    self.emit(ev.AssistantMessageDone(turn.content, False))
-                    if turn.finish_reason == "length":  # never pass a cut answer off as whole
-                        self.emit(ev.Notice("the answer was cut at max_tokens; ask to continue", "warning"))
-                    return ev.TurnResult(turn.content, steps, usage.event())
-                self._run_tool_calls(turn)
-                if self._shows_unmade_change(turn.content):  # "add this line: ```…```" and a re-run of the test
-                    self.emit(ev.Notice(UNMADE_CHANGE_NOTICE, "warning"))
-                    self.append({"role": "user", "content": MAKE_THE_CHANGE})
-                self.keeper.fit()
-        except StopTurn as stop:
-            answer = self._final_answer(stop) or last_assistant_text(self.messages)
-            return ev.TurnResult(answer, steps, usage.event(), "limit", stop.code, stop.detail)
-        except ToolInterrupted as stop:  # before KeyboardInterrupt, its base: the stopped call keeps its own answer
-            with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
-                self._answer_open_calls(INTERRUPTED, first=stop.answer)
-            return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
-        except (KeyboardInterrupt, Terminated) as stop:  # streaming, a tool, or between: every call gets a result
-            with deferred():  # a second Ctrl-C must not tear the clean-up (signals.py)
-                partial = "".join(self._partial)
-                self._answer_open_calls(INTERRUPTED if isinstance(stop, KeyboardInterrupt) else STOPPED.format(stop))
-                self._close_interrupted_stream()
-                usage.interrupted(self.keeper.tokens.estimate, estimate_tokens_by_ratio(partial))
-            if isinstance(stop, Terminated):  # SIGTERM/SIGHUP: the history is valid; now leave
-                raise
-            return ev.TurnResult(INTERRUPTED, steps, usage.event(), "interrupted", ev.STOP_INTERRUPTED)
-
-    def _start_turn(self, user_text: str) -> None:
-        self.keeper.learn_advertised_window()
-        self.guard.reset()
-        self._turn_text, self._changed, self._nudged, self._answer_now = user_text, False, False, ""
-        if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
-            self.append({"role": "assistant", "content": NO_ANSWER})  # strict templates need alternation
-        user_text = self.ctx.redactor.text(valid_unicode(user_text))  # argv and stdin may carry any bytes
-        block = self.memory_for(user_text)
-        self.messages.append({"role": "user", "content": attach_block(user_text, block)})
-        self.session.record_message({"role": "user", "content": user_text}, memory=block)
-
-    def _final_answer(self, stop: StopTurn) -> str:
-        """One last request with tool calls off (the prompt stays the conversation's, so a prefix
-        cache serves it): the model's best answer from what it found, marked partial; "" when
-        that request fails too (the stop is still reported, and still says the run stopped early)."""
-        if self.messages[-1]["role"] == "user":  # strict templates need alternation
-            self.append({"role": "assistant", "content": ""})
-        self.append({"role": "user", "content": FINAL_ANSWER_REQUEST.format(why=STOPPED_WHY[stop.code])})
-        self._mark = PARTIAL_MARK
-        try:
-            self.keeper.fit()
-            turn = self._request_with_recovery(tool_choice="none")
-        except (NanoHermesError, ValueError) as exc:  # the provider failed again: the stop says enough
-            self.emit(ev.Notice(f"no final answer: {exc}", "warning"))
-            return ""
-        except (KeyboardInterrupt, Terminated):  # keep what came, as any interrupted stream; SIGTERM still leaves
-            with deferred():
-                self._close_interrupted_stream()
-            if isinstance(sys.exc_info()[1], Terminated):
-                raise
-            return ""
-        finally:
-            self._mark = ""
-        content = strip_thinking(turn.content).strip()
-        if not content:
-            return ""
-        answer = PARTIAL_MARK + content
-        self.append({"role": "assistant", "content": answer})  # a call it made anyway is not kept: it never ran
-        self.emit(ev.AssistantMessageDone(answer, False))
-        return answer
-
-    def _request_with_recovery(self, **options) -> AssistantTurn:
-        """Stream one reply; on a context-length error compact and retry (bounded)."""
-        for attempt in range(MAX_OVERFLOW_RETRIES + 1):
-            self._partial = []
-            sent = (
-                sanitize_tool_pairs(self.messages, NO_RESULT_AFTER_CRASH)
-                if pairing_problems(self.messages)
-                else list(self.messages)
-            )
-            self.emit(ev.RequestStarted())
-            self.keeper.usage.begin(sent)
-            try:
-                turn = self.keeper.send(
-                    sent, self.tool_schemas(), self._on_text, on_restart=self._on_restart, **options
-                )
-            except ContextOverflowError as exc:
-                if attempt == MAX_OVERFLOW_RETRIES:
-                    raise
-                self.keeper.on_overflow(exc)
-                continue
-            self._partial = []
-            return turn
-        raise AssertionError("unreachable")
-
-    def _on_text(self, text: str) -> None:
-        if self._mark and not self._partial:  # the final answer of a stopped run says it is partial
-            text = self._mark + text
-        self._partial.append(text)
-        self.emit(ev.TextDelta(text))
-
-    def _on_restart(self) -> None:
-        """A retried request streams the reply again from its start."""
-        self._partial = []
-        self.emit(ev.StreamRestarted())
-
-    def _runaway_retry(self, turn: AssistantTurn) -> tuple[str, str] | None:
-        """(what the user is told, what the model is told) for a reply that ran away: cut for
-        repeating one passage (provider/runaway.py), a tool call written as text, or (once a
-        turn) a change the user asked for shown in a code block but not made."""
-        if turn.finish_reason == FINISH_REPEATED:
-            return "the reply kept repeating itself; it was cut and the model told so", REPEATED_RETRY
-        if turn.tool_calls:
-            return None
-        if self._shows_unmade_change(turn.content):  # first: code for a fix and a call as text, the fix is the point
-            return UNMADE_CHANGE_NOTICE, MAKE_THE_CHANGE
-        name = tool_call_in_text(turn.content, (s["function"]["name"] for s in self.tool_schemas()))
-        if name:
-            return f"the model wrote a {name} call as text; told it to make a real call", CALL_AS_TEXT_RETRY.format(
-                name=name
-            )
-        return None
-
-    def _shows_unmade_change(self, content: str) -> bool:
-        """Once a turn: the reply shows code for a change the user asked for, and no file changed."""
-        if self._nudged or not shows_an_unmade_change(self._turn_text, content, self._changed):
-            return False
-        self._nudged = any(s["function"]["name"] == "edit_file" for s in self.tool_schemas())
-        if (
-            self._nudged and self._answer_now == "next"
-        ):  # the change needs the tools: don't ask for an answer without them
-            self._answer_now = "used"
-        return self._nudged
-
-    def _reject_cut_tool_call(self, turn: AssistantTurn, cut_calls: int) -> None:
-        """A tool call cut by max_tokens is broken JSON: never run it, ask for a shorter one."""
-        if cut_calls > MAX_LENGTH_RETRIES:
-            raise StopTurn(ev.STOP_CUT_CALLS)
-        self.emit(ev.Notice("reply cut by max_tokens mid tool call; asking the model to retry", "warning"))
-        self.append({"role": "assistant", "content": turn.content})  # "" keeps roles alternating
-        self.append({"role": "user", "content": CUT_CALL_RETRY})
-
-    # -- tools ------------------------------------------------------------------------------
-
-    def tool_schemas(self) -> list[dict]:
-        """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
-        session but for a mode switch and `recall`, which joins once, at the first compaction
-        (before that it has nothing to return, and small models call whatever is on offer); a
-        compaction rewrites the prompt anyway. A small window gets the lean set, decided when
-        the window is learned (before the first request, or once, from an overflow error)."""
-        offered = self.approvals.offered(list(self.tools.values()))
-        lean = self.keeper.settings.lean_tools  # a small window (context/budget.py): the lean set
-        return [
-            t.schema(lean)
-            for t in offered
-            if (t.name != "recall" or self.keeper.recall_offered) and (t.lean or not lean)
-        ]
-
-    def _run_tool_calls(self, turn: AssistantTurn) -> None:
-        """Run the calls in order. On Ctrl-C, run_turn gives the unanswered ones a result."""
-        self.emit(ev.AssistantMessageDone(turn.content, True))
-        for call in turn.tool_calls:
-            fn = call["function"]
-            self.emit(ev.ToolStarted(call["id"], fn["name"], fn["arguments"]))
-            result, seconds = self._run_one(call["id"], fn["name"], fn["arguments"])
-            if not result.ok or result.facts.changed:
-                self.guard.forget_looks()
-            elif note := self.guard.same_look(fn["name"], fn["arguments"], result.content):
-                self._answer_now = self._answer_now or "next"
-                result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
-            self.append({"role": "tool", "tool_call_id": call["id"], "content": result.content}, result.facts.to_dict())
-            self._changed |= result.facts.changed
-            self.keeper.ctx.outputs.add(call["id"], result.content, result.full, result.facts)
-            self.emit(
-                ev.ToolFinished(call["id"], fn["name"], _first_line(result.content), result.ok, seconds, result.facts)
-            )
-        if self.guard.stuck:
-            raise StopTurn(ev.STOP_REPEATING)
-
-    def _tools_off_once(self) -> dict:
-        """The request options: after the first time a turn went round in circles, ask for the
-        answer with tool calls off."""
-        if self._answer_now != "next":
-            return {}
-        self._answer_now = "used"
-        self.emit(ev.Notice("the model was going round in circles; asked it for its answer, tool calls off", "warning"))
-        self.append({"role": "user", "content": ANSWER_NOW})
-        return {"tool_choice": "none"}
-
-    def _run_one(self, call_id: str, name: str, arguments: str) -> tuple[ToolResult, float]:
-        """The result and the seconds it took to run (the wait for an approval not counted)."""
-        refusal = self.guard.see(name, arguments)
-        if refusal is not None:
-            self._answer_now = self._answer_now or "next"
-        tool = self.tools.get(name)
-        ctx = replace(
-            self.keeper.ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text))
-        )
-        if refusal is None and tool is not None:
-            refusal = self.approvals.refusal(tool, arguments, ctx)
-        if refusal is not None:
-            return ToolResult(refusal, refusal, ok=False), 0.0
-        if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
-            ctx = replace(ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
-        started = time.monotonic()
-        return dispatch(ctx, self.tools, name, arguments), time.monotonic() - started
+    @property
+    def window(self) -> int | None:  # the model's window in tokens, once known (config, server, overflow)
+        return self.settings.window
 
     @property
-    def ctx(self) -> ToolContext:
-        return self.keeper.ctx
+    def ctx(self) -> ToolContext:  # the tools' context, its output cap scaled to the window
+        return replace(self._ctx, max_output=self.settings.tool_result_bytes)
 
-    # -- history ----------------------------------------------------------------------------
+    @property
+    def tasks(self):  # the session's background tasks (tools/background.py); None where there are none
+        return self._ctx.tasks
 
-    def append(self, message: dict, facts: dict | None = None) -> None:
-        message = self.ctx.redactor.message(message)  # a secret is neither stored nor sent
-        self.messages.append(message)
-        self.session.record_message(message, facts)
+    def context_status(self):
+        return self.keeper.status(self.messages, self.sender.last_usage)
 
-    def _answer_open_calls(self, text: str, first: str | None = None) -> None:
-        """Give every call of the last assistant message that has no result one (`first`, when
-        given, goes to the first of them: the call that was running)."""
-        for i, call_id in enumerate(unanswered_calls(self.messages)):
-            self.append(
-                {"role": "tool", "tool_call_id": call_id, "content": first if i == 0 and first is not None else text}
-            )
-
-    def _close_interrupted_stream(self) -> None:
-        """Ctrl-C while streaming: keep what was said, drop half-received tool calls."""
-        text = "".join(self._partial)
-        self._partial = []
-        if self.messages[-1]["role"] == "user" or text:
-            self.append({"role": "assistant", "content": (text + "\n" if text else "") + INTERRUPTED})
-
-    def fit_context(self, force: bool = False, focus: str | None = None):
-        """Compact now if needed (or always, with force: /compact). Returns the report or None."""
-        return self.keeper.fit(force=force, focus=focus)
-
-    def switch(self, config: Config) -> None:
-        """/model or /mode: the next request uses the new model and mode. Besides /reset, this
-        is the one place the prompt prefix changes within a session: the system message gets
-        the new mode line (the caller has rebuilt it) and plan mode offers fewer tools."""
-        self.config = config
-        self.keeper.switch(config)
-        self.approvals.mode = config.mode
-        self.messages[0] = {"role": "system", "content": self.system_prompt()}
-
-    def reset(self) -> None:
-        self.session.record_reset()
-        self.messages = [{"role": "system", "content": self.system_prompt()}]
-        self.keeper.reset()
-        self.guard.reset()
-        self.approvals.reset()
-
-
-def _first_line(text: str, limit: int = 120) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "(empty)"
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    def full_output(self, call_id: str) -> str | None:
+        return self._ctx.outputs.get(call_id)

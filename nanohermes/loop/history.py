@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+INTERRUPTED = "[interrupted by user]"
+STOPPED = "[interrupted: NanoHermes was stopped by {}]"  # SIGTERM or SIGHUP
+NO_ANSWER = "[no answer: the request failed]"
+NO_RESULT_AFTER_CRASH = "[no result: the previous run ended before this call finished]"
+
 
 def unanswered_calls(messages: list[dict]) -> list[str]:
     """Ids of the last assistant message's tool calls that have no result after it."""
@@ -13,6 +18,23 @@ def unanswered_calls(messages: list[dict]) -> list[str]:
         if message.get("role") != "tool":
             return []
     return []
+
+
+def answers_for_open_calls(messages: list[dict], text: str, first: str | None = None) -> list[dict]:
+    """A result for every call of the last assistant message that has none (`first`, when given,
+    for the first of them: the call that was running)."""
+    return [
+        {"role": "tool", "tool_call_id": call_id, "content": first if i == 0 and first is not None else text}
+        for i, call_id in enumerate(unanswered_calls(messages))
+    ]
+
+
+def interrupted_reply(messages: list[dict], streamed: str) -> dict | None:
+    """What is kept of a reply stopped while it streamed: its text (half-received tool calls
+    are dropped), marked interrupted; None when nothing came and the history needs nothing."""
+    if messages[-1]["role"] != "user" and not streamed:
+        return None
+    return {"role": "assistant", "content": (streamed + "\n" if streamed else "") + INTERRUPTED}
 
 
 def last_assistant_text(messages: list[dict]) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from nanohermes import events as ev
 from nanohermes.calls import one_line
 from nanohermes.errors import NanoHermesError, ToolError, ToolInterrupted
+from nanohermes.stops import about_helper
 from nanohermes.storage.session import Session, sessions_dir
 from nanohermes.tools.outputs import OutputStore
 
@@ -65,8 +66,6 @@ class Subagents:
         return answer_for_parent(label, session.name, result)
 
     def _child(self, session: Session, label: str) -> Agent:
-        from nanohermes.loop.agent import Agent  # here: agent.py reaches this module through its tools
-
         parent = self.parent
         config = replace(
             parent.config,
@@ -77,9 +76,9 @@ class Subagents:
         ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
-        return Agent(
+        return type(parent)(  # an Agent, as the parent is (agent.py imports this module)
             config=config,
-            provider=parent.keeper.provider,
+            provider=parent.sender.provider,
             session=session,
             tools=tools,
             ctx=ctx,
@@ -103,16 +102,12 @@ def answer_for_parent(label: str, session_name: str, result: ev.TurnResult) -> s
     A helper that stopped before answering is an error, with whatever it said last."""
     said = result.final_text.strip()
     where = f"its transcript: session {session_name}"
-    if result.stop_code == ev.STOP_INTERRUPTED:
+    if result.stop_code == ev.StopCode.INTERRUPTED:
         raise ToolInterrupted(
             f"[interrupted by user: helper {label!r} was stopped after {_steps(result.steps)}; {where}]"
         )
     if result.stopped_reason is not None:
-        why = {
-            ev.STOP_MAX_STEPS: f"at its step limit ({_steps(result.steps)})",
-            ev.STOP_REPEATING: "because it kept repeating the same tool call",
-            ev.STOP_CUT_CALLS: "because its replies kept being cut by max_tokens",
-        }.get(result.stop_code, "early")
+        why = about_helper(result.stop_code, _steps(result.steps))
         if said.startswith(ev.PARTIAL_MARK.strip()):  # its last request, tools off, gave the best it had
             raise ToolError(
                 f"helper {label!r} stopped {why} ({where}). Its partial answer: {_capped(said, session_name)} "

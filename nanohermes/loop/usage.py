@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nanohermes import events as ev
+from nanohermes.context.tokens import estimate_tokens_by_ratio
 
 
 class UsageCounter:
@@ -36,12 +37,12 @@ class UsageCounter:
         if usage.get("cached_tokens") is not None:
             self.cached = (self.cached or 0) + usage["cached_tokens"]
 
-    def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply_tokens: int) -> None:
+    def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply: str) -> None:
         """Ctrl-C during a request: the server did the work but never said how much, so count an
         estimate (the prompt as sent, the reply received so far) instead of nothing."""
         if self._pending is None:
             return
-        prompt = estimate_prompt(self._pending)
+        prompt, reply_tokens = estimate_prompt(self._pending), estimate_tokens_by_ratio(reply)
         self._pending = None
         self.requests += 1
         self.prompt += prompt

@@ -1,6 +1,8 @@
-"""The built-in tools, in the order the model sees them. Read-only ones need no approval."""
+"""The tools, in the one order the model sees them. Read-only ones need no approval."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from nanohermes.tools import Tool
 from nanohermes.tools.edit import edit_file
@@ -9,4 +11,21 @@ from nanohermes.tools.search import glob, grep
 from nanohermes.tools.shell import run_command
 from nanohermes.tools.web import web_fetch
 
+if TYPE_CHECKING:
+    from nanohermes.prompt.skills import Skills
+
 BUILTIN_TOOLS: list[Tool] = [read_file, grep, glob, run_command, web_fetch, write_file, edit_file]
+
+
+def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
+    """The built-in tools, then those config.toml adds (web_search, mcp), then `task` last: a
+    helper's list (all but `task`) is then a prefix of it, for prompt caches."""
+    from nanohermes.tools.delegate import task
+    from nanohermes.tools.knowledge import remember, skill
+    from nanohermes.tools.recall import recall
+    from nanohermes.tools.task_tools import TASK_TOOLS
+
+    tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
+    if len(skills):  # an unused tool schema is paid for on every request
+        tools.append(skill)
+    return [*tools, *configured, task]

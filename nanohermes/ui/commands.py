@@ -111,7 +111,7 @@ def _context(repl, arg: str) -> bool:
     console = getattr(repl, "console", None)
     width = console.width if console is not None else 80
     colour = console is not None and console.color_system is not None and not console.no_color
-    last = last_request_line(agent.keeper.last_usage).strip()
+    last = last_request_line(agent.context_status().last_usage).strip()
     repl.show(
         render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else [])
     )

@@ -11,9 +11,9 @@ from pathlib import Path
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.config import MODES, Config
 from nanohermes.errors import NanoHermesError
+from nanohermes.stops import stop_message
 from nanohermes.ui.commands import COMMANDS, run_slash_command
 from nanohermes.ui.escape import neutralize
-from nanohermes.ui.plain import stop_message
 from nanohermes.ui.switch_commands import next_mode, session_names
 
 
@@ -260,8 +260,9 @@ class Repl:
 
         agent = self.runtime.agent
         self.totals.add(usage)
-        share = None if agent.window else agent.keeper.engine.size(agent.messages) / agent.settings.high_water_chars
-        self.say(turn_line(usage, window=agent.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
+        status = agent.context_status()
+        share = None if status.window else status.chars / status.high_water_chars
+        self.say(turn_line(usage, window=status.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
 
 
 def run_repl(config: Config, session_name: str | None) -> int:

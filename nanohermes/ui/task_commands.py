@@ -43,5 +43,5 @@ def tasks_command(tasks, arg: str) -> str:
 
 @command("/tasks", "/tasks [stop ID]", "background tasks the model started; stop one")
 def _tasks(repl, arg: str) -> bool:
-    repl.say(tasks_command(repl.runtime.agent.ctx.tasks, arg))
+    repl.say(tasks_command(repl.runtime.agent.tasks, arg))
     return True

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from nanohermes import events as ev
 from nanohermes.cli import EXIT_UNFINISHED, app
-from nanohermes.loop.agent import FINAL_ANSWER_REQUEST, STOPPED_WHY
+from nanohermes.loop.nudges import FINAL_ANSWER_REQUEST
+from nanohermes.stops import TO_MODEL
 from tests.support.scripted_server import Error, call, text
 
 
@@ -37,7 +38,7 @@ def test_a_run_stopped_by_the_loop_guard_still_answers_from_what_it_read(server,
     assert final["tool_choice"] == "none" and final["tools"] == server.chat_requests()[0]["tools"]  # the same prefix
     assert final["messages"][-1] == {
         "role": "user",
-        "content": FINAL_ANSWER_REQUEST.format(why=STOPPED_WHY[ev.STOP_REPEATING]),
+        "content": FINAL_ANSWER_REQUEST.format(why=TO_MODEL[ev.StopCode.REPEATING]),
     }
     assert [m["role"] for m in final["messages"][-3:]] == ["assistant", "tool", "user"]
 
@@ -48,7 +49,7 @@ def test_a_run_at_its_step_limit_answers_partially_in_json_too(server, workspace
     r = run(server, workspace, "--max-steps", "2", "--output-format", "json")
     assert r.returncode == EXIT_UNFINISHED
     result = json.loads(r.stdout)
-    assert result["stop_reason"] == ev.STOP_MAX_STEPS and result["finished"] is False
+    assert result["stop_reason"] == ev.StopCode.MAX_STEPS and result["finished"] is False
     assert result["answer"] == ev.PARTIAL_MARK + "It ends with b."
     assert len(server.chat_requests()) == 3
 

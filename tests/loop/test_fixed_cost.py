@@ -43,7 +43,7 @@ def first_request(workspace, monkeypatch, n_ctx: int | None) -> tuple[dict, obje
         )
         try:
             runtime.agent.run_turn("hello")
-            runtime.agent.keeper.recall_offered = True  # the most a later request offers: recall joins at a compaction
+            runtime.agent.recall_offered = True  # the most a later request offers: recall joins at a compaction
             all_offered = runtime.agent.tool_schemas()
         finally:
             runtime.close()

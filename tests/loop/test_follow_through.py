@@ -8,9 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes import events as ev
-from nanohermes.loop.agent import ANSWER_NOW
-from nanohermes.loop.followthrough import MAKE_THE_CHANGE, asks_for_a_change, shows_an_unmade_change
 from nanohermes.loop.guard import RepeatGuard
+from nanohermes.loop.nudges import ANSWER_NOW, MAKE_THE_CHANGE, asks_for_a_change, shows_an_unmade_change
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import TEST_TOOLS, make_agent
 from tests.support.scripted_server import call, calls, text

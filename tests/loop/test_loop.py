@@ -4,7 +4,7 @@ import pytest
 
 from nanohermes import events as ev
 from nanohermes.errors import ProviderError
-from nanohermes.ui.plain import stop_message
+from nanohermes.stops import stop_message
 from tests.support.agents import make_agent
 from tests.support.scripted_server import Error, Reply, call, calls, is_summary_request, prose, text
 

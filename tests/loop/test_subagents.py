@@ -151,7 +151,7 @@ def test_ctrl_c_in_a_helper_answers_the_parents_call_and_stops_the_turn(server, 
     runtime = runtime_for(server, files, monkeypatch)
     runtime.agent.emit = press_ctrl_c_during_the_helpers_tool
     result = runtime.agent.run_turn("go")
-    assert result.stop_code == ev.STOP_INTERRUPTED and len(parent_requests(server)) == 1
+    assert result.stop_code == ev.StopCode.INTERRUPTED and len(parent_requests(server)) == 1
     answer = runtime.agent.messages[-1]
     assert answer["role"] == "tool" and answer["content"] == (
         "[interrupted by user: helper 'slow' was stopped after 1 step; its transcript: session parent.task1]"

@@ -7,7 +7,7 @@ import pytest
 
 from nanohermes.config import Config
 from nanohermes.prompt.skills import Skills
-from nanohermes.runtime import SystemPrompt
+from nanohermes.prompt.system import SystemPrompt
 from nanohermes.storage.memory import (
     BLOCK_END,
     BLOCK_HEADER,

@@ -1,0 +1,76 @@
+"""Running a reply's tool calls, in order: the repeat guard first, then the approvals, then the
+tool; each result joins the history with its facts, its full output kept for `recall`. The
+front ends see a start and a finish event per call; the time a call waited for an approval is
+not counted as its own."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from nanohermes import events as ev
+from nanohermes.events import StopCode
+from nanohermes.loop.approvals import Approvals
+from nanohermes.loop.guard import RepeatGuard
+from nanohermes.loop.turn import StopTurn, Turn
+from nanohermes.provider import AssistantTurn
+from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
+
+SUMMARY_LINE_CHARS = 120  # the one line a finished call shows
+
+
+class ToolRunner:
+    def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None]):
+        self.tools, self.approvals, self.emit = tools, approvals, emit
+        self.guard = RepeatGuard()
+
+    def schemas(self, lean: bool, recall_offered: bool) -> list[dict]:
+        """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
+        session but for a mode switch and `recall`, which joins once, at the first compaction
+        (before that it has nothing to return, and small models call whatever is on offer). A
+        small window gets the lean set (context/budget.py), decided when the window is learned."""
+        offered = self.approvals.offered(list(self.tools.values()))
+        return [t.schema(lean) for t in offered if (t.name != "recall" or recall_offered) and (t.lean or not lean)]
+
+    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, append: Callable[[dict, dict], None]) -> None:
+        """Run every call and `append(result message, facts)`; StopTurn when the model is stuck
+        in a loop. On Ctrl-C the Agent answers the calls left without a result."""
+        self.emit(ev.AssistantMessageDone(reply.content, True))
+        for call in reply.tool_calls:
+            call_id, name, arguments = call["id"], call["function"]["name"], call["function"]["arguments"]
+            self.emit(ev.ToolStarted(call_id, name, arguments))
+            result, seconds = self._run_one(turn, ctx, call_id, name, arguments)
+            if not result.ok or result.facts.changed:
+                self.guard.forget_looks()
+            elif note := self.guard.same_look(name, arguments, result.content):
+                turn.went_round()
+                result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
+            append({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())
+            turn.changed |= result.facts.changed
+            ctx.outputs.add(call_id, result.content, result.full, result.facts)
+            summary = _first_line(result.content)
+            self.emit(ev.ToolFinished(call_id, name, summary, result.ok, seconds, result.facts))
+        if self.guard.stuck:
+            raise StopTurn(StopCode.REPEATING)
+
+    def _run_one(self, turn: Turn, ctx: ToolContext, call_id: str, name: str, arguments: str):
+        """(the result, the seconds it took to run)."""
+        refusal = self.guard.see(name, arguments)
+        if refusal is not None:
+            turn.went_round()
+        tool = self.tools.get(name)
+        ctx = replace(ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
+        if refusal is None and tool is not None:
+            refusal = self.approvals.refusal(tool, arguments, ctx)
+        if refusal is not None:
+            return ToolResult(refusal, refusal, ok=False), 0.0
+        if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
+            ctx = replace(ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
+        started = time.monotonic()
+        return dispatch(ctx, self.tools, name, arguments), time.monotonic() - started
+
+
+def _first_line(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(empty)"
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,151 @@
+"""What the loop tells the model, and when: every message it writes in the user role, and the
+decisions that send them. A nudge is saved tagged with its kind (synthetic.py), so nothing
+reads it as the user's words.
+
+A reply that cannot stand as it came is sent back once or twice with a note: cut mid tool call
+by max_tokens (broken JSON: never run), cut for repeating one passage (provider/runaway.py), a
+tool call written as text, or a change the user asked for shown in a code block but not made.
+A model going round in circles is asked once a turn, tool calls off, for its answer. A run the
+loop stops still ends with an answer: one last request, tools off, marked partial.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nanohermes.events import StopCode
+from nanohermes.loop.turn import AnswerNow, StopTurn, Turn
+from nanohermes.provider import AssistantTurn
+from nanohermes.provider.runaway import tool_call_in_text
+from nanohermes.provider.stream import FINISH_REPEATED
+from nanohermes.stops import TO_MODEL
+
+MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
+MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
+
+CUT_CALL_RETRY = (
+    "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
+    "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"
+)
+REPEATED_RETRY = (
+    "[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
+    "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]"
+)
+CALL_AS_TEXT_RETRY = (
+    "[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
+    "call (not text); or, if you have what you need, give your answer.]"
+)
+FINAL_ANSWER_REQUEST = (
+    "[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
+    "best answer you can now; say what is unverified or left to do.]"
+)
+# Qwen2.5-Coder-1.5B, asked for a port, read config/settings.ini and then read it five more
+# times; the same history with this request gave the right answer. A note in the tool result
+# did not (it wrote the next call as text). Later repeats are refused, and past REPEAT_STOP
+# (loop/guard.py) the run stops.
+ANSWER_NOW = (
+    "[NanoHermes: you are going round in circles (the same call again, the same result). No tool calls in "
+    "this reply: from what you found so far, give your answer; if something is still missing, say what.]"
+)
+# Asked "the test fails: run it, find the cause and fix it", Qwen2.5-Coder-1.5B ran the test,
+# explained the KeyError and ended its turn with the fix in a code block; no file changed. Told
+# once that it had changed nothing, the same model made the edit (4 of 4 tries). A standing
+# prompt rule had the opposite effect: it rewrote files while answering a plain question. So
+# this comes after the fact, and only for a request to change the code.
+MAKE_THE_CHANGE = (
+    "[You described a change but no file was changed, and the user asked for the change itself. "
+    "Make it with edit_file, then check it. If you made it another way, or it can't be done, say so.]"
+)
+UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"
+
+CHANGE_VERBS = re.compile(
+    r"\b(fix|change|edit|implement|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
+)
+QUESTION_START = re.compile(r"^\s*(how|what|why|which|where|when|who|is|are|does|do|did|should|explain)\b", re.I)
+CODE_BLOCK = re.compile(r"^\s*```", re.M)
+
+
+@dataclass(frozen=True)
+class Nudge:
+    kind: str  # saved with the message (synthetic.py): which of the loop's notes this is
+    text: str  # what the model is told
+    notice: str  # what the user is told
+    keeps_reply: bool = True  # False: the reply's tool calls are dropped (cut mid call), only its text kept
+
+    def kept_of(self, reply: AssistantTurn) -> dict:
+        """What joins the history of the reply sent back."""
+        return reply.as_message() if self.keeps_reply else {"role": "assistant", "content": reply.content}
+
+
+def after_reply(turn: Turn, reply: AssistantTurn, schemas: list[dict]) -> Nudge | None:
+    """A reply to send back rather than act on (counted on `turn`); StopTurn when replies keep
+    being cut mid tool call. `schemas`: the tools offered."""
+    if reply.finish_reason == "length" and reply.tool_calls:
+        turn.cut_calls += 1
+        if turn.cut_calls > MAX_LENGTH_RETRIES:
+            raise StopTurn(StopCode.CUT_CALLS)
+        notice = "reply cut by max_tokens mid tool call; asking the model to retry"
+        return Nudge("cut_call", CUT_CALL_RETRY, notice, keeps_reply=False)
+    if turn.runaways >= MAX_RUNAWAY_RETRIES:
+        return None
+    nudge = _runaway(turn, reply, _names(schemas))
+    turn.runaways += nudge is not None
+    return nudge
+
+
+def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | None:
+    if reply.finish_reason == FINISH_REPEATED:
+        return Nudge("repeating", REPEATED_RETRY, "the reply kept repeating itself; it was cut and the model told so")
+    if reply.tool_calls:
+        return None
+    if nudge := _unmade_change(turn, reply.content, offered):  # before a call as text: the fix is the point
+        return nudge
+    if name := tool_call_in_text(reply.content, offered):
+        notice = f"the model wrote a {name} call as text; told it to make a real call"
+        return Nudge("call_as_text", CALL_AS_TEXT_RETRY.format(name=name), notice)
+    return None
+
+
+def unmade_change(turn: Turn, reply_text: str, schemas: list[dict]) -> Nudge | None:
+    """Once a turn: the reply shows code for a change the user asked for, and no file changed."""
+    return _unmade_change(turn, reply_text, _names(schemas))
+
+
+def _unmade_change(turn: Turn, reply_text: str, offered: list[str]) -> Nudge | None:
+    if turn.nudged or not shows_an_unmade_change(turn.request, reply_text, turn.changed):
+        return None
+    turn.nudged = "edit_file" in offered
+    if not turn.nudged:
+        return None
+    if turn.answer_now is AnswerNow.DUE:  # the change needs the tools: don't ask for an answer without them
+        turn.answer_now = AnswerNow.DONE
+    return Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
+
+
+def shows_an_unmade_change(user_text: str, reply: str, changed: bool) -> bool:
+    """The reply ends the turn with code for a change the user asked for, and nothing changed."""
+    return not changed and bool(CODE_BLOCK.search(reply)) and asks_for_a_change(user_text)
+
+
+def asks_for_a_change(user_text: str) -> bool:
+    """A request to change the code ("fix it", "add a flag"), not a question about how to."""
+    return bool(CHANGE_VERBS.search(user_text)) and not QUESTION_START.match(user_text)
+
+
+def answer_now(turn: Turn) -> Nudge | None:
+    """After the first time a turn went round in circles: ask for the answer, tool calls off."""
+    if turn.answer_now is not AnswerNow.DUE:
+        return None
+    turn.answer_now = AnswerNow.DONE
+    return Nudge(
+        "answer_now", ANSWER_NOW, "the model was going round in circles; asked it for its answer, tool calls off"
+    )
+
+
+def final_answer(stop: StopTurn) -> Nudge:
+    return Nudge("final_answer", FINAL_ANSWER_REQUEST.format(why=TO_MODEL[stop.code]), "")
+
+
+def _names(schemas: list[dict]) -> list[str]:
+    return [s["function"]["name"] for s in schemas]

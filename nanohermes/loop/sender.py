@@ -1,0 +1,110 @@
+"""Every request to the model: one sender, so usage is counted and recorded in one place, and
+what a prompt cache could not reuse is measured on exactly what was sent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nanohermes import events as ev
+from nanohermes.context import PrefixMeter, SummaryRequest, pairing_problems, sanitize_tool_pairs
+from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
+from nanohermes.loop.history import NO_RESULT_AFTER_CRASH
+from nanohermes.loop.turn import Turn
+from nanohermes.loop.usage import UsageCounter
+from nanohermes.provider import AssistantTurn, Provider
+
+
+class RequestSender:
+    def __init__(
+        self,
+        provider: Provider,
+        record_usage: Callable[[dict], None],
+        observe: Callable[[dict | None, list[dict]], None],
+        emit: Callable[[object], None],
+    ):
+        """`record_usage(dict)` keeps each request's numbers (the session does); `observe(usage,
+        sent)` anchors the token count (the keeper); `emit` reaches the front ends."""
+        self.provider, self.record_usage, self.observe, self.emit = provider, record_usage, observe, emit
+        self.meter = PrefixMeter()
+        self.usage = UsageCounter()  # the running turn's (the Agent gives each turn its own)
+        self.last_usage: dict = {}  # the latest request's tokens, cached tokens and chars (for /context)
+        self._window_asked = False
+
+    def stream(self, turn: Turn, messages: list[dict], tools: list[dict], **options) -> AssistantTurn:
+        """One request of a turn, its reply streamed to the front ends as it comes (a stopped
+        run's final answer headed by `turn.mark`) and kept in `turn.streamed` until it is whole."""
+
+        def streamed(text: str) -> None:
+            if turn.mark and not turn.streamed:  # the final answer of a stopped run says it is partial
+                text = turn.mark + text
+            turn.streamed.append(text)
+            self.emit(ev.TextDelta(text))
+
+        def restarted() -> None:  # a retried request streams the reply again from its start
+            turn.streamed = []
+            self.emit(ev.StreamRestarted())
+
+        turn.streamed = []
+        valid = not pairing_problems(messages)
+        sent = list(messages) if valid else sanitize_tool_pairs(messages, NO_RESULT_AFTER_CRASH)
+        self.emit(ev.RequestStarted())
+        turn.usage.begin(sent)
+        reply = self.send(sent, tools, streamed, on_restart=restarted, **options)
+        self.observe(reply.usage, sent)
+        turn.streamed = []
+        return reply
+
+    def send(
+        self,
+        messages: list[dict],
+        tools: list[dict],
+        on_text: Callable[[str], None],
+        *,
+        summary: bool = False,
+        **options,
+    ) -> AssistantTurn:
+        """Stream one request; count its usage and what a prefix cache could not reuse."""
+        sent_chars, uncached_chars = self.meter.measure(tools, messages)
+        turn = self.provider.stream_chat(messages, tools, on_text, **options)
+        self.usage.add(turn.usage, sent_chars, uncached_chars)
+        usage = turn.usage or {}
+        self.last_usage = {
+            "summary": summary,
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "cached_tokens": usage.get("cached_tokens"),
+            "sent_chars": sent_chars,
+            "uncached_chars": uncached_chars,
+        }
+        self.record_usage(self.last_usage)
+        return turn
+
+    def summarize(self, request: SummaryRequest, tools: list[dict], max_tokens: int) -> str:
+        """One summary request, as the context engine planned it; raises when no summary came
+        back. Reusing the conversation's prefix means its tools too, with tool calls off."""
+        options = dict(summary=True, max_tokens=min(SUMMARY_REPLY_TOKENS, max_tokens), retries=0, temperature=0)
+        if request.reuses_prefix:
+            options.update(tool_choice="none")
+        else:
+            tools, options["model"] = [], self.provider.config.effective_summary_model
+        self.emit(ev.SummaryStarted())  # the front ends say "compacting context…" while it runs
+        try:
+            turn = self.send(request.messages, tools, _ignore, **options)
+        except BaseException:
+            self.emit(ev.SummaryFinished(ok=False))
+            raise
+        self.emit(ev.SummaryFinished())
+        if turn.tool_calls and not turn.content.strip():
+            raise ValueError("the summariser called a tool instead of writing the summary")
+        return turn.content
+
+    def advertised_window(self) -> int | None:
+        """The window the server advertises, asked once (llama.cpp and vLLM tell; most don't)."""
+        if self._window_asked:
+            return None
+        self._window_asked = True
+        return self.provider.advertised_context_window()
+
+
+def _ignore(text: str) -> None:
+    """Summary text is not shown while it streams."""

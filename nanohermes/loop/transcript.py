@@ -1,0 +1,73 @@
+"""The conversation as the model is sent it and as the session keeps it, in step: every message
+is taken through the redactor once (a secret is neither stored nor sent), then joins both. The
+Agent owns one; the keeper replaces its messages after a compaction (and records that itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nanohermes.errors import ToolInterrupted
+from nanohermes.loop import history
+from nanohermes.redact import Redactor
+from nanohermes.storage.memory import attach_block
+from nanohermes.storage.session import Session
+from nanohermes.synthetic import synthetic_message
+from nanohermes.text import valid_unicode
+
+
+class Transcript:
+    def __init__(self, session: Session, redactor: Redactor, system: str):
+        self.session, self.redactor = session, redactor
+        self.messages: list[dict] = [{"role": "system", "content": system}, *session.state.messages]
+
+    def add(self, *messages: dict | None) -> None:
+        """Append each message (None: nothing to add)."""
+        for message in filter(None, messages):
+            self.add_result(message, None)
+
+    def add_result(self, message: dict, facts: dict | None) -> None:
+        """Append one message; `facts` (a tool result's exit code, path, …) are kept beside it."""
+        message = self.redactor.message(message)
+        self.messages.append(message)
+        self.session.record_message(message, facts)
+
+    def add_request(self, text: str, memory_for: Callable[[str], str]) -> None:
+        """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
+        memory block `memory_for(text)` gives; the session keeps the block beside it."""
+        if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
+            self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
+        text = self.redactor.text(valid_unicode(text))
+        block = memory_for(text)
+        self.messages.append({"role": "user", "content": attach_block(text, block)})
+        self.session.record_message({"role": "user", "content": text}, memory=block)
+
+    def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
+        """A message the loop writes for the model (loop/nudges.py), tagged as such; `alternate`:
+        after an empty assistant message if it would follow a user message (strict templates)."""
+        if alternate and self.messages[-1]["role"] == "user":
+            self.add({"role": "assistant", "content": ""})
+        self.add(synthetic_message(kind, text))
+
+    def answer_open_calls(self, text: str, first: str | None = None) -> None:
+        self.add(*history.answers_for_open_calls(self.messages, text, first))
+
+    def keep_interrupted(self, streamed: str) -> None:
+        """A reply stopped while it streamed: its text kept, marked interrupted."""
+        self.add(history.interrupted_reply(self.messages, streamed))
+
+    def interrupted(self, stop: BaseException, streamed: str) -> None:
+        """Ctrl-C, SIGTERM or a stopped helper: every open call answered (a stopped helper's call
+        with its own answer), and what streamed of a reply kept."""
+        if isinstance(stop, ToolInterrupted):
+            self.answer_open_calls(history.INTERRUPTED, first=stop.answer)
+            return
+        self.answer_open_calls(
+            history.INTERRUPTED if isinstance(stop, KeyboardInterrupt) else history.STOPPED.format(stop)
+        )
+        self.keep_interrupted(streamed)
+
+    def restart(self, system: str) -> None:
+        """/reset: the conversation starts over (the session says so)."""
+        self.session.record_reset()
+        self.messages = [{"role": "system", "content": system}]

@@ -1,0 +1,56 @@
+"""One user request in flight: what a turn must remember, and the ways it ends early.
+
+Everything here lives for one turn and starts afresh with the next; the Agent keeps only what
+outlives a turn (the messages, the session, its collaborators).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from nanohermes.events import StopCode
+from nanohermes.loop.usage import UsageCounter
+
+
+class AnswerNow(Enum):
+    """Whether to ask, tools off, for the answer of a model going round in circles (once a turn)."""
+
+    NOT_NEEDED = "not needed"
+    DUE = "due"  # it went round: the next request asks for the answer with tool calls off
+    DONE = "done"  # asked this turn already (or a nudge needs the tools): the guard alone from here
+
+
+@dataclass
+class Turn:
+    request: str  # the user's words
+    usage: UsageCounter = field(default_factory=UsageCounter)
+    steps: int = 0  # requests made for this turn
+    cut_calls: int = 0  # replies cut by max_tokens inside a tool call
+    runaways: int = 0  # replies sent back: looping, a call written as text, a fix shown but not made
+    changed: bool = False  # a tool changed a file
+    nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
+    answer_now: AnswerNow = AnswerNow.NOT_NEEDED
+    streamed: list[str] = field(default_factory=list)  # the reply in flight, as it arrived
+    mark: str = ""  # put before the streamed text of a stopped run's final answer
+
+    def went_round(self) -> None:
+        """A refused repeat or a look that found the same as before."""
+        if self.answer_now is AnswerNow.NOT_NEEDED:
+            self.answer_now = AnswerNow.DUE
+
+
+class StopTurn(Exception):
+    """Ends the turn before the model answered; `code` says why, `detail` the numbers."""
+
+    def __init__(self, code: StopCode, **detail):
+        super().__init__(code)
+        self.code, self.detail = code, detail
+
+
+class Answered(Exception):  # a way out of the loop, not an error
+    """The model answered: the turn is done."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text

@@ -1,0 +1,55 @@
+"""The system message of a session, and the memory block each user message carries.
+
+The system message is built on start, resume and /reset only, so it is byte-identical across
+the requests of a session; memories change per message, so they travel with the user message
+they are relevant to (storage/memory.py: attach_block), never in the system message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from nanohermes.config import Config
+from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
+from nanohermes.prompt.skills import Skills
+from nanohermes.storage.memory import MemoryStore, render_block
+from nanohermes.text import valid_unicode
+
+
+class SystemPrompt:
+    def __init__(
+        self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None], mcp_listing: str = ""
+    ):
+        self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
+        self.mcp_listing = mcp_listing  # fixed for the session, like the rest of the prefix
+        self.text = ""
+        self.memory_block = ""  # the latest one, for /context
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=self.mcp_listing)
+        self.inputs = inputs
+        self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
+        for warning in warnings:
+            self.warn(warning)
+
+    def system(self) -> str:
+        return self.text
+
+    def set_mode(self, mode: str) -> None:
+        """A mode switch changes the mode line only; the rest of the prefix stays as built."""
+        self.config = replace(self.config, mode=mode)
+        self.inputs = replace(self.inputs, mode=mode)
+        self.text = valid_unicode(build_system_prompt(self.inputs))
+
+    def memory_for(self, query: str) -> str:
+        """The memory block for a user message ("" when nothing relevant is remembered)."""
+        entries = []
+        if query.strip():
+            try:
+                entries = self.memory.select_for_prompt(query)
+            except Exception as exc:  # a broken memory file must not stop the agent
+                self.warn(f"memory not used: {exc}")
+        self.memory_block = render_block(entries)
+        return self.memory_block
