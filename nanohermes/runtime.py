@@ -9,12 +9,13 @@ from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.loop.subagents import Subagents
+from nanohermes.memory.entry_points import block_for
+from nanohermes.memory.store import MemoryStore
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.provider import Provider
 from nanohermes.redact import Redactor
 from nanohermes.storage.checkpoints import Checkpoints
-from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.storage.session import Session
 from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext
@@ -44,7 +45,7 @@ def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
 class SystemPrompt:
     """The system message, built on start, resume and /reset only, so it is byte-identical
     across the requests of a session; and the memory block for each user message, which
-    travels with that message (storage/memory.py: attach_block)."""
+    travels with that message (memory/block.py: attach_block)."""
 
     def __init__(
         self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None], mcp_listing: str = ""
@@ -73,13 +74,9 @@ class SystemPrompt:
 
     def memory_for(self, query: str) -> str:
         """The memory block for a user message ("" when nothing relevant is remembered)."""
-        entries = []
-        if query.strip():
-            try:
-                entries = self.memory.select_for_prompt(query)
-            except Exception as exc:  # a broken memory file must not stop the agent
-                self.warn(f"memory not used: {exc}")
-        self.memory_block = render_block(entries)
+        self.memory_block, warning = block_for(self.memory, query)
+        if warning:
+            self.warn(warning)
         return self.memory_block
 
 

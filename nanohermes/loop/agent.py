@@ -22,11 +22,11 @@ from nanohermes.loop.followthrough import MAKE_THE_CHANGE, shows_an_unmade_chang
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.history import last_assistant_text, unanswered_calls
 from nanohermes.loop.keeper import ContextKeeper
+from nanohermes.memory.block import attach_block
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED
 from nanohermes.signals import deferred
-from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
 from nanohermes.text import strip_thinking, valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch

@@ -17,8 +17,8 @@ from nanohermes.context import ContextEngine, PrefixMeter, PromptTokenTracker, S
 from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
 from nanohermes.errors import ContextOverflowError
 from nanohermes.loop.usage import UsageCounter
+from nanohermes.memory.entry_points import save_candidates
 from nanohermes.provider import AssistantTurn, Provider
-from nanohermes.storage.memory import MemoryStoreError
 from nanohermes.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -164,16 +164,10 @@ class ContextKeeper:
     def _remember(self, candidates) -> list:
         """What the summary found worth keeping in the dropped messages, added to memory as
         automatic entries (a near-duplicate of what memory holds is not added). The new entries."""
-        added = []
-        for candidate in candidates:
-            try:
-                result = self.ctx.memory.add(candidate.text, candidate.kind, auto=True)
-            except MemoryStoreError as exc:  # locked or corrupt: the compaction itself went fine
-                self.agent.emit(ev.Notice(f"memories from the compaction not saved: {exc}", "warning"))
-                break
-            if not result.merged:
-                added.append(result.entry)
-        return added
+        saved = save_candidates(self.ctx.memory, candidates)
+        if saved.error:
+            self.agent.emit(ev.Notice(saved.error, "warning"))
+        return saved.added
 
     def on_overflow(self, exc: ContextOverflowError) -> None:
         if exc.n_ctx and exc.n_ctx != self.settings.window:

@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 
 from nanohermes.cli import app
 from nanohermes.loop.approvals import Decision
+from nanohermes.memory.block import BLOCK_END, BLOCK_START, render_block
+from nanohermes.memory.entry import Entry
 from nanohermes.prompt.skills import Skills
 from nanohermes.runtime import all_tools
-from nanohermes.storage.memory import BLOCK_END, BLOCK_START, Entry, render_block
 from tests.support.agents import make_agent
 from tests.support.cli import run_cli
 from tests.support.scripted_server import call, text
