@@ -9,12 +9,12 @@ from dataclasses import dataclass, replace
 from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
+from nanohermes.memory.store import MemoryStore
 from nanohermes.prompt.skills import discover_skills
 from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.redact import Redactor
 from nanohermes.storage.checkpoints import Checkpoints
-from nanohermes.storage.memory import MemoryStore
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks

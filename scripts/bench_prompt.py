@@ -16,8 +16,10 @@ import time
 from pathlib import Path
 
 from nanohermes.config import Config
+from nanohermes.memory.block import render_block
+from nanohermes.memory.entry import MAX_ENTRY_CHARS
+from nanohermes.memory.store import MAX_ENTRIES, MemoryStore
 from nanohermes.prompt import PromptInputs, build_system_prompt, gather_prompt_inputs, load_template, set_memory_block
-from nanohermes.storage.memory import MAX_ENTRIES, MAX_ENTRY_CHARS, MemoryStore, render_block
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS
 
 RETRIEVAL_TARGET_MS = 2.0

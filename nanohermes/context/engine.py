@@ -22,7 +22,6 @@ from nanohermes.context.budget import (
 from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger, without_ledger
 from nanohermes.context.excerpt import render_excerpt
-from nanohermes.context.memories import Candidate, memory_request
 from nanohermes.context.placeholders import clear_old_outputs
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary import (
@@ -36,6 +35,7 @@ from nanohermes.context.summary import (
     summary_prompt,
     summary_text,
 )
+from nanohermes.memory.candidates import Candidate, memory_request
 
 
 @dataclass
@@ -92,7 +92,7 @@ class CompactionReport:
 class ContextEngine:
     """Keeps what is sent under the high-water mark. One per conversation (or call reset()).
     With `ask_for_memories`, a summary request also asks for what the dropped messages hold
-    that long-term memory should keep; the report carries it (context/memories.py)."""
+    that long-term memory should keep; the report carries it (memory/candidates.py)."""
 
     def __init__(self, settings: ContextSettings | None = None, **overrides) -> None:
         """`settings` (default: ContextSettings()) with any field overridden by keyword."""

@@ -20,7 +20,7 @@ from functools import cache
 from typing import NamedTuple
 
 from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS
-from nanohermes.context.memories import MEMORY_INSTRUCTION, Candidate, split_memories
+from nanohermes.memory.candidates import MEMORY_INSTRUCTION, Candidate, split_memories
 from nanohermes.text import head_tail_text, strip_thinking
 
 SUMMARY_HEADER = "[Earlier conversation summary]"
@@ -61,7 +61,7 @@ def summary_prompt(max_words: int = SUMMARY_MAX_WORDS) -> str:
 
 def instruction(focus: str | None, kept_user: bool, memories: bool = False) -> dict:
     """The final user message of a summary request that reuses the conversation's prefix;
-    `memories`: the reply also lists what to keep in long-term memory (context/memories.py)."""
+    `memories`: the reply also lists what to keep in long-term memory (memory/candidates.py)."""
     reply = "the note and the memories" if memories else "the note"
     parts = [
         INSTRUCTION_HEADER,

@@ -19,6 +19,7 @@ from nanohermes.context import ContextEngine, PromptTokenTracker, SummaryRequest
 from nanohermes.context.budget import ContextSettings
 from nanohermes.context.engine import CompactionReport
 from nanohermes.errors import ContextOverflowError
+from nanohermes.memory.entry_points import save_candidates
 
 
 @dataclass(frozen=True)
@@ -147,17 +148,8 @@ def compaction_record(report: CompactionReport, force: bool, remembered: list) -
 
 
 def remember(memory, candidates, emit: Callable[[object], None]) -> list:
-    """What the summary found worth keeping in the dropped messages, added to memory as
-    automatic entries (a near-duplicate of what memory holds is not added). The new entries."""
-    from nanohermes.storage.memory import MemoryStoreError
-
-    added = []
-    for candidate in candidates:
-        try:
-            result = memory.add(candidate.text, candidate.kind, auto=True)
-        except MemoryStoreError as exc:  # locked or corrupt: the compaction itself went fine
-            emit(ev.Notice(f"memories from the compaction not saved: {exc}", "warning"))
-            break
-        if not result.merged:
-            added.append(result.entry)
-    return added
+    """What the summary found worth keeping, saved to memory; the new entries."""
+    saved = save_candidates(memory, candidates)
+    if saved.error:
+        emit(ev.Notice(saved.error, "warning"))
+    return saved.added

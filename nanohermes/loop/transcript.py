@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from nanohermes.errors import ToolInterrupted
 from nanohermes.loop import history
+from nanohermes.memory.block import attach_block
 from nanohermes.redact import Redactor
-from nanohermes.storage.memory import attach_block
 from nanohermes.storage.session import Session
 from nanohermes.synthetic import synthetic_message
 from nanohermes.text import valid_unicode

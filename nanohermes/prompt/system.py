@@ -2,7 +2,7 @@
 
 The system message is built on start, resume and /reset only, so it is byte-identical across
 the requests of a session; memories change per message, so they travel with the user message
-they are relevant to (storage/memory.py: attach_block), never in the system message.
+they are relevant to (memory/block.py: attach_block), never in the system message.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from nanohermes.config import Config
+from nanohermes.memory.entry_points import block_for
+from nanohermes.memory.store import MemoryStore
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills
-from nanohermes.storage.memory import MemoryStore, render_block
 from nanohermes.text import valid_unicode
 
 
@@ -45,11 +46,7 @@ class SystemPrompt:
 
     def memory_for(self, query: str) -> str:
         """The memory block for a user message ("" when nothing relevant is remembered)."""
-        entries = []
-        if query.strip():
-            try:
-                entries = self.memory.select_for_prompt(query)
-            except Exception as exc:  # a broken memory file must not stop the agent
-                self.warn(f"memory not used: {exc}")
-        self.memory_block = render_block(entries)
+        self.memory_block, warning = block_for(self.memory, query)
+        if warning:
+            self.warn(warning)
         return self.memory_block

@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import SessionError
-from nanohermes.storage.memory import attach_block
+from nanohermes.memory.block import attach_block
 from nanohermes.synthetic import tagged
 
 ROLES = ("user", "assistant", "tool", "system")

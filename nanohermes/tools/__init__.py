@@ -26,9 +26,9 @@ from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.loop.subagents import Subagents
+    from nanohermes.memory.store import MemoryStore
     from nanohermes.prompt.skills import Skills
     from nanohermes.storage.checkpoints import Checkpoints
-    from nanohermes.storage.memory import MemoryStore
     from nanohermes.tools.background import BackgroundTasks
 
 

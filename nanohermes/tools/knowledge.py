@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nanohermes.errors import ToolError
-from nanohermes.storage.memory import KINDS, MAX_ENTRY_CHARS, MemoryStoreError
+from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS
+from nanohermes.memory.store import MemoryStoreError
 from nanohermes.tools import ToolContext, tool
 
 

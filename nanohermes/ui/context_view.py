@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from nanohermes.context import message_size, size_by_kind
-from nanohermes.storage.memory import BLOCK_END, BLOCK_START
+from nanohermes.memory.block import BLOCK_END, BLOCK_START
 
 # One colour per part, and a letter for terminals without colour (the bar still reads).
 PARTS = {

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nanohermes.storage.memory import KINDS, MAX_ENTRIES, Entry, MemoryStore, MemoryStoreError
+from nanohermes.memory.entry import KINDS, Entry
+from nanohermes.memory.store import MAX_ENTRIES, MemoryStore, MemoryStoreError
 
 USAGE = (
     "usage: /memory [list [auto]] | /memory add [KIND:] TEXT | /memory forget ID|auto | /memory search QUERY\n"

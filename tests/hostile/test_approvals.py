@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from nanohermes.cli import app
 from nanohermes.loop.approvals import Decision
+from nanohermes.memory.block import BLOCK_END, BLOCK_START, render_block
+from nanohermes.memory.entry import Entry
 from nanohermes.prompt.skills import Skills
-from nanohermes.storage.memory import BLOCK_END, BLOCK_START, Entry, render_block
 from nanohermes.tools.builtin import all_tools
 from tests.support.agents import make_agent
 from tests.support.cli import run_cli

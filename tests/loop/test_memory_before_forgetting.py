@@ -5,9 +5,9 @@ and the next session's memory block carries it. No extra model call; secrets nev
 import json
 
 from nanohermes.config import load_config
-from nanohermes.context.memories import MEMORY_INSTRUCTION, MEMORY_MARKER
+from nanohermes.memory.block import BLOCK_START
+from nanohermes.memory.candidates import MEMORY_INSTRUCTION, MEMORY_MARKER
 from nanohermes.runtime import build_runtime
-from nanohermes.storage.memory import BLOCK_START
 from tests.support.scripted_server import call, is_summary_request, prompt_tokens, prose, text
 
 PREFERENCE = "I always install Python packages with uv, never with pip."

@@ -3,10 +3,9 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from nanohermes.config import Config
+from nanohermes.memory.block import BLOCK_START
 from nanohermes.prompt import (
     MAX_NANOHERMES_MD,
     MAX_PROJECT_DOCS,
@@ -20,7 +19,6 @@ from nanohermes.prompt import (
     load_template,
     read_project_guidance,
 )
-from nanohermes.storage.memory import BLOCK_START, INJECT_CHAR_BUDGET, Entry, attach_block, render_block
 
 TODAY = datetime.date(2025, 1, 2)
 
@@ -37,12 +35,6 @@ def make_chain(root: Path, depth: int = 5) -> list[Path]:
 
 def guidance_for(home: Path, workspace: Path) -> tuple[str, list[str]]:
     return read_project_guidance(agents_md_candidates(home, workspace))
-
-
-def block(*texts: str) -> str:
-    return render_block(
-        [Entry(f"id{i}", "fact", t, "2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z") for i, t in enumerate(texts)]
-    )
 
 
 # ---- the AGENTS.md chain ---------------------------------------------------------------------
@@ -278,20 +270,3 @@ def test_rebuild_with_the_same_files_is_byte_identical(workspace, isolated_home)
     first = build_system_prompt(gather_prompt_inputs(config, today=TODAY)[0])
     second = build_system_prompt(gather_prompt_inputs(config, today=TODAY)[0])
     assert first.encode() == second.encode()
-
-
-# ---- the memory block, with the user message it was retrieved for ---------------------------
-
-
-def test_the_block_follows_the_users_own_words_which_stay_verbatim():
-    text = "How do we deploy?"
-    assert attach_block(text, block("uses ansible")) == text + "\n\n" + block("uses ansible")
-    assert attach_block(text, "") == text
-
-
-@settings(max_examples=60, deadline=None)
-@given(text=st.text(max_size=300), texts=st.lists(st.text(max_size=700), max_size=6))
-def test_any_block_keeps_the_message_within_the_memory_budget(text, texts):
-    message = attach_block(text, block(*texts))
-    assert message.startswith(text)
-    assert len(message) <= len(text) + 2 + INJECT_CHAR_BUDGET

@@ -107,7 +107,7 @@ def test_unknown_command_and_help(repl):
 
 
 def test_system_message_and_tools_are_byte_identical_while_each_turn_keeps_its_own_memories(repl, server):
-    from nanohermes.storage.memory import BLOCK_START
+    from nanohermes.memory.block import BLOCK_START
 
     run_slash_command(repl, "/memory add fact: the parser lives in src/parse.py")
     run_slash_command(repl, "/memory add preference: use black for formatting")

@@ -1,7 +1,8 @@
 """Memory before forgetting: the summary request that drops messages also asks for the lasting
 facts, preferences and decisions in them, in a delimited section after the note. This module
 words that ask and parses the section back out (it never stays in the summary); secrets are
-filtered here, so they never reach the caller. Pure: the loop adds what survives to memory.
+filtered here, so they never reach the caller. Pure: entry_points.save_candidates stores what
+survives.
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nanohermes.storage.memory import KINDS, MAX_ENTRY_CHARS
-from nanohermes.storage.ranking import normalise
+from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS
+from nanohermes.memory.ranking import normalise
 
 MEMORY_MARKER = "[memories]"
 MAX_CANDIDATES = 5  # per compaction: a few lasting things, not a second summary

@@ -1,13 +1,13 @@
 """Automatic memories (saved by compactions): marked, never rewriting what memory holds, evicted
-first, listed and forgotten with /memory, and a file without them unchanged in format."""
+first, and a file without them unchanged in format (/memory lists and forgets them: tests/ui)."""
 
 import json
 
 import pytest
 
-from nanohermes.storage.memory import MAX_ENTRIES, Entry, MemoryStore
-from nanohermes.ui.memory_commands import memory_command
-from tests.storage.test_memory import entry, write_entries
+from nanohermes.memory.entry import Entry
+from nanohermes.memory.store import MAX_ENTRIES, MemoryStore
+from tests.support.memories import entry, write_entries
 
 
 @pytest.fixture
@@ -42,17 +42,3 @@ def test_a_file_without_automatic_entries_holds_no_auto_field(store):
     store.add("found later", auto=True)
     rows = json.loads(store.path.read_text())["entries"]
     assert "auto" not in rows[0] and rows[1]["auto"] is True
-
-
-def test_memory_command_lists_and_forgets_the_automatic_entries(store):
-    store.add("mine to keep")
-    auto = store.add("The user wants uv, never pip.", "preference", auto=True).entry
-    listing = memory_command(store, "list")
-    assert (
-        "[fact] mine to keep" in listing and f"{auto.id}  [preference, auto] The user wants uv, never pip." in listing
-    )
-    only = memory_command(store, "list auto").splitlines()
-    assert only[0] == "1 automatic of 2 memories:" and len(only) == 2
-    assert memory_command(store, "forget auto") == "forgot 1 automatic memory"
-    assert [e.text for e in store.entries()] == ["mine to keep"]
-    assert memory_command(store, "list auto").startswith("no automatic memories")

@@ -1,5 +1,5 @@
 """Ranking short texts: tokens (English words with light stemming, CJK characters and
-bigrams), BM25 over them, and the near-duplicate test. Pure functions; memory.py stores."""
+bigrams), BM25 over them, and the near-duplicate test. Pure functions; store.py stores."""
 
 from __future__ import annotations
 
