@@ -7,12 +7,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import quote
 
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
 from nanohermes.provider.stream import AssistantTurn, NotTheAPI, StreamCut, assemble_stream, describe_body, text_of
 from nanohermes.provider.watch import ReplyWatch
+from nanohermes.provider.window import (
+    LearnedWindow,
+    api_root,
+    is_ollama,
+    lmstudio_window,
+    ollama_loaded_context,
+    ollama_window,
+    window_from_listing,
+)
 from nanohermes.synthetic import untagged
 
 __all__ = ["RETRY_POLICY", "AssistantTurn", "NotTheAPI", "Provider", "StreamCut", "assemble_stream", "classify"]
@@ -23,6 +33,9 @@ CONNECT_TIMEOUT_S = 10.0
 # GET /models needs no inference: a server that takes longer is not going to tell the window,
 # and the first turn must not wait request_timeout (600 s) for it.
 MODELS_TIMEOUT_S = 10.0
+# Ollama loads a model not running yet to say what context it runs with; the first request would
+# wait for the load anyway. A load slower than this leaves the window assumed (provider/window.py).
+OLLAMA_LOAD_TIMEOUT_S = 120.0
 
 
 class CallerFailed(Exception):
@@ -181,15 +194,45 @@ class Provider:
         return self._with_retries(request, retries=0)
 
     def advertised_context_window(self) -> int | None:
-        """The window GET /models advertises: llama.cpp's data[].meta.n_ctx, vLLM's
-        data[].max_model_len (the configured model's entry first); most others say nothing."""
+        """The window the server says it will use, in tokens (learn_window), or None."""
+        learned = self.learn_window()
+        return learned.tokens if learned else None
+
+    def learn_window(self) -> LearnedWindow | None:
+        """The window the server will use and where that came from (provider/window.py): GET
+        /models (llama.cpp, vLLM); else Ollama's own API, found by GET /api/version answering;
+        else LM Studio's GET /api/v0/models/{model}. None when no answer says it."""
         try:
             data = self.list_models()
-        except (ProviderError, ValueError):  # no usable listing: the window stays unknown
+        except (ProviderError, ValueError):  # no usable listing: the server is not answering
             return None
-        models = sorted(data, key=lambda m: m.get("id") != self.config.model)
-        for model in models:
-            for value in ((model.get("meta") or {}).get("n_ctx"), model.get("max_model_len")):
-                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                    return value
-        return None
+        learned = window_from_listing(data, self.config.model)
+        if learned is not None:
+            return learned
+        root, model = api_root(self.config.effective_base_url), self.config.model
+        if is_ollama(self._native_api("GET", f"{root}/api/version")):
+            show = self._native_api("POST", f"{root}/api/show", {"model": model})
+            return ollama_window(show, self._ollama_loaded_context(root, model))
+        return lmstudio_window(self._native_api("GET", f"{root}/api/v0/models/{quote(model, safe='/:@')}"))
+
+    def _ollama_loaded_context(self, root: str, model: str) -> int | None:
+        """The context the model runs with; a model not running yet is loaded first, as the first
+        request would load it (an empty /api/generate loads with the options /v1 requests use)."""
+        loaded = ollama_loaded_context(self._native_api("GET", f"{root}/api/ps"), model)
+        if loaded is None:
+            body = {"model": model, "stream": False}
+            if self._native_api("POST", f"{root}/api/generate", body, OLLAMA_LOAD_TIMEOUT_S) is not None:
+                loaded = ollama_loaded_context(self._native_api("GET", f"{root}/api/ps"), model)
+        return loaded
+
+    def _native_api(self, method: str, url: str, body: dict | None = None, timeout: float = MODELS_TIMEOUT_S):
+        """One request to the server's own API, once: its JSON, or None for any failure."""
+        import openai  # loaded already by self.client
+
+        client = self.client.with_options(timeout=min(timeout, self.config.request_timeout))
+        try:
+            if method == "GET":
+                return client.get(url, cast_to=object)
+            return client.post(url, body=body, cast_to=object)
+        except (openai.APIError, ValueError):  # not this server's API, or not answering: it says nothing
+            return None

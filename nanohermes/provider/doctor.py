@@ -251,18 +251,30 @@ def _usage_check(turn) -> Check:
 
 
 def _window_check(config: Config, checks: list[Check]) -> Check:
+    """The window the agent budgets for, and where it came from: configured, or learned from the
+    server (provider/window.py). Ollama and LM Studio say what they will really use; a
+    configured window larger than that would be cut silently (Ollama), so that is a warning."""
     from nanohermes.context import settings_for_window
 
+    learned = None
+    if any(c.name == "reachable" and c.status == OK for c in checks):
+        from nanohermes.provider import Provider
+
+        learned = Provider(replace(config, max_retries=0, request_timeout=10.0)).learn_window()
     if config.context_window:
         window, source = config.context_window, "configured"
+        if learned and learned.server and learned.tokens < window:
+            return Check(
+                "context window",
+                WARN,
+                f"context_window = {window:,} is configured, but {learned.server} runs {config.model!r} with "
+                f"{learned.tokens:,} tokens ({learned.source}) and cuts longer prompts",
+                learned.fix or f"set context_window = {learned.tokens} in config.toml",
+                essential=False,
+            )
+    elif learned:
+        window, source = learned.tokens, learned.source
     else:
-        window, source = None, ""
-        if any(c.name == "reachable" and c.status == OK for c in checks):
-            from nanohermes.provider import Provider
-
-            window = Provider(replace(config, max_retries=0, request_timeout=10.0)).advertised_context_window()
-            source = "advertised by the server"
-    if not window:
         return Check(
             "context window",
             WARN,
@@ -271,12 +283,15 @@ def _window_check(config: Config, checks: list[Check]) -> Check:
             essential=False,
         )
     settings = settings_for_window(window, config.max_tokens)
+    limited = learned is not None and bool(learned.fix) and not config.context_window
+    more = f"; the model can take {learned.trained:,}" if limited else ""
     return Check(
         "context window",
-        OK,
-        f"{window:,} tokens ({source}): compacts past {settings.high_water_tokens:,} tokens "
+        WARN if limited else OK,
+        f"{window:,} tokens ({source}{more}): compacts past {settings.high_water_tokens:,} tokens "
         f"down to {settings.low_water_tokens:,}, tool results ≤ {settings.tool_result_bytes:,} bytes, "
         f"max_tokens {settings.max_tokens:,}",
+        learned.fix if limited else "",
         essential=False,
     )
 

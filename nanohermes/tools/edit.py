@@ -1,11 +1,13 @@
-"""edit_file: exact-string replacement that says what is nearest when old_text is not there.
+"""edit_file: exact-string replacement, tolerant only where the intended place is unambiguous.
 
-One tolerance: quotes. Qwen2.5-Coder-1.5B copied `{"food": 0.05}` from read_file as
-`{'food': 0.05}` three times running and never got an edit in; text pasted through a chat
-or a document turns straight quotes curly. When old_text matches nowhere as written but
-matches one place once every quote mark is taken as the same, that place is edited, new_text
-gets the file's quotes, and the result says so. Whitespace is not forgiven (indentation
-means something); the error names the lines instead.
+Quotes: Qwen2.5-Coder-1.5B copied `{"food": 0.05}` from read_file as `{'food': 0.05}` three
+times running and never got an edit in; text pasted through a chat or a document turns straight
+quotes curly. When old_text matches nowhere as written but matches one place once every quote
+mark is taken as the same, that place is edited, new_text gets the file's quotes, and the result
+says so. Whitespace: when neither matches, tolerant.py tries looser levels (line ends,
+indentation, all whitespace, a block's first and last lines) and the edit lands only where the
+first level that matches at all matches one place; more places are named, never guessed. When
+nothing matches, the error names the closest lines.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from nanohermes.tools.files import (
     write_with_checkpoint,
 )
 from nanohermes.tools.paths import display_path, resolve_path
+from nanohermes.tools.tolerant import line_of, tolerant_placements
 
 MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
+MAX_LOOSE_CANDIDATES = 5  # places a loose match names: enough to choose from, few enough to read
 QUOTE_MARKS = "'\"\u2018\u2019\u201c\u201d"  # taken as one mark when old_text matches nowhere as written
 SAME_QUOTE = str.maketrans({mark: '"' for mark in QUOTE_MARKS})
 QUOTES_MATCHED = "old_text matched with the file's quotes"
@@ -47,7 +51,7 @@ class _Edit:
     before: str
     after: str
     lines: list[int]  # line numbers of the replaced occurrences
-    requoted: bool = False  # old_text matched only once quotes were taken as one mark
+    matched: str = ""  # the tolerance old_text needed (quotes, whitespace), as the result says it
 
 
 def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool) -> _Edit:
@@ -62,12 +66,12 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
     if not old_text:
         raise ToolError("old_text is empty; to create or overwrite a whole file use write_file")
     old_text, new_text = _match_line_endings(content, old_text, new_text)
-    starts, requoted = _occurrences(content, old_text), False
+    starts, matched = _occurrences(content, old_text), ""
     if not starts and (requoted := _with_file_quotes(content, old_text, new_text)):
         old_text, new_text = requoted
-        starts = _occurrences(content, old_text)
-    if not starts:  # first: "identical" would hide that the text is not there at all
-        raise ToolError(_not_found(shown, content, old_text))
+        starts, matched = _occurrences(content, old_text), QUOTES_MATCHED
+    if not starts:
+        return _loose_edit(target, shown, content, old_text, new_text, replace_all)
     if old_text == new_text:
         raise ToolError("old_text and new_text are identical; nothing to change")
     lines = _line_numbers(content, starts)
@@ -77,7 +81,35 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
             "surrounding lines to make it unique, or set replace_all=true"
         )
     after = content.replace(old_text, new_text, -1 if replace_all else 1)
-    return _Edit(target, shown, content, after, lines, bool(requoted))
+    return _Edit(target, shown, content, after, lines, matched)
+
+
+def _loose_edit(target: Path, shown: str, content: str, old_text: str, new_text: str, replace_all: bool) -> _Edit:
+    """The edit at the one place old_text matches at the first tolerant level that matches at all."""
+    places = tolerant_placements(content, old_text, new_text)
+    if not places:  # first: "identical" would hide that the text is not there at all
+        raise ToolError(_not_found(shown, content, old_text))
+    if old_text == new_text:
+        raise ToolError("old_text and new_text are identical; nothing to change")
+    if len(places) > 1:
+        lines = sorted({line_of(content, p.start) for p in places})  # blocks of one start are one place to name
+        listed = ", ".join(map(str, lines[:MAX_LOOSE_CANDIDATES])) + (
+            ", …" if len(lines) > MAX_LOOSE_CANDIDATES else ""
+        )
+        every = " (replace_all needs old_text exactly as in the file)" if replace_all else ""
+        raise ToolError(
+            f"old_text is not in {shown} as written, and loosely it matches {len(lines)} places "
+            f"(lines {listed}), so nothing was changed{every}. Re-read the file with read_file and copy "
+            "old_text exactly, with enough surrounding lines to make it unique."
+        )
+    (place,) = places
+    after = content[: place.start] + place.text + content[place.end :]
+    if after == content:
+        raise ToolError(
+            "new_text differs from old_text only in whitespace that the loose match ignores; nothing to "
+            "change. To change spacing, copy old_text exactly from read_file"
+        )
+    return _Edit(target, shown, content, after, [line_of(content, place.start)], place.said)
 
 
 def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
@@ -139,13 +171,6 @@ def _not_found(shown: str, content: str, old_text: str) -> str:
     """Say what is nearest, so the model fixes old_text instead of guessing again."""
     lines = content.splitlines()
     message = f"old_text not found in {shown}."
-    loose = _whitespace_insensitive_line(lines, old_text)
-    if loose:
-        count = len(old_text.strip("\n").split("\n"))
-        return message + (
-            f" It matches lines {loose}–{loose + count - 1} if whitespace is ignored: "
-            "copy the exact indentation and spacing from read_file."
-        )
     probe = max((line.strip() for line in old_text.splitlines()), key=len, default="")
     stripped = [line.strip() for line in lines]
     close = difflib.get_close_matches(probe, stripped, n=3, cutoff=0.6) if probe else []
@@ -155,17 +180,6 @@ def _not_found(shown: str, content: str, old_text: str) -> str:
             f"{n}\t{cut_line(printable(lines[n - 1]), DIFF_LINE_CHARS)}" for n in numbered
         )
     return message + "\nRe-read the file with read_file and copy old_text exactly."
-
-
-def _whitespace_insensitive_line(lines: list[str], old_text: str) -> int | None:
-    wanted = [" ".join(line.split()) for line in old_text.strip("\n").split("\n")]
-    if not any(wanted):
-        return None
-    normal = [" ".join(line.split()) for line in lines]
-    for i in range(len(normal) - len(wanted) + 1):
-        if normal[i] == wanted[0] and normal[i : i + len(wanted)] == wanted:
-            return i + 1
-    return None
 
 
 def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
@@ -194,6 +208,6 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
     write_with_checkpoint(ctx, "edit_file", edit.target, edit.shown, encode_text(edit.before), data, True)
     where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
     n = len(edit.lines)
-    found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where}{'; ' + QUOTES_MATCHED if edit.requoted else ''})"
+    found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where}{'; ' + edit.matched if edit.matched else ''})"
     text = f"edit_file {edit.shown}: {found}\n{diff}"
     return ToolOutput(text, ResultFacts(path=edit.shown, changed=True, found=f"{found}, +{added} −{removed}"))

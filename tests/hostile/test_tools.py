@@ -200,3 +200,23 @@ def _children_running(marker: bytes) -> list[int]:
         if fields[1] == mine and fields[0] != b"Z" and marker in cmdline:
             found.append(int(pid))
     return found
+
+
+def test_a_function_the_model_wrote_on_one_line_is_edited_in_one_request(server, workspace):
+    # Qwen2.5-Coder-1.5B sent this edit, was refused ("whitespace is not forgiven") and alternated
+    # read_file and the same edit for 45 requests; one place matches it, so it lands at once.
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    edit = {"path": "calc.py", "old_text": "def add(a, b): return a - b", "new_text": "def add(a, b): return a + b"}
+    [result] = tool_results(server, workspace, call("edit_file", edit))
+    assert result.startswith("edit_file calc.py: replaced 1 occurrence (line 1; old_text matched ignoring whitespace")
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert len(server.chat_requests()) == 2  # the edit, then the answer
+
+
+def test_an_edit_that_matches_two_places_loosely_changes_neither(server, workspace):
+    content = "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 1\n"
+    (workspace / "m.py").write_text(content)
+    edit = {"path": "m.py", "old_text": "def f(self):\n    return 1", "new_text": "def f(self):\n    return 2"}
+    [result] = tool_results(server, workspace, call("edit_file", edit))
+    assert "loosely it matches 2 places (lines 2, 6), so nothing was changed" in result
+    assert (workspace / "m.py").read_text() == content

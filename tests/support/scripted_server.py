@@ -4,7 +4,9 @@ Each request to /v1/chat/completions takes the next scripted reply (or asks `han
 when the script is empty). Replies stream in the exact `chat.completion.chunk` format, with
 text and tool-call arguments split across many chunks, and a final usage chunk; a
 non-streaming request gets the same reply as one `chat.completion`. Every request body is
-logged in `requests` for assertions.
+logged in `requests` for assertions. `routes` answer other paths as a server's own API does
+("GET /api/version", "POST /api/show": a body, or fn(request body) -> (status, body)), before
+any script is consumed; those requests are logged in `native`.
 """
 
 from __future__ import annotations
@@ -146,6 +148,8 @@ class ScriptedServer:
         self.handler = None  # fn(body) -> Reply | Error, used when the script is empty
         self.n_ctx = n_ctx  # advertised like llama.cpp's /v1/models meta.n_ctx
         self.abandoned: list[tuple[int, int]] = []  # (chunks sent, chunks scripted) of streams the client left
+        self.routes: dict[str, object] = {}  # "METHOD /path" -> body or fn(body) -> (status, body)
+        self.native: list[tuple[str, dict | None]] = []  # ("METHOD /path", body) of the routes' requests
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
         self._httpd.daemon_threads = True
@@ -195,7 +199,19 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _route(self, method: str, body: dict | None) -> bool:
+                key = f"{method} {self.path.split('?')[0]}"
+                if key not in server.routes:
+                    return False
+                server.native.append((key, body))
+                answer = server.routes[key]
+                status, reply = answer(body) if callable(answer) else (200, answer)
+                self._json(status, reply)
+                return True
+
             def do_GET(self):
+                if self._route("GET", None):
+                    return
                 if self.path.rstrip("/").endswith("/models"):
                     model = {"id": "test-model", "object": "model", "owned_by": "test"}
                     if server.n_ctx:
@@ -207,6 +223,8 @@ class ScriptedServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self._route("POST", body):
+                    return
                 reply = server._next(body)
                 model = body.get("model", "test-model")
                 if isinstance(reply, Error):

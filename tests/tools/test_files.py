@@ -277,10 +277,12 @@ def test_edit_file_missing_old_text_names_the_closest_line(ctx, workspace):
     )
 
 
-def test_edit_file_whitespace_only_mismatch_names_the_lines(ctx, workspace):
+def test_edit_file_whitespace_only_mismatch_lands_and_says_so(ctx, workspace):
+    # once refused ("copy the exact indentation"); one place matches, so it lands (tools/tolerant.py)
     (workspace / "m.py").write_text("if x:\n    y()\n    z()\n")
-    with pytest.raises(ToolError, match=r"It matches lines 1–2 if whitespace is ignored"):
-        edit_file.func(ctx, path="m.py", old_text="if x:\n  y()", new_text="pass")
+    out = edit_file.func(ctx, path="m.py", old_text="if x:\n  y()", new_text="if x:\n  w()")
+    assert out.startswith("edit_file m.py: replaced 1 occurrence (line 1; old_text matched ignoring whitespace")
+    assert (workspace / "m.py").read_text() == "if x:\n    w()\n    z()\n"
 
 
 def test_edit_file_takes_old_text_in_other_quotes_and_writes_new_text_in_the_files(ctx, workspace):
