@@ -10,7 +10,8 @@ Levels (`[sandbox] level` in config.toml, `--sandbox LEVEL`):
 `network = false` (the default) cuts the network; `true`, or a command the user allowed,
 keeps it.
 
-Always protected, at every level but off:
+What the policy protects, at every level but off (bubblewrap enforces all of it; Landlock
+alone less, see below):
 - read-only even inside the workspace: `.nanohermes/` (skills and settings the agent reads),
   `.git/hooks` and `.git/config` (programs git runs later, outside the sandbox), and
   NanoHermes's state directory ($NANOHERMES_HOME, default ~/.nanohermes); a missing one cannot
@@ -27,15 +28,22 @@ Backends, the first that works here (probe.py says which, in words):
   writes outside the writable roots blocked, hidden files unreadable (their names can still be
   listed), TCP connect and bind blocked (ABI ≥ 4). NOT covered: `.nanohermes/`, `.git/hooks`
   and `.git/config` inside the workspace (Landlock can only allow, and the workspace is
-  allowed), UDP (DNS included), and other processes stay visible (not signalable, ABI ≥ 6).
+  allowed), UDP (DNS included), Unix sockets (the ssh-agent's too), and other processes stay
+  visible (not signalable, ABI ≥ 6).
 - macOS, Seatbelt (`/usr/bin/sandbox-exec`): a profile written to the same rules, UNTESTED —
   no macOS machine runs NanoHermes's tests.
 
 Not protected by any backend: Unix sockets on the file system other than the ssh-agent's
-(D-Bus, a Docker socket: connecting is not writing), reads of anything not hidden (source
-trees, other projects, /etc), a protected path that is a symbolic link (its target is kept
-read-only, the link itself can be replaced), and a `.git` created in a subdirectory of the
-workspace (its hooks run only if the user runs git there).
+(D-Bus, a Docker socket: connecting to one is not a write, and a network namespace does not
+reach the file system), reads of anything not hidden (source trees, other projects, /etc), a
+protected path that is a symbolic link (its target is kept read-only, the link itself can be
+replaced), and a `.git` made in a subdirectory of the workspace (its hooks run only if the
+user runs git there).
+
+What it costs a command: writes to caches outside the workspace fail (~/.cache for pip, npm,
+uv: point them at $TMPDIR or the workspace), `git init` at the workspace's root and `git
+commit` in a linked worktree (its git directory is elsewhere) need the user's approval to run
+unsandboxed, and each command starts ~15 ms later (bubblewrap; scripts/bench_sandbox.py).
 
 API: `policy_for` (the policy for a session), `confine` (argv → Launch, or SandboxUnavailable),
 `unconfined` (the approved bypass), `probe`/`assess` (what is enforced, in words),

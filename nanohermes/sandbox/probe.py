@@ -130,5 +130,5 @@ def _words(backend: str, policy: Policy, caps: Capabilities) -> str:
     )
     return (
         f"Landlock only ({caps.bwrap_problem or 'bubblewrap not used'}): writes outside {where} blocked; "
-        f"hidden (unreadable): {hidden}{gaps}; {network}"
+        f"hidden (unreadable): {hidden}{gaps}; Unix sockets (an ssh-agent's too) still reachable; {network}"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 
@@ -111,3 +112,18 @@ def test_with_home_as_the_workspace_keys_stay_hidden_and_the_state_directory_rea
     assert KEY not in done.stdout
     assert (state / "memory.json").read_text() == "{}"
     assert (fake_home / "notes.txt").read_text() == "fine\n"
+
+
+def test_the_ssh_agent_socket_is_out_of_reach(workspace, isolated_home, fake_home, tmp_path, monkeypatch):
+    agent = tmp_path / "agent.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(agent))
+        server.listen(1)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))
+        policy = policy_for(SandboxSettings(), workspace, isolated_home, temp_dir=tmp_path / "private-tmp")
+        connect = f"import socket; socket.socket(socket.AF_UNIX).connect({str(agent)!r})"
+        done = run_in(policy, f'python3 -c "{connect}"')
+        assert done.returncode != 0
+        server.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            server.accept()
