@@ -55,9 +55,11 @@ class Config:
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
     # Tables, each parsed by the module that uses it (only when present): [mcp.servers.NAME]
-    # (nanohermes/mcp/settings.py) and [web_search] (tools/search_backends.py; None: not offered).
+    # (nanohermes/mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered)
+    # and [sandbox] (sandbox/policy.py: SandboxSettings; None: the defaults).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
+    sandbox: object | None = None
 
     @property
     def effective_base_url(self) -> str:
@@ -175,7 +177,7 @@ def _checked(name: str, value, home: Path):
 
 
 def _parsed_tables(values: dict, home: Path) -> dict:
-    """Take the [mcp] and [web_search] tables out of `values`, parsed and checked by their modules."""
+    """Take the [mcp], [web_search] and [sandbox] tables out of `values`, parsed and checked by their modules."""
     tables = {}
     if "mcp" in values:
         from nanohermes.mcp.settings import parse_mcp_table
@@ -185,6 +187,10 @@ def _parsed_tables(values: dict, home: Path) -> dict:
         from nanohermes.tools.search_backends import parse_web_search_table
 
         tables["web_search"] = parse_web_search_table(values.pop("web_search"), home / "config.toml")
+    if "sandbox" in values:
+        from nanohermes.sandbox.policy import parse_sandbox_table
+
+        tables["sandbox"] = parse_sandbox_table(values.pop("sandbox"), home / "config.toml")
     return tables
 
 

@@ -39,6 +39,11 @@ class ContextOverflowError(ProviderError):
         self.n_ctx, self.n_prompt = n_ctx, n_prompt
 
 
+class SandboxUnavailable(NanoHermesError):
+    """The configured sandbox level cannot be enforced on this machine, so a command was not
+    started (fail closed); the message says what is missing and how to choose level "off"."""
+
+
 class SessionError(NanoHermesError):
     """A session file is locked by another process, corrupt, or unwritable."""
 

@@ -1,0 +1,190 @@
+"""bubblewrap: the command in its own mount, pid, IPC, user (and network) namespaces.
+
+The view: `/` read-only; a fresh /dev and /proc; the writable roots bound read-write; the
+protected paths under them bound read-only over themselves; hidden directories covered by an
+empty read-only tmpfs and hidden files by /dev/null. Mounts are made parents first, so the
+most specific rule wins whatever the nesting (a temp dir under the read-only state directory).
+
+Flags, and why:
+- `--unshare-user --cap-drop ALL`: run as root without a user namespace, the command would
+  keep CAP_SYS_ADMIN and could simply `mount -o remount,rw /`; in its own user namespace it
+  holds no capability over the machine's mounts, which the kernel locks read-only.
+- `--unshare-pid` (with a fresh /proc): the command cannot see, ptrace or read /proc/PID/environ
+  of the agent or any other process, and the namespace dies with bwrap: a SIGKILL to the
+  process group (run_command's Ctrl-C and timeout) ends even what the command `setsid`-ed away.
+- no `--new-session`: it would move the command out of the process group the caller made
+  (start_new_session), so killing the group would miss it. It guards against TIOCSTI on a
+  controlling terminal, and a command started with start_new_session has none.
+- no `--die-with-parent`: its parent-death signal belongs to the thread that started bwrap,
+  not to the process, so a background task started from a worker thread is killed when that
+  thread ends (every time here, once bwrap is up; a test pins it). The process-group kill
+  covers every orderly end; an agent killed by SIGKILL leaves the sandbox running, as it
+  would leave an unsandboxed command.
+- `--unshare-net` unless the network is allowed: only a loopback of its own.
+
+A protected path that does not exist yet (no `.nanohermes/` in this project) is kept from being
+created by a /dev/null bound at its first missing component; bwrap leaves that mount point
+behind as an empty read-only file, which `Placeholders.release` removes once no sandbox uses
+it (a shared flock per placeholder, across threads and processes).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nanohermes.sandbox.policy import Policy
+
+PLACEHOLDER_MODE = 0o444  # what bwrap gives the empty file it creates as a mount point
+CLAIM_TRIES = 20  # × CLAIM_WAIT_S: another sandbox removing the same placeholder takes microseconds
+CLAIM_WAIT_S = 0.005
+# Every command gets these (see the module docstring); the probe runs bwrap with them too.
+BASE_FLAGS = ("--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc")
+ORDER = {"writable": 0, "read_only": 1, "hidden": 2}  # at equal depth, the stricter mount last
+
+
+@dataclass(frozen=True)
+class Spot:
+    """What is at a path now: 'dir', 'file' (anything else that exists), 'placeholder' (an
+    empty read-only file, as a bwrap mount point left behind) or 'missing'. For 'missing', the
+    first component that does not exist, or the file standing in the way (`.git` as a
+    worktree's pointer file: nothing can be created under it, but rewritten it could point git
+    at a directory of hooks, so it is what gets kept read-only)."""
+
+    kind: str
+    first_missing: Path | None = None
+    blocker: Path | None = None
+
+
+def survey(paths) -> dict[Path, Spot]:
+    """Look at each path (following links) and, when missing, at its ancestors."""
+    return {path: _spot(path) for path in paths}
+
+
+def _spot(path: Path) -> Spot:
+    try:
+        info = path.stat()
+    except OSError:
+        return _missing(path)
+    if stat.S_ISDIR(info.st_mode):
+        return Spot("dir")
+    return Spot("placeholder" if is_placeholder(path) else "file")
+
+
+def _missing(path: Path) -> Spot:
+    for candidate in (*reversed(path.parents), path):
+        if not candidate.exists():
+            return Spot("missing", first_missing=candidate)
+        if candidate != path and not candidate.is_dir():
+            return Spot("missing", blocker=candidate)
+    return Spot("missing")
+
+
+def is_placeholder(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == 0 and stat.S_IMODE(info.st_mode) == PLACEHOLDER_MODE
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def bwrap_argv(
+    bwrap: str, policy: Policy, spots: dict[Path, Spot], cwd: Path, argv: list[str]
+) -> tuple[list[str], tuple[Path, ...]]:
+    """The full argv, and the placeholders it will create or reuse (pure)."""
+    args = [bwrap, *BASE_FLAGS]
+    if not policy.network:
+        args.append("--unshare-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    mounts = [(root, "writable", ["--bind", str(root), str(root)]) for root in policy.writable]
+    placeholders: dict[Path, None] = {}
+    for path in policy.read_only:
+        target = _protected_target(policy, path, spots[path])
+        if target is not None:
+            real = spots[path].kind in ("dir", "file") or target == spots[path].blocker
+            source = str(target) if real else "/dev/null"
+            mounts.append((target, "read_only", ["--ro-bind", source, str(target)]))
+            if source == "/dev/null":
+                placeholders[target] = None
+    remount = []
+    for path in policy.hidden:
+        kind = spots[path].kind
+        if kind == "dir":
+            mounts.append((path, "hidden", ["--tmpfs", str(path)]))
+            remount += ["--remount-ro", str(path)]  # last: a read-only tmpfs could hold no mount points
+        elif kind != "missing":
+            mounts.append((path, "hidden", ["--ro-bind", "/dev/null", str(path)]))
+    seen: set[tuple[Path, str]] = set()
+    for path, kind, mount in sorted(mounts, key=lambda m: (len(m[0].parts), ORDER[m[1]], str(m[0]))):
+        if (path, kind) not in seen:
+            seen.add((path, kind))
+            args += mount
+    args += [*remount, "--chdir", str(cwd), "--", *argv]
+    return args, tuple(placeholders)
+
+
+def _protected_target(policy: Policy, path: Path, spot: Spot) -> Path | None:
+    """Where to mount to keep `path` read-only: itself, its first missing component, or
+    nowhere (outside every writable root it is read-only already; under a hidden one, unseen)."""
+    target = path if spot.kind != "missing" else spot.first_missing or spot.blocker
+    if target is None or not any(_inside(target, root) for root in policy.writable):
+        return None
+    if any(_inside(path, hidden) and hidden != path for hidden in policy.hidden):
+        return None
+    return target
+
+
+class Placeholders:
+    """Shared flocks on the placeholders a running sandbox depends on. The last sandbox to
+    finish removes them; one starting meanwhile waits the microseconds that takes and bwrap
+    makes the mount point anew. A lock that cannot be had (a hostile holder) is gone without:
+    the placeholder then stays, which protects more, never less."""
+
+    def __init__(self, paths: tuple[Path, ...], lock_dir: Path):
+        self._held: list[tuple[Path, int | None]] = []
+        if paths:
+            try:
+                lock_dir.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                pass
+        for path in paths:
+            self._held.append((path, _claim(lock_dir / (hashlib.sha256(bytes(path)).hexdigest()[:24] + ".lock"))))
+
+    def release(self) -> None:
+        """After the sandbox has ended: remove each placeholder no other sandbox still uses."""
+        held, self._held = self._held, []
+        for path, fd in held:
+            if fd is None:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if is_placeholder(path):
+                    path.unlink()
+            except OSError:  # BlockingIOError: still in use; the last user removes it
+                pass
+            finally:
+                os.close(fd)
+
+
+def _claim(lock: Path) -> int | None:
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    for _ in range(CLAIM_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            time.sleep(CLAIM_WAIT_S)
+    os.close(fd)
+    return None

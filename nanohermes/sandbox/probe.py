@@ -1,0 +1,134 @@
+"""What this machine can enforce (probed once per process), and what a policy gets here, in words.
+
+`probe()` runs bubblewrap once with the flags a command gets (~8 ms) and asks the kernel for
+its Landlock ABI (one syscall); `assess()` is pure: given a policy and those capabilities, the
+backend that will confine commands and a sentence saying what is and is not enforced. When
+the level cannot be enforced, `enforced` is False and the sentence says what to do.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from nanohermes.sandbox.policy import Policy
+
+PROBE_TIMEOUT_S = 5.0  # bwrap starts in milliseconds; a hung one is as good as absent
+SEATBELT = "/usr/bin/sandbox-exec"  # never from PATH: a planted sandbox-exec would confine nothing
+BACKENDS = ("bwrap", "landlock", "seatbelt")
+LANDLOCK_NET_ABI = 4  # the first ABI with TCP rules
+INSTALL_HINT = "install bubblewrap (e.g. `apt install bubblewrap`)"
+OFF_HINT = 'or set level = "off" under [sandbox] in config.toml (or --sandbox off) to run them unconfined knowingly'
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What can confine a command here; each `*_problem` says why a backend cannot ('' if it can)."""
+
+    platform: str
+    bwrap: str | None = None  # the path of a bwrap that ran a command with every flag we use
+    bwrap_problem: str = ""
+    landlock_abi: int = 0
+    launcher_python: str | None = None  # runs the Landlock launcher
+    sandbox_exec: str | None = None
+
+
+@dataclass(frozen=True)
+class Enforcement:
+    backend: str  # one of BACKENDS, "off", or "" when nothing can enforce the level
+    enforced: bool  # False: commands must not run (unless the level is off)
+    summary: str
+
+
+@functools.cache
+def probe() -> Capabilities:
+    """This process's answer, computed on first use (a command's start must not pay it twice)."""
+    if sys.platform == "darwin":
+        return Capabilities("darwin", sandbox_exec=SEATBELT if Path(SEATBELT).exists() else None)
+    if not sys.platform.startswith("linux"):
+        return Capabilities(sys.platform)
+    from nanohermes.sandbox.landlock import abi_version
+
+    path, problem = _try_bwrap()
+    return Capabilities("linux", path, problem, abi_version(), sys.executable or None)
+
+
+def _try_bwrap() -> tuple[str | None, str]:
+    path = shutil.which("bwrap")
+    if path is None:
+        return None, "bwrap is not installed"
+    from nanohermes.sandbox.bwrap import BASE_FLAGS
+
+    argv = [path, *BASE_FLAGS, "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"bwrap did not run ({exc})"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return None, f"bwrap fails here: {said[-1] if said else f'exit code {done.returncode}'}"
+    return path, ""
+
+
+def assess(policy: Policy, caps: Capabilities, prefer: str | None = None) -> Enforcement:
+    """The backend for `policy` on a machine with `caps` (`prefer` forces one, for tests and
+    doctor), and what it enforces, in words."""
+    if not policy.confined:
+        return Enforcement("off", False, 'sandbox off (level = "off"): commands run unconfined, with all your rights')
+    problems = {name: _problem(name, policy, caps) for name in BACKENDS if prefer in (None, name)}
+    for name, problem in problems.items():
+        if not problem:
+            return Enforcement(name, True, _words(name, policy, caps))
+    reasons = "; ".join(problem for problem in problems.values() if problem != "-") or f"nothing for {caps.platform}"
+    return Enforcement(
+        "",
+        False,
+        f"NOT ENFORCED: no sandbox can confine commands here ({reasons}), so commands will not run. "
+        f"To enforce it, {INSTALL_HINT}; {OFF_HINT}.",
+    )
+
+
+def _problem(name: str, policy: Policy, caps: Capabilities) -> str:
+    """Why `name` cannot enforce `policy` here ('' if it can; '-' for another platform's)."""
+    if name == "bwrap":
+        return caps.bwrap_problem or ("" if caps.bwrap else "-")
+    if name == "seatbelt":
+        if caps.platform != "darwin":
+            return "-"
+        return "" if caps.sandbox_exec else f"{SEATBELT} is missing"
+    if caps.platform != "linux":
+        return "-"
+    if caps.landlock_abi < 1:
+        return "this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list)"
+    if not caps.launcher_python:
+        return "no Python interpreter to run the Landlock launcher"
+    if not policy.network and caps.landlock_abi < LANDLOCK_NET_ABI:
+        abi = caps.landlock_abi
+        return f"Landlock ABI {abi} cannot block the network (ABI 4, Linux 6.7, can); set network = true to use it"
+    return ""
+
+
+def _words(backend: str, policy: Policy, caps: Capabilities) -> str:
+    where = "the private temp dir" if policy.level == "read-only" else "the workspace and the private temp dir"
+    hidden = ", ".join(policy.shown(p) for p in policy.hidden)
+    protected = ", ".join(policy.shown(p) for p in policy.read_only)
+    rules = f"writes outside {where} blocked; read-only: {protected}; hidden: {hidden}"
+    if backend == "bwrap":
+        return f"commands run in bubblewrap: {rules}; network {'allowed' if policy.network else 'blocked'}"
+    if backend == "seatbelt":
+        network = "allowed" if policy.network else "blocked"
+        return f"commands run under macOS Seatbelt (sandbox-exec; this profile is untested): {rules}; network {network}"
+    network = "network allowed" if policy.network else "network: TCP blocked, UDP (DNS included) not"
+    gaps = (
+        ""
+        if policy.level == "read-only"
+        else "; NOT protected inside the workspace: .nanohermes/, .git/hooks, .git/config"
+    )
+    return (
+        f"Landlock only ({caps.bwrap_problem or 'bubblewrap not used'}): writes outside {where} blocked; "
+        f"hidden (unreadable): {hidden}{gaps}; Unix sockets (an ssh-agent's too) still reachable; {network}"
+    )
