@@ -114,7 +114,7 @@ def run(
 
 
 def _config(**flags):
-    from nanohermes.config import load_config
+    from nanohermes.configure import load_config
 
     return load_config(**flags)
 

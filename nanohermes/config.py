@@ -54,9 +54,9 @@ class Config:
     # Before a compaction forgets messages, the same summary request asks for the lasting
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
-    # Tables, each parsed by the module that uses it (only when present): [mcp.servers.NAME]
-    # (nanohermes/mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered)
-    # and [sandbox] (sandbox/policy.py: SandboxSettings; None: the defaults).
+    # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
+    # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered) and [sandbox]
+    # (sandbox/policy.py: SandboxSettings; None: the defaults).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
@@ -176,26 +176,10 @@ def _checked(name: str, value, home: Path):
     return value
 
 
-def _parsed_tables(values: dict, home: Path) -> dict:
-    """Take the [mcp], [web_search] and [sandbox] tables out of `values`, parsed and checked by their modules."""
-    tables = {}
-    if "mcp" in values:
-        from nanohermes.mcp.settings import parse_mcp_table
-
-        tables["mcp"] = parse_mcp_table(values.pop("mcp"), home / "config.toml")
-    if "web_search" in values:
-        from nanohermes.tools.search_backends import parse_web_search_table
-
-        tables["web_search"] = parse_web_search_table(values.pop("web_search"), home / "config.toml")
-    if "sandbox" in values:
-        from nanohermes.sandbox.policy import parse_sandbox_table
-
-        tables["sandbox"] = parse_sandbox_table(values.pop("sandbox"), home / "config.toml")
-    return tables
-
-
-def load_config(**flags) -> Config:
-    """Merge the layers; `flags` holds command-line values, None meaning 'not given'."""
+def merge_layers(flags: dict) -> tuple[dict, Path, Path]:
+    """(the settings as given, the state directory, the workspace): command line > environment >
+    config.toml; `flags` holds command-line values, None meaning 'not given'. Unchecked: the
+    tables other parts own are still in the values (configure.py has them parsed)."""
     home = home_dir()
     values: dict = _read_file_config(home)
     for env, name in _ENV.items():
@@ -205,9 +189,13 @@ def load_config(**flags) -> Config:
     workspace = Path(values.pop("workspace", None) or Path.cwd()).expanduser()
     if not workspace.is_dir():
         raise ConfigError(f"Workspace {workspace} is not a directory. Pass an existing one with -C DIR.")
-    tables = _parsed_tables(values, home)
+    return values, home, workspace.resolve()
+
+
+def checked_config(values: dict, home: Path, workspace: Path, tables: dict) -> Config:
+    """The Config of merged `values`, each checked by type and range; `tables`: the parsed tables."""
     values = {name: _checked(name, value, home) for name, value in values.items()}
-    config = Config(home=home, workspace=workspace.resolve(), **values, **tables)
+    config = Config(home=home, workspace=workspace, **values, **tables)
     if config.mode not in MODES:
         raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
     return config

@@ -181,7 +181,7 @@ class NanoHermesAgent:
         def build():
             from dataclasses import replace
 
-            from nanohermes.config import load_config
+            from nanohermes.configure import load_config
             from nanohermes.runtime import build_runtime
 
             config = load_config(workspace=cwd, **self.flags)

@@ -10,7 +10,7 @@ from tests.support.cli import BIN, run_main_with
 from tests.support.scripted_server import text
 
 # A bug deep inside a run, injected into a fresh interpreter running the real entry point.
-BUG = "import nanohermes.config as c\ndef boom(*a, **k): raise ZeroDivisionError('an unexpected bug')\nc.load_config = boom"
+BUG = "import nanohermes.configure as c\ndef boom(*a, **k): raise ZeroDivisionError('an unexpected bug')\nc.load_config = boom"
 
 
 def test_an_unexpected_exception_is_one_paragraph_naming_the_log_with_the_traceback(workspace, isolated_home):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.runtime import build_runtime
 from nanohermes.ui.task_commands import tasks_command
 from tests.support.scripted_server import call, text

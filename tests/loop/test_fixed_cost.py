@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.context.tokens import count_tokens
 from nanohermes.prompt.overview import OVERVIEW_HEADER, OVERVIEW_MAX_CHARS, workspace_overview
 from nanohermes.runtime import build_runtime

@@ -4,7 +4,7 @@ and the next session's memory block carries it. No extra model call; secrets nev
 
 import json
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.memory.block import BLOCK_START
 from nanohermes.memory.candidates import MEMORY_INSTRUCTION, MEMORY_MARKER
 from nanohermes.runtime import build_runtime

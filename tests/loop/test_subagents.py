@@ -7,7 +7,7 @@ import json
 import pytest
 
 from nanohermes import events as ev
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.context import pairing_problems
 from nanohermes.loop.subagents import HELPER_BRIEF
 from nanohermes.runtime import build_runtime

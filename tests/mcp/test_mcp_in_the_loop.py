@@ -6,7 +6,7 @@ import json
 import pytest
 
 from nanohermes.calls import ToolCall, action_title, describe_result
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.loop.approvals import Decision
 from nanohermes.mcp.hub import NOT_STARTED, RUNNING
 from nanohermes.mcp.settings import McpServerSettings

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from nanohermes.config import Config, load_config
+from nanohermes.config import Config
+from nanohermes.configure import load_config
 from nanohermes.context.tokens import count_tokens
 from nanohermes.errors import ConfigError
 from nanohermes.mcp.listing import HEADER, prompt_section

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.provider import Provider
 from nanohermes.provider.doctor import OK, WARN, run_checks
 from nanohermes.provider.window import (

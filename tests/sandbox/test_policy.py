@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.errors import ConfigError
 from nanohermes.sandbox import SandboxSettings, build_policy, parse_sandbox_table
 from nanohermes.sandbox.bwrap import Spot, bwrap_argv

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.context import count_tokens, message_size
 from nanohermes.loop.subagents import HELPER_BRIEF
 from nanohermes.runtime import build_runtime

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.errors import ConfigError
 from nanohermes.redact import Redactor
 from nanohermes.runtime import build_runtime

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.context.tokens import count_tokens
 from nanohermes.runtime import build_runtime
 from nanohermes.ui.commands import COMMANDS, run_slash_command

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nanohermes.config import load_config
+from nanohermes.configure import load_config
 from nanohermes.runtime import build_runtime
 from nanohermes.ui.commands import run_slash_command
 from tests.support.scripted_server import call, text

@@ -1,0 +1,38 @@
+"""Loading the whole configuration: config.py's settings, and the tables the parts own, each
+parsed and checked by its part ([mcp] by mcp/settings.py, [web_search] by
+tools/search_backends.py, [sandbox] by sandbox/policy.py). It sits above those parts, so that
+config.py, which everything imports, imports none of them; each part is imported only when its
+table is there. Every error is raised before a session file exists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nanohermes.config import Config, checked_config, merge_layers
+
+
+def load_config(**flags) -> Config:
+    """Merge the layers (command line > environment > config.toml > defaults) and check them;
+    `flags` holds command-line values, None meaning 'not given'."""
+    values, home, workspace = merge_layers(flags)
+    tables = parse_tables(values, home / "config.toml")
+    return checked_config(values, home, workspace, tables)
+
+
+def parse_tables(values: dict, path: Path) -> dict:
+    """Take the tables other parts own out of `values`, parsed and checked by those parts."""
+    tables = {}
+    if "mcp" in values:
+        from nanohermes.mcp.settings import parse_mcp_table
+
+        tables["mcp"] = parse_mcp_table(values.pop("mcp"), path)
+    if "web_search" in values:
+        from nanohermes.tools.search_backends import parse_web_search_table
+
+        tables["web_search"] = parse_web_search_table(values.pop("web_search"), path)
+    if "sandbox" in values:
+        from nanohermes.sandbox.policy import parse_sandbox_table
+
+        tables["sandbox"] = parse_sandbox_table(values.pop("sandbox"), path)
+    return tables
