@@ -25,6 +25,11 @@ class ToolRunner:
         self.tools, self.approvals, self.emit = tools, approvals, emit
         self.guard = RepeatGuard()
 
+    def new_turn(self) -> None:
+        """A new user request: old repeats don't count, and no call was refused unasked yet."""
+        self.guard.reset()
+        self.approvals.unasked.clear()
+
     def schemas(self, lean: bool, recall_offered: bool) -> list[dict]:
         """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
         session but for a mode switch and `recall`, which joins once, at the first compaction
@@ -51,14 +56,14 @@ class ToolRunner:
             ctx.outputs.add(call_id, result.content, result.full, result.facts)
             summary = _first_line(result.content)
             self.emit(ev.ToolFinished(call_id, name, summary, result.ok, seconds, result.facts))
-        if self.guard.stuck:
+        if self.guard.stuck or turn.hopeless:  # asked for its answer, it went round again: nothing new will come
             raise StopTurn(StopCode.REPEATING)
 
     def _run_one(self, turn: Turn, ctx: ToolContext, call_id: str, name: str, arguments: str):
         """(the result, the seconds it took to run)."""
         refusal = self.guard.see(name, arguments)
         if refusal is not None:
-            turn.went_round()
+            turn.went_round(refused=True)
         tool = self.tools.get(name)
         ctx = replace(ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
         if refusal is None and tool is not None:
