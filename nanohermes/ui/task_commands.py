@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nanohermes.calls import one_line
 from nanohermes.errors import ToolError
-from nanohermes.ui.commands import command
+from nanohermes.ui.command_table import command
 
 USAGE = "usage: /tasks | /tasks stop ID"
 COMMAND_CHARS = 60  # one row per task on an 80-column screen

@@ -106,6 +106,16 @@ def test_unknown_command_and_help(repl):
     assert run_slash_command(repl, "/exit") is False
 
 
+def test_help_lists_every_command_in_its_fixed_order(repl):
+    run_slash_command(repl, "/help")
+    listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
+    assert listed == [
+        *("/help", "/exit", "/reset", "/clear", "/session", "/compact", "/context", "/memory"),
+        *("/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks"),
+    ]
+    assert listed == list(COMMANDS)
+
+
 def test_system_message_and_tools_are_byte_identical_while_each_turn_keeps_its_own_memories(repl, server):
     from nanohermes.storage.memory import BLOCK_START
 
