@@ -25,11 +25,11 @@ from nanohermes.tools.outputs import OutputStore
 
 def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
     """The built-in tools, then those config.toml adds (web_search, mcp), then `task`."""
+    from nanohermes.tools.background_tools import TASK_TOOLS
     from nanohermes.tools.builtin import BUILTIN_TOOLS
     from nanohermes.tools.delegate import task
     from nanohermes.tools.knowledge import remember, skill
     from nanohermes.tools.recall import recall
-    from nanohermes.tools.task_tools import TASK_TOOLS
 
     tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
     if len(skills):  # an unused tool schema is paid for on every request

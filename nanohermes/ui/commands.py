@@ -11,7 +11,7 @@ from nanohermes.ui import (  # noqa: F401  imported to register their commands
     memory_commands,  # /memory
     edit_commands,  # /diff, /undo, /permissions
     switch_commands,  # /model, /mode, /resume
-    task_commands,  # /tasks
+    background_commands,  # /tasks
 )
 
 # isort: on
