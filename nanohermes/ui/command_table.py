@@ -1,7 +1,7 @@
 """The slash-command table: every command module registers its commands here with `@command`.
 
-Registration order is /help's order; ui/commands.py imports every command module, in that
-order, and is what the REPL reads the table through."""
+ui/commands.py imports every command module and puts the table in /help's order; the REPL reads
+the table through it."""
 
 from __future__ import annotations
 
@@ -35,3 +35,12 @@ def run_slash_command(repl, line: str) -> bool:
         repl.say(f"unknown command {name}; /help lists them")
         return True
     return cmd.run(repl, arg.strip())
+
+
+def order_by_module(modules) -> None:
+    """Put the table in the order of `modules`, each module's commands in the order it registered
+    them, whichever module was imported first (a test or a tool may import one on its own)."""
+    rank = {module.__name__: i for i, module in enumerate(modules)}
+    ordered = sorted(COMMANDS.values(), key=lambda c: rank.get(c.run.__module__, len(rank)))  # stable
+    COMMANDS.clear()
+    COMMANDS.update((c.name, c) for c in ordered)

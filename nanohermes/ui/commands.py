@@ -1,20 +1,24 @@
-"""Every slash command: importing this module registers them all in ui/command_table.py.
-
-/help lists the commands in the order they registered, so the imports below are that order
-(and are kept out of import sorting)."""
+"""Every slash command: importing this module registers them all in ui/command_table.py, in
+/help's order."""
 
 from __future__ import annotations
 
-# isort: off
-from nanohermes.ui import (  # noqa: F401  imported to register their commands
+from nanohermes.ui import (
+    background_commands,
+    edit_commands,
+    memory_commands,
+    session_commands,
+    switch_commands,
+)
+from nanohermes.ui.command_table import COMMANDS, Command, order_by_module, run_slash_command
+
+__all__ = ["COMMANDS", "Command", "run_slash_command"]
+
+HELP_ORDER = (
     session_commands,  # /help, /exit, /reset, /clear, /session, /compact, /context
     memory_commands,  # /memory
     edit_commands,  # /diff, /undo, /permissions
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks
 )
-
-# isort: on
-from nanohermes.ui.command_table import COMMANDS, Command, run_slash_command
-
-__all__ = ["COMMANDS", "Command", "run_slash_command"]
+order_by_module(HELP_ORDER)
