@@ -19,7 +19,6 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import (
-    BINARY_SNIFF_BYTES,
     DIFF_LINE_CHARS,
     MAX_FILE_BYTES,
     PREVIEW_DIFF_LINES,
@@ -33,6 +32,7 @@ from nanohermes.tools.files import (
     write_with_checkpoint,
 )
 from nanohermes.tools.paths import display_path, resolve_path
+from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
 MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
 QUOTE_MARKS = "'\"\u2018\u2019\u201c\u201d"  # taken as one mark when old_text matches nowhere as written
