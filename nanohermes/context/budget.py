@@ -188,23 +188,3 @@ class SizeCache:
 def total_size(messages: Iterable[dict]) -> int:
     """Uncached size of a message list; use SizeCache.total on the hot path."""
     return sum(message_size(m) for m in messages)
-
-
-def size_by_kind(messages: list[dict]) -> dict[str, int]:
-    """Chars per kind of content (for /context): system, summary, user, assistant, tool_calls, tool."""
-    from nanohermes.context.summary import is_summary_message
-
-    kinds = dict.fromkeys(("system", "summary", "user", "assistant", "tool_calls", "tool"), 0)
-    for m in messages:
-        role = m.get("role")
-        if is_summary_message(m):
-            kinds["summary"] += message_size(m)
-        elif role == "system":
-            kinds["system"] += message_size(m)
-        elif role == "assistant" and m.get("tool_calls"):
-            calls = message_size({"tool_calls": m["tool_calls"]})
-            kinds["tool_calls"] += calls
-            kinds["assistant"] += message_size(m) - calls
-        elif role in kinds:
-            kinds[role] += message_size(m)
-    return kinds
