@@ -2,9 +2,10 @@
 
 `run_command` with `background: true` starts one and returns at once; `task_output` reads what
 it printed since the last read; `task_stop` ends it; the end of the session stops them all.
-Each task is its own process group, so stopping it stops its children too. One reader thread
-per task drains both pipes to the end, so a chatty task never blocks on a full pipe; the
-capture keeps the first TASK_CAPTURE_BYTES of each stream and counts what it dropped.
+Each task is its own process group (started by tools/processes.py, like run_command's), so
+stopping it stops its children too. One reader thread per task drains both pipes to the end, so
+a chatty task never blocks on a full pipe; the capture keeps the first TASK_CAPTURE_BYTES of
+each stream and counts what it dropped.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import selectors
 import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nanohermes.errors import ToolError
 from nanohermes.signals import held
-from nanohermes.tools.shell import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SECRET_ENV
+from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, signal_group, start_child
 
 TASK_CAPTURE_BYTES = 524_288  # per stream, 512 KB: enough for a server's start-up lines, which say whether it came up
 MAX_RUNNING_TASKS = 8  # a session is not a process manager; each task may hold 1 MB of capture
@@ -64,15 +64,7 @@ class Task:
         self.ended_by: str | None = None  # STOPPED or TIMED_OUT when we ended it
         self.lock = threading.Lock()  # the reader writes the captures while task_output reads them
         self.done = threading.Event()  # set once the pipes are drained and the process reaped
-        self.proc = subprocess.Popen(
-            ["bash", "-c", command],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            env=_child_env(),
-        )
+        self.proc = start_child([*SHELL, command], cwd)
         self._reader = threading.Thread(target=self._drain, name=f"nanohermes-{task_id}", daemon=True)
         self._reader.start()
 
@@ -111,13 +103,13 @@ class Task:
             return False  # finished and drained: its group is gone (and its id may be reused)
         with self.lock:
             self.ended_by = self.ended_by or reason
-        _signal_group(self.proc.pid, signal.SIGTERM)
+        signal_group(self.proc.pid, signal.SIGTERM)
         return True
 
     def finish_stopping(self, deadline: float) -> None:
         """After terminate(): KILL the group if it is not done by `deadline` (monotonic)."""
         if not self.done.wait(max(deadline - time.monotonic(), 0)):
-            _signal_group(self.proc.pid, signal.SIGKILL)  # something ignores TERM, or holds the pipes
+            signal_group(self.proc.pid, signal.SIGKILL)  # something ignores TERM, or holds the pipes
             self.done.wait(KILL_GRACE)
 
     def _drain(self) -> None:
@@ -185,15 +177,3 @@ class BackgroundTasks:
         for task in stopped:
             task.finish_stopping(deadline)
         return stopped
-
-
-def _child_env() -> dict[str, str]:
-    """As for run_command: the provider's key stays out of what a command can print."""
-    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)  # start_new_session made the pid the group id
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -21,7 +21,6 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import (
-    BINARY_SNIFF_BYTES,
     DIFF_LINE_CHARS,
     MAX_FILE_BYTES,
     PREVIEW_DIFF_LINES,
@@ -36,6 +35,7 @@ from nanohermes.tools.files import (
 )
 from nanohermes.tools.paths import display_path, resolve_path
 from nanohermes.tools.tolerant import line_of, tolerant_placements
+from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
 MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
 MAX_LOOSE_CANDIDATES = 5  # places a loose match names: enough to choose from, few enough to read

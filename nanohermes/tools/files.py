@@ -22,13 +22,13 @@ from nanohermes.fileio import open_regular, read_regular
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
+from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
 DEFAULT_LINES = 2_000  # a page of a long file; the output budget usually stops a page earlier
 MIN_LINES = 20  # a smaller limit reads this many: a small model paging with limit=1 spent a request per line
 MAX_LINE_CHARS = 2_000  # one minified line must not eat the whole result
 LINE_READ_BYTES = MAX_LINE_CHARS * 4  # worst-case UTF-8 width: a cut line still has its 2,000 chars
-BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
 NOTES_RESERVE = 200  # bytes of max_output kept for the header and the "more lines" note, besides the path
 RESULT_DIFF_LINES = 60  # diff echoed to the model after a change: enough to verify it, cheap
 PREVIEW_DIFF_LINES = 400  # the user approving a change gets to see more of it

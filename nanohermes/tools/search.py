@@ -6,11 +6,9 @@ glob tool inside grep's body only; nothing there needs the tool.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -27,9 +25,18 @@ from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
 from nanohermes.fileio import NotRegularFile, kind_of, read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
-from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
-from nanohermes.tools.paths import display_path, resolve_path, shown_path, state_dir, walk
+from nanohermes.tools.files import cut_line
+from nanohermes.tools.paths import display_path, resolve_path, shown_path
 from nanohermes.tools.steering import glob_note_for, grep_note_for
+from nanohermes.tools.workspace import (
+    BINARY_SNIFF_BYTES,
+    excluded_prefix,
+    exclusion_args,
+    find_rg,
+    rg_files,
+    state_dir,
+    walk,
+)
 
 MAX_MATCHES = 200  # enough to locate anything; more is a listing nobody reads
 MAX_LINE_CHARS = 240  # a match line is context, not content
@@ -52,15 +59,6 @@ class _Found:
 
 class _TimedOut(Exception):
     """rg did not finish within its time."""
-
-
-@functools.cache
-def find_rg() -> str | None:
-    """The pinned rg the `ripgrep` wheel put beside our python (its bin may not be on PATH), else any rg."""
-    beside = Path(sys.executable).parent / "rg"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
 
 
 @tool(
@@ -199,7 +197,7 @@ def search_with_rg(
     args += ["--max-filesize", RG_MAX_FILESIZE]
     args += ["-g", glob] if glob else []
     args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
-    hidden = _excluded_prefix(exclude, base)
+    hidden = excluded_prefix(exclude, base)
     args[-4:-4] = exclusion_args(exclude, base)  # anchored: only that directory
     found = _Found()
     with subprocess.Popen(
@@ -234,28 +232,6 @@ def _read_rg_matches(proc: subprocess.Popen, found: _Found, hidden: str | None) 
             proc.kill()
             return
         found.matches.append((path, data["line_number"], _rg_text(data["lines"]).rstrip("\r\n")))
-
-
-def _excluded_prefix(exclude: Path | None, base: Path) -> str | None:
-    """The state directory relative to base (as rg names paths), when it lies inside."""
-    if exclude is None or exclude == base or not exclude.is_relative_to(base):
-        return None
-    return exclude.relative_to(base).as_posix()
-
-
-def exclusion_args(exclude: Path | None, base: Path) -> list[str]:
-    """rg's arguments that leave the state directory out: anchored (only that directory) and
-    matched literally."""
-    hidden = _excluded_prefix(exclude, base)
-    return ["-g", "!/" + glob_literal(hidden)] if hidden else []
-
-
-_GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\!])")
-
-
-def glob_literal(path: str) -> str:
-    """A path as an rg glob that matches it and only it: `ws/[s]tate` must not match `ws/state`."""
-    return _GLOB_SPECIAL.sub(r"\\\1", path)
 
 
 def _rg_path(field_: dict) -> str:
@@ -365,8 +341,8 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
     # The patterns' compiled regexes directly: PathSpec.match_file normalises every path
     # again and costs as much as the listing. All patterns here are inclusions.
     regexes = [p.regex for p in _glob_spec(_anchored(pattern), pattern).patterns if p.include and p.regex is not None]
-    rg = find_rg()
-    listed = _files_with_rg(rg, root, state_dir(ctx)) if rg else None
+    rg = find_rg()  # rg lists every file, not the pattern's: a -g glob that matches overrides .gitignore there
+    listed = rg_files(rg, root, state_dir(ctx), timeout=SEARCH_TIMEOUT_S) if rg else None
     if listed is None:  # no rg, or rg failed: the Python walk lists the same files, slower
         listed = [
             e.path[len(os.path.join(root, "")) :]
@@ -393,23 +369,6 @@ def _anchored(pattern: str) -> list[str]:
     """Shell-glob semantics as gitignore globs: anchored at the base, ** spans directories,
     {a,b} expanded."""
     return ["/" + p.removeprefix("./").lstrip("/") for p in _expand_braces(pattern.strip())]
-
-
-def _files_with_rg(rg: str, root: Path, exclude: Path, timeout: float = SEARCH_TIMEOUT_S) -> list[str] | None:
-    """Every file under root that is not ignored, relative to root, from `rg --files` (the
-    same rules as the walk, faster). The glob pattern is not passed to rg: a matching -g glob
-    overrides .gitignore there. None when rg cannot answer (the caller walks instead)."""
-    args = [rg, "--files", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
-    hidden = _excluded_prefix(exclude, root)
-    args += exclusion_args(exclude, root)
-    try:
-        proc = subprocess.run(args, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode not in (0, 1):  # 1: nothing matched
-        return None
-    names = (os.fsdecode(line) for line in proc.stdout.split(b"\n") if line)
-    return [n for n in names if not hidden or not (n == hidden or n.startswith(hidden + "/"))]
 
 
 def _glob_spec(patterns: list[str], pattern: str) -> pathspec.PathSpec:

@@ -20,20 +20,16 @@ from dataclasses import dataclass, field
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
-from nanohermes.signals import held
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
 from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.tools.background_tools import start_background
+from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, end_child, signal_group, start_child
 
 CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
 HEAD_BYTES = CAPTURE_BYTES // 2  # the start says what ran ...
 TAIL_BYTES = CAPTURE_BYTES - HEAD_BYTES  # ... the end says how it failed
-READ_CHUNK = 65_536  # one pipe buffer on Linux
-KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL: time to flush and exit cleanly
 BACKGROUND_GRACE = 0.5  # after the shell exits, how long background children may keep the pipes open
-POLL_SECONDS = 0.1  # how often the loop notices an exit while the pipes stay quiet
-GROUP_POLL_S = 0.02  # how often a group told to end is checked for stragglers
 MAX_MODEL_TIMEOUT_S = 600  # a timeout the model asks for is capped here (or at the configured default, if higher)
-SECRET_ENV = frozenset({"OPENAI_API_KEY"})
 COMMAND_ECHO_CHARS = 500  # a heredoc writing a file must not fill the header
 NOTE_RESERVE = 80  # bytes for one "… stdout truncated (N bytes not shown)" note and its newlines
 LABEL_RESERVE = 2 * NOTE_RESERVE + 40  # both notes, both labels
@@ -132,9 +128,7 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None, ba
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():
         raise ToolError("command is empty")
-    if background:  # tools/task_tools.py; no timeout unless one is asked for (a server runs on)
-        from nanohermes.tools.task_tools import start_background
-
+    if background:  # tools/background_tools.py; no timeout unless one is asked for (a server runs on)
         return ToolOutput(start_background(ctx, command, timeout))
     limit = ctx.command_timeout if timeout is None else timeout
     if limit <= 0:
@@ -157,28 +151,13 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None, ba
     return ToolOutput(text, facts)
 
 
-def _child_env() -> dict[str, str]:
-    """The user's environment minus the model provider's key: `env` or `echo $OPENAI_API_KEY`
-    would otherwise put the key into the context and the session file."""
-    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
-
-
 def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], None] | None = None) -> _Outcome:
     """Run to the end or the timeout; `on_output` sees every chunk of stdout and stderr as it arrives."""
     outcome = _Outcome(0, _Capture(), _Capture())
     deadline = time.monotonic() + timeout
     proc = None
     try:
-        with held():  # a Ctrl-C while Popen runs would leave the started child unowned, and running
-            proc = subprocess.Popen(
-                ["bash", "-c", command],
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own process group, so a timeout can kill all of it
-                env=_child_env(),
-            )
+        proc = start_child([*SHELL, command], cwd)
         term_sent = _drain(proc, outcome, deadline, on_output)
         if term_sent is None:
             try:
@@ -188,61 +167,10 @@ def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], No
         if term_sent is not None:
             _kill_after_grace(proc, term_sent)
     finally:
-        if proc is not None:  # None: Popen itself failed, and its error goes on up
-            _clean_up(proc)
+        if proc is not None:  # None: it never started (start_child ended it, or Popen failed)
+            end_child(proc)  # what the shell put in the background ends with it
     outcome.code = proc.returncode
     return outcome
-
-
-def _clean_up(proc: subprocess.Popen) -> None:
-    proc.stdout.close()
-    proc.stderr.close()
-    if proc.poll() is None:  # interrupted (Ctrl-C, SIGTERM) or a bug: leave nothing running
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
-    _end_group(proc)
-
-
-def _end_group(proc: subprocess.Popen) -> None:
-    """What the command left running in its process group (`server &`, a daemon that did not
-    detach) ends with it: TERM, then KILL after KILL_GRACE. The shell has been reaped, but while
-    any member lives the group's id stays taken, so the signal cannot reach anyone else."""
-    if not _group_alive(proc.pid):
-        return
-    _signal_group(proc, signal.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(GROUP_POLL_S)
-    _signal_group(proc, signal.SIGKILL)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group still runs. Killed members the system has not reaped yet
-    (zombies: an init that reaps slowly, as in some containers) do not count."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member changed user (setuid): out of our reach either way
-        return False
-    return _running_member(pgid)
-
-
-def _running_member(pgid: int) -> bool:
-    """A member of the group that is not a zombie, from /proc (True where there is no /proc)."""
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()  # after "(comm)", which may hold spaces
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
 
 
 def _drain(
@@ -265,7 +193,7 @@ def _drain(
             if term_sent is None and now >= deadline:
                 term_sent = _terminate(proc, outcome)
             elif term_sent is not None and now - term_sent >= KILL_GRACE:
-                _signal_group(proc, signal.SIGKILL)  # something ignores TERM
+                signal_group(proc.pid, signal.SIGKILL)  # something ignores TERM
             for key, _ in selector.select(timeout=max(min(POLL_SECONDS, deadline - now), 0.01)):
                 data = os.read(key.fd, READ_CHUNK)
                 if data:
@@ -279,7 +207,7 @@ def _drain(
 
 def _terminate(proc: subprocess.Popen, outcome: _Outcome) -> float:
     outcome.timed_out = True
-    _signal_group(proc, signal.SIGTERM)
+    signal_group(proc.pid, signal.SIGTERM)
     return time.monotonic()
 
 
@@ -289,15 +217,8 @@ def _kill_after_grace(proc: subprocess.Popen, term_sent: float) -> None:
         proc.wait(timeout=max(term_sent + KILL_GRACE - time.monotonic(), 0))
     except subprocess.TimeoutExpired:
         pass
-    _signal_group(proc, signal.SIGKILL)  # also children still alive after the shell died
+    signal_group(proc.pid, signal.SIGKILL)  # also children still alive after the shell died
     proc.wait()
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)  # start_new_session made the pid the group id
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # ---------------------------------------------------------------- what the model sees

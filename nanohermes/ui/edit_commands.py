@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nanohermes.loop.approvals import Approvals
 from nanohermes.storage.checkpoints import CHANGED_SINCE, NOT_KEPT, NOTHING, Checkpoint, Checkpoints
+from nanohermes.ui.command_table import command
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line, coloured_diff, unified_diff
 
@@ -109,3 +110,24 @@ def permissions_lines(approvals: Approvals, arg: str) -> list[Line]:
         *rows,
         [("  /permissions revoke N · /permissions clear", "dim")],
     ]
+
+
+@command("/diff", "/diff", "what write_file and edit_file changed in this session")
+def _diff(repl, arg: str) -> bool:
+    repl.show(diff_lines(repl.runtime.checkpoints))
+    return True
+
+
+@command("/undo", "/undo", "take back the last write or edit (again for the one before)")
+def _undo(repl, arg: str) -> bool:
+    lines, note = undo_lines(repl.runtime.checkpoints)
+    repl.show(lines)
+    if note:
+        repl.notes_for_model.append(note)
+    return True
+
+
+@command("/permissions", "/permissions [revoke N|clear]", 'the "always" answers in force; take them back')
+def _permissions(repl, arg: str) -> bool:
+    repl.show(permissions_lines(repl.runtime.agent.approvals, arg))
+    return True

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 
 from nanohermes.config import MODES
-from nanohermes.ui.commands import command
+from nanohermes.ui.command_table import command
 
 MODE_CYCLE = ("ask", "plan", "auto")  # Shift-Tab's order: one press from ask is the safe read-only mode
 RESUME_CHOICES = 10  # the most recent sessions /resume offers; older ones by name

@@ -2,6 +2,8 @@
 
 import itertools
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -104,6 +106,25 @@ def test_unknown_command_and_help(repl):
     run_slash_command(repl, "/help")
     assert all(name in repl.out[-1] for name in COMMANDS)
     assert run_slash_command(repl, "/exit") is False
+
+
+def test_help_lists_every_command_in_its_fixed_order(repl):
+    run_slash_command(repl, "/help")
+    listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
+    assert listed == [
+        *("/help", "/exit", "/reset", "/clear", "/session", "/compact", "/context", "/memory"),
+        *("/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks"),
+    ]
+    assert listed == list(COMMANDS)
+
+
+def test_help_order_does_not_depend_on_which_command_module_was_imported_first():
+    code = (
+        "import nanohermes.ui.background_commands, nanohermes.ui.switch_commands\n"
+        "from nanohermes.ui.commands import COMMANDS\nprint(' '.join(COMMANDS))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == list(COMMANDS)
 
 
 def test_system_message_and_tools_are_byte_identical_while_each_turn_keeps_its_own_memories(repl, server):

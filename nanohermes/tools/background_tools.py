@@ -1,5 +1,6 @@
 """The model's side of background tasks (tools/background.py): what run_command says when it
-starts one, `task_output` and `task_stop`. Tasks are reached through ctx.tasks."""
+starts one, `task_output` and `task_stop` (the tools keep their `task_` names: a contract with
+the model). Tasks are reached through ctx.tasks."""
 
 from __future__ import annotations
 
