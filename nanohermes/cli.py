@@ -74,6 +74,9 @@ def run(
     max_steps: int | None = typer.Option(
         None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."
     ),
+    sandbox: str | None = typer.Option(
+        None, "--sandbox", help="Where commands may write: workspace-write (default) | read-only | off."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -92,7 +95,12 @@ def run(
         _fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
     try:
         config = _config(
-            model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps
+            model=model,
+            base_url=base_url,
+            workspace=workspace,
+            mode="auto" if yes else mode,
+            max_steps=max_steps,
+            sandbox_level=sandbox,
         )
         if continue_:
             session = _latest_session(config)
@@ -197,16 +205,18 @@ def _start_lines(runtime) -> tuple[dict, list[str]]:
         "model": config.model,
         "mode": config.mode,
         "workspace": str(config.workspace),
+        "sandbox": runtime.sandbox_summary,
     }
+    sandbox = f"· sandbox: {runtime.sandbox_summary}"
     if not resumed:
         hint = f"· session {session.name} (resume with --session {session.name})"
-        return line, [hint] if session.generated else []
+        return line, [hint, sandbox] if session.generated else [sandbox]
     note = workspace_note(session.state.workspace, config.workspace)
     lines = [
         f"· resumed session {session.name} ({len(session.state.messages)} messages)",
         *recap_lines(session.state.messages),
     ]
-    return line, lines + ([note] if note else [])
+    return line, lines + ([note] if note else []) + [sandbox]
 
 
 def _outcome(result) -> tuple[int, str | None, str | None]:

@@ -12,11 +12,15 @@ from pathlib import Path
 from nanohermes.config import Config, checked_config, merge_layers
 
 
-def load_config(**flags) -> Config:
+def load_config(sandbox_level: str | None = None, **flags) -> Config:
     """Merge the layers (command line > environment > config.toml > defaults) and check them;
-    `flags` holds command-line values, None meaning 'not given'."""
+    `flags` holds command-line values, None meaning 'not given'; `sandbox_level`: --sandbox."""
     values, home, workspace = merge_layers(flags)
     tables = parse_tables(values, home / "config.toml")
+    if sandbox_level is not None:
+        from nanohermes.sandbox.policy import SandboxSettings
+
+        tables["sandbox"] = (tables.get("sandbox") or SandboxSettings()).with_level(sandbox_level)
     return checked_config(values, home, workspace, tables)
 
 

@@ -3,6 +3,7 @@ knows every part; it builds them and connects them, and decides nothing."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -14,6 +15,8 @@ from nanohermes.prompt.skills import discover_skills
 from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.redact import Redactor
+from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
+from nanohermes.sandbox.probe import assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext
@@ -32,6 +35,8 @@ class Runtime:
     memory: MemoryStore
     checkpoints: Checkpoints | None = None  # what write_file and edit_file changed, for /diff and /undo
     configured: ConfiguredTools | None = None  # web_search and the MCP servers, when config.toml has them
+    sandbox: Policy | None = None  # what confines commands (None: the level is off)
+    sandbox_summary: str = ""  # what is enforced here and what is not, said once at start
 
     def reset(self) -> None:
         self.prompt.rebuild()
@@ -60,6 +65,8 @@ class Runtime:
                 tasks.stop_all()
             if self.configured is not None:  # MCP servers stop with the session
                 self.configured.close()
+            if self.sandbox is not None:  # the session's private temp dir goes with it
+                shutil.rmtree(self.sandbox.temp_dir, ignore_errors=True)
             self.session.close()
 
 
@@ -84,6 +91,7 @@ def build_runtime(
     for warning in configured.warnings:
         warn(warning)
     prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
+    sandbox, sandbox_summary = sandbox_for(config)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)))
@@ -100,6 +108,7 @@ def build_runtime(
             outputs=outputs,
             checkpoints=checkpoints,
             redactor=Redactor.for_config(config),
+            sandbox=sandbox,
         )
         agent = Agent(
             config=config,
@@ -116,5 +125,16 @@ def build_runtime(
     except BaseException:
         session.close()
         configured.close()
+        if sandbox is not None:
+            shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
-    return Runtime(config, session, agent, prompt, memory, checkpoints, configured)
+    return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary)
+
+
+def sandbox_for(config: Config) -> tuple[Policy | None, str]:
+    """The policy commands run under (None: level off) and what it enforces here, in words."""
+    settings = config.sandbox or SandboxSettings()
+    if settings.level == "off":
+        return None, 'off: commands run unconfined, with all your rights ([sandbox] level = "off" or --sandbox off)'
+    policy = policy_for(settings, config.workspace, config.home)
+    return policy, assess(policy, probe()).summary

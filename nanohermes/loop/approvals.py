@@ -69,6 +69,8 @@ class Approvals:
             return None  # dispatch rejects the same arguments with a clear error; nothing can run
         if tool.asks is not None and not tool.asks(args):
             return None
+        if sandboxed(tool.name, args, ctx):  # the sandbox confines it: nothing to ask
+            return None
         path = _shown_path(tool.name, args, ctx)
         if any(covers(g, tool.name, args, path) for g in self.grants):
             return None
@@ -131,6 +133,13 @@ class Approvals:
     def reset(self) -> None:
         """A new conversation starts without the old one's "always" answers."""
         self.grants.clear()
+
+
+def sandboxed(tool_name: str, args: dict, ctx: ToolContext) -> bool:
+    """A command that will run inside the enforced sandbox: the model did not ask to leave it."""
+    return (
+        tool_name == "run_command" and not args.get("unsandboxed") and ctx.sandbox is not None and ctx.sandbox.confined
+    )
 
 
 def _shown_path(tool_name: str, args: dict, ctx: ToolContext) -> str | None:

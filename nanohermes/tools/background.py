@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nanohermes.errors import ToolError
+from nanohermes.sandbox.policy import Policy
 from nanohermes.signals import held
-from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, signal_group, start_child
+from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, release, signal_group, start_child
 
 TASK_CAPTURE_BYTES = 524_288  # per stream, 512 KB: enough for a server's start-up lines, which say whether it came up
 MAX_RUNNING_TASKS = 8  # a session is not a process manager; each task may hold 1 MB of capture
@@ -56,7 +57,7 @@ class StreamCapture:
 class Task:
     """One background command: its process group, its captures, and how it ended."""
 
-    def __init__(self, task_id: str, command: str, cwd: Path, timeout: float | None):
+    def __init__(self, task_id: str, command: str, cwd: Path, timeout: float | None, sandbox: Policy | None = None):
         self.id, self.command, self.timeout = task_id, command, timeout
         self.stdout, self.stderr = StreamCapture(), StreamCapture()
         self.started = time.monotonic()
@@ -64,7 +65,7 @@ class Task:
         self.ended_by: str | None = None  # STOPPED or TIMED_OUT when we ended it
         self.lock = threading.Lock()  # the reader writes the captures while task_output reads them
         self.done = threading.Event()  # set once the pipes are drained and the process reaped
-        self.proc = start_child([*SHELL, command], cwd)
+        self.proc = start_child([*SHELL, command], cwd, sandbox)
         self._reader = threading.Thread(target=self._drain, name=f"nanohermes-{task_id}", daemon=True)
         self._reader.start()
 
@@ -135,6 +136,7 @@ class Task:
         finally:
             self.proc.stdout.close()
             self.proc.stderr.close()
+            release(self.proc)
             self.ended = time.monotonic()
             self.done.set()
 
@@ -146,7 +148,7 @@ class BackgroundTasks:
         self._tasks: dict[str, Task] = {}
         self._numbers = 0
 
-    def start(self, command: str, cwd: Path, timeout: float | None = None) -> Task:
+    def start(self, command: str, cwd: Path, timeout: float | None = None, sandbox: Policy | None = None) -> Task:
         running = [t.id for t in self._tasks.values() if t.state == RUNNING]
         if len(running) >= MAX_RUNNING_TASKS:
             raise ToolError(
@@ -155,7 +157,7 @@ class BackgroundTasks:
             )
         self._numbers += 1
         with held():  # a Ctrl-C before the task is on the list would leave its process unowned
-            task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout)
+            task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout, sandbox)
             self._tasks[task.id] = task
         return task
 

@@ -4,8 +4,9 @@ run_command (tools/shell.py) and background tasks (tools/background.py) start ev
 here, with `start_child`: in its own process group (so ending it ends what it started), without
 the provider's key in its environment, its stdin from /dev/null and both pipes to read, started
 under `signals.held()` so a Ctrl-C or SIGTERM landing inside Popen cannot leave the child
-running and owned by no one. A later step that confines a command (a sandbox) wraps its argv in
-`start_child` and nowhere else.
+running and owned by no one. A command runs confined when a sandbox policy is given
+(sandbox/launch.py wraps its argv: bubblewrap, Landlock or Seatbelt), here and nowhere else;
+what the confinement set up is released with the child (`end_child`, `release`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from nanohermes.errors import SandboxUnavailable, ToolError
+from nanohermes.sandbox.launch import confine, unconfined
+from nanohermes.sandbox.policy import Policy
 from nanohermes.signals import held
 
 SHELL = ("bash", "-c")  # a command is one string, run by bash (its pipes, redirections, `&`)
@@ -32,23 +36,32 @@ def child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
 
 
-def start_child(argv: list[str], cwd: Path | str) -> subprocess.Popen:
-    """Start argv in cwd as the leader of a new process group, stdout and stderr piped. A signal
-    that came while Popen ran is delivered as it returns; the child is ended before it goes on up."""
+def start_child(argv: list[str], cwd: Path | str, sandbox: Policy | None = None) -> subprocess.Popen:
+    """Start argv in cwd as the leader of a new process group, stdout and stderr piped, inside
+    `sandbox` (None: unconfined). A signal that came while Popen ran is delivered as it returns;
+    the child is ended before it goes on up. ToolError when the sandbox cannot be enforced here:
+    the command is not run (fail closed)."""
+    try:
+        launch = confine(argv, sandbox, cwd) if sandbox is not None else unconfined(argv)
+    except SandboxUnavailable as exc:
+        raise ToolError(str(exc)) from None
     proc = None
     try:
         with held():  # a Ctrl-C while Popen runs would leave the started child unowned, and running
             proc = subprocess.Popen(
-                argv,
+                launch.argv,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout or a stop ends all of it
-                env=child_env(),
+                env=launch.environ(child_env()),
             )
+        proc.launch = launch  # what the sandbox set up, released once the group has ended
     except BaseException:
-        if proc is not None:  # None: Popen itself failed, and its error goes on up
+        if proc is None:  # Popen itself failed, and its error goes on up
+            launch.release()
+        else:
             end_child(proc)
         raise
     return proc
@@ -63,6 +76,16 @@ def end_child(proc: subprocess.Popen) -> None:
         signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
     end_group(proc.pid)
+    release(proc)
+
+
+def release(proc: subprocess.Popen) -> None:
+    """What the sandbox set up for a child whose group has ended (placeholders for missing
+    protected paths). Once; a child not started here has nothing to release."""
+    launch = getattr(proc, "launch", None)
+    if launch is not None:
+        proc.launch = None
+        launch.release()
 
 
 def signal_group(pgid: int, sig: int) -> None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
+from nanohermes.sandbox.notes import blocked_note
+from nanohermes.sandbox.policy import Policy
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.background_tools import start_background
@@ -110,8 +112,16 @@ def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> st
     return f"$ {command}" + (f"\n(timeout {timeout:g} s)" if timeout else "")
 
 
-def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> str:
-    return _preview(ctx, command, timeout) + ("\n(in the background)" if background else "")
+def _preview_call(
+    ctx: ToolContext,
+    command: str,
+    timeout: float | None = None,
+    background: bool = False,
+    unsandboxed: bool = False,
+    reason: str = "",
+) -> str:
+    outside = f"\n(outside the sandbox: {reason.strip() or 'no reason given'})" if unsandboxed else ""
+    return _preview(ctx, command, timeout) + ("\n(in the background)" if background else "") + outside
 
 
 @tool(
@@ -119,29 +129,41 @@ def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, 
         "command": "bash command",
         "timeout": "seconds (default 120)",
         "background": "start it, return a task id at once (servers, long runs)",
+        "unsandboxed": "run outside the sandbox (asks the user): only to write outside the workspace or go online",
+        "reason": "why it must run outside the sandbox",
     },
     approval=True,
     preview=_preview_call,
     lean_drops=frozenset({"background"}),
 )  # lean: no task tools to read it
-def run_command(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> ToolOutput:
+def run_command(
+    ctx: ToolContext,
+    command: str,
+    timeout: float | None = None,
+    background: bool = False,
+    unsandboxed: bool = False,
+    reason: str = "",
+) -> ToolOutput:
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():
         raise ToolError("command is empty")
+    sandbox = None if unsandboxed else ctx.sandbox  # outside it only as the user approved (loop/approvals.py)
     if background:  # tools/background_tools.py; no timeout unless one is asked for (a server runs on)
-        return ToolOutput(start_background(ctx, command, timeout))
+        return ToolOutput(start_background(ctx, command, timeout, sandbox))
     limit = ctx.command_timeout if timeout is None else timeout
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
     tail = _Tail(ctx.report)
-    outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add)
+    outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add, sandbox=sandbox)
     shown = tail.lines(TAIL_LINES)
     facts = ResultFacts(
         exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count
     )
     text = format_outcome(command, outcome, limit, ctx.max_output)
-    if outcome.code > 0 and not outcome.timed_out:
+    if sandbox is not None and (note := blocked_note(outcome.code, _captured(outcome), sandbox, ctx.workspace)):
+        text += "\n" + note  # what the sandbox blocked: ask, don't retry
+    elif outcome.code > 0 and not outcome.timed_out:
         from nanohermes.tools.steering import raised_in_note, silent_command_note_for  # only when needed
 
         if not (outcome.stdout.total or outcome.stderr.total):
@@ -151,13 +173,20 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None, ba
     return ToolOutput(text, facts)
 
 
-def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], None] | None = None) -> _Outcome:
-    """Run to the end or the timeout; `on_output` sees every chunk of stdout and stderr as it arrives."""
+def run_shell(
+    command: str,
+    cwd,
+    timeout: float,
+    on_output: Callable[[bytes], None] | None = None,
+    sandbox: Policy | None = None,
+) -> _Outcome:
+    """Run to the end or the timeout, inside `sandbox` (None: unconfined); `on_output` sees every
+    chunk of stdout and stderr as it arrives."""
     outcome = _Outcome(0, _Capture(), _Capture())
     deadline = time.monotonic() + timeout
     proc = None
     try:
-        proc = start_child([*SHELL, command], cwd)
+        proc = start_child([*SHELL, command], cwd, sandbox)
         term_sent = _drain(proc, outcome, deadline, on_output)
         if term_sent is None:
             try:
@@ -271,6 +300,11 @@ def _render(capture: _Capture, name: str, budget: int) -> str:
     head_text, tail_text = _decode(head), _decode(tail)
     gap = "" if head_text.endswith("\n") else "\n"
     return f"{head_text}{gap}… {name} truncated ({omitted} bytes not shown)\n{tail_text}".removesuffix("\n")
+
+
+def _captured(outcome: _Outcome) -> str:
+    """Both streams as far as they were kept, for what they say went wrong."""
+    return "\n".join(_decode(c.head + c.tail) for c in (outcome.stderr, outcome.stdout))
 
 
 def _decode(data: bytes | bytearray) -> str:

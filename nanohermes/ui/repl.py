@@ -201,6 +201,7 @@ class Repl:
     def loop(self) -> int:
         config = self.runtime.config
         self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
+        self.say(f"· sandbox: {self.runtime.sandbox_summary}", "dim")
         self.say_session()
         while True:
             self.report_endpoint()

@@ -138,7 +138,8 @@ def test_an_edit_asks_the_editor_and_its_diff_is_sent_and_always_covers_that_pat
 
 
 def test_a_rejected_action_is_not_run_and_the_model_is_told(agent, model, ws):
-    model.add(call("run_command", {"command": "touch made.txt"}), text("OK, I did not."))
+    outside = {"command": "touch made.txt", "unsandboxed": True, "reason": "to try"}  # sandboxed ones don't ask
+    model.add(call("run_command", outside), text("OK, I did not."))
     agent.client.answer = "reject"
     session_id = new_session(agent, ws)
     prompt(agent, session_id, "make a file")
@@ -171,7 +172,7 @@ def test_cancel_stops_a_running_command_at_once_answers_every_open_call_and_the_
 
 
 def test_cancel_while_the_editor_is_asking_stops_the_turn_and_runs_nothing(agent, model, ws):
-    model.add(call("run_command", {"command": "touch asked.txt"}), text("never"))
+    model.add(call("run_command", {"command": "touch asked.txt", "unsandboxed": True}), text("never"))
     agent.client.answer = "wait"
     session_id = new_session(agent, ws)
     pending = agent.start(agent.conn.prompt(session_id=session_id, prompt=[text_block("make it")]))
@@ -322,7 +323,8 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
     how, code, model, ws, tmp_path
 ):
     home = tmp_path / "home"
-    model.add(call("run_command", {"command": "echo $$ > sleeper.pid && exec sleep 30"}), text("never read"))
+    sleeper = {"command": "echo $$ > sleeper.pid && exec sleep 30", "unsandboxed": True}  # its pid as the system's
+    model.add(call("run_command", sleeper), text("never read"))
     editor = AcpHarness(agent_env(model, home), tmp_path, tmp_path / "stderr.log", shutdown_timeout=CANCEL_WITHIN_S)
     session_id = editor.run(editor.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
     editor.run(editor.conn.set_session_mode(session_id=session_id, mode_id="auto"))

@@ -62,7 +62,7 @@ def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(serv
         call("run_command", {"command": "ls"}),
         text("done"),
     )
-    term = Terminal(server, workspace, "--mode", "ask")
+    term = Terminal(server, workspace, "--mode", "ask", "--sandbox", "off")  # unconfined commands ask
     term.send("go\r")
     term.expect(r"\[a\]lways: run_command echo …")
     term.send("a\r")
@@ -86,7 +86,7 @@ def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(serv
 
 def test_esc_at_an_approval_question_stops_the_turn(server, workspace):
     server.add(call("run_command", {"command": "echo hi"}), text("after"))
-    term = Terminal(server, workspace, "--mode", "ask")
+    term = Terminal(server, workspace, "--mode", "ask", "--sandbox", "off")  # unconfined commands ask
     term.send("go\r")
     term.expect("allow")
     term.send("\x1b")

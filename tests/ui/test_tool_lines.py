@@ -80,7 +80,7 @@ def test_reads_greps_and_globs_say_what_they_found(server, workspace):
 
 def test_a_declined_action_is_shown_once_with_the_reason(server, workspace):
     server.add(call("run_command", {"command": "rm -rf build"}), text("ok, I will not"))
-    term = Terminal(server, workspace, "--mode", "ask")
+    term = Terminal(server, workspace, "--mode", "ask", "--sandbox", "off")  # unconfined commands ask
     term.send("clean\r")
     term.expect("allow")
     term.send("no: run make clean instead\r")
