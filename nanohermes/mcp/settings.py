@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nanohermes.config import checked_table
 from nanohermes.errors import ConfigError
 from nanohermes.redact import SECRET_NAME
 
@@ -93,11 +94,7 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
     where = f"{path} [mcp.servers.{name}]"
     if not _NAME.match(name):
         raise ConfigError(f"{where}: a server name is letters, digits, '_' and '-' (up to 40), no dots.")
-    if not isinstance(entry, dict):
-        raise ConfigError(f"{where} must be a table.")
-    unknown = sorted(set(entry) - SERVER_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(SERVER_KEYS))}.")
+    checked_table(entry, SERVER_KEYS, where, f"{where} must be a table.")
     if ("command" in entry) == ("url" in entry):
         raise ConfigError(f"{where} needs either command (a stdio server) or url (streamable HTTP), not both.")
     if "url" in entry and entry.get("sandbox"):
