@@ -171,8 +171,8 @@ class Agent:
         def summarize(request) -> str:
             return self.sender.summarize(request, self.tool_schemas(), self.settings.max_tokens)
 
-        facts = self._ctx.outputs.facts()
-        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, **how)
+        facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
+        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
         self.recall_offered |= bool(report and report.layers)
         return report
 
