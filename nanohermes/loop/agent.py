@@ -71,7 +71,7 @@ class Agent:
         try:
             if self.window is None and (n_ctx := self.sender.advertised_window()):
                 self.keeper.learn_window(n_ctx)
-            self.transcript.add_request(user_text, self.memory_for, self.ctx)
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx)
             while True:
                 self._step(turn)
         except Answered as answered:

@@ -34,17 +34,19 @@ class Transcript:
         self.messages.append(message)
         self.session.record_message(message, facts)
 
-    def add_request(self, text: str, memory_for: Callable[[str], str], ctx: ToolContext) -> None:
+    def add_request(self, text: str, memory_for: Callable[[str], str], ctx: ToolContext) -> dict[str, str]:
         """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
         files it names (prompt/mentions.py) and the memory block `memory_for(text)` gives; the
-        session keeps both beside the user's words."""
+        session keeps both beside the user's words. Returns what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         text = self.redactor.text(valid_unicode(text))
-        files = self.redactor.text(attachment(text, ctx))
+        files, attached = attachment(text, ctx)
+        files = self.redactor.text(files)
         block = memory_for(text)
         self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
         self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
+        return attached
 
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
         """A message the loop writes for the model (loop/nudges.py), tagged as such; `alternate`:

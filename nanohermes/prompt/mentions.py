@@ -71,12 +71,13 @@ def _existing(ctx: ToolContext, word: str) -> str | None:
     return target.relative_to(root).as_posix()
 
 
-def attachment(text: str, ctx: ToolContext) -> str:
+def attachment(text: str, ctx: ToolContext) -> tuple[str, dict[str, str]]:
     """The block that travels with the request: each named file as read_file shows it ("" when
-    the request names none). A file that cannot be read (binary, too large) is left out."""
+    the request names none), and what was attached of each (path -> read_file's text). A file
+    that cannot be read (binary, too large) is left out."""
     paths = named_files(text, ctx)
     budget = ctx.max_output * MAX_SHARE
-    parts = []
+    parts, attached = [], {}
     for i, path in enumerate(paths):
         share = min(ctx.max_output, budget // (len(paths) - i))  # what a short file leaves goes to the next
         if share < MIN_FILE_BYTES:
@@ -86,5 +87,12 @@ def attachment(text: str, ctx: ToolContext) -> str:
         except ToolError:
             continue
         parts.append(shown)
+        attached[path] = shown
         budget -= len(shown.encode("utf-8"))
-    return "\n\n".join([HEADER, *parts]) if parts else ""
+    return ("\n\n".join([HEADER, *parts]) if parts else ""), attached
+
+
+def already_attached(shown: str) -> str:
+    """What a read_file of an attached file says when it would show the same text again."""
+    first = shown.split("\n", 1)[0]
+    return f"{first}: unchanged since it was attached to the user's request above, where its text is."

@@ -37,15 +37,18 @@ def test_nothing_outside_the_workspace_no_ambiguous_name_no_binary_and_no_state_
     ctx = ctx_for(workspace, isolated_home)
     request = f"look at ../secret.txt, {tmp_path / 'secret.txt'}, /etc/passwd, util.py and blob.bin"
     assert named_files(request, ctx) == ["blob.bin"]
-    assert attachment(request, ctx) == ""  # the binary file is named, and left out
+    assert attachment(request, ctx) == ("", {})  # the binary file is named, and left out
 
 
 def test_each_file_is_capped_as_a_read_file_result_and_all_together_at_twice_that(workspace, isolated_home):
     for name in ("one.txt", "two.txt", "three.txt"):
         (workspace / name).write_text("".join(f"{name} line {i}\n" for i in range(2_000)))
-    block = attachment("compare one.txt, two.txt and three.txt", ctx_for(workspace, isolated_home, max_output=4_000))
+    block, attached = attachment(
+        "compare one.txt, two.txt and three.txt", ctx_for(workspace, isolated_home, max_output=4_000)
+    )
     assert block.startswith(HEADER) and len(block.encode()) <= 2 * 4_000 + len(HEADER) + 10
     assert block.count("offset=") >= 3  # every cut file says how to read on
+    assert list(attached) == ["one.txt", "two.txt", "three.txt"] and all(text in block for text in attached.values())
 
 
 def test_at_most_a_few_files_travel_with_one_request(workspace, isolated_home):
@@ -76,3 +79,20 @@ def test_the_named_file_reaches_the_model_with_the_request_and_the_session_keeps
     assert request["message"]["content"] == "Follow INSTRUCTIONS.md" and "Return the sum." in request["files"]
     with Session(isolated_home, "named") as resumed:
         assert resumed.state.messages[0]["content"] == sent  # resumed, it is what was sent
+
+
+def test_reading_an_attached_file_again_in_the_same_turn_points_back_instead_of_repeating_it(
+    server, workspace, isolated_home
+):
+    from nanohermes.tools.builtin import BUILTIN_TOOLS
+    from tests.support.scripted_server import call
+
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.add(call("read_file", {"path": "calc.py"}), call("read_file", {"path": "calc.py", "offset": 2}), text("ok"))
+    make_agent(server, workspace, tools=BUILTIN_TOOLS).run_turn("what does calc.py do?")
+    results = [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+    assert (
+        results[0]
+        == "read_file calc.py lines 1–2 of 2: unchanged since it was attached to the user's request above, where its text is."
+    )
+    assert results[1].endswith("2\t    return a - b")  # another part of it is read as usual
