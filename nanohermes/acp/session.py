@@ -172,12 +172,12 @@ class AcpSession:
         the wait (Ctrl-C)."""
         agent = self.runtime.agent
         scope = agent.approvals.scope(tool, args, agent.ctx)  # None: asked every time, no "always"
-        always = [PermissionOption(option_id="always", name=f"Always allow: {scope.describe()}", kind="allow_always")]
-        options = [
-            PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-            *(always if scope is not None else []),
-            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-        ]
+        options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once")]
+        if scope is not None:
+            options.append(
+                PermissionOption(option_id="always", name=f"Always allow: {scope.describe()}", kind="allow_always")
+            )
+        options.append(PermissionOption(option_id="reject", name="Reject", kind="reject_once"))
         shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
         question = ToolCallUpdate(
             tool_call_id=self._current_call,

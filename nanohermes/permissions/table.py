@@ -85,7 +85,7 @@ def project_rules(workspace: Path, home: Path) -> tuple[list[Rule], list[str]]:
         pass
     try:
         raw = read_regular(path, PROJECT_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: the sandbox's placeholder for a missing one
         return [], []
     except (NotRegularFile, OSError) as exc:
         return [], [f"{path} was not read ({exc.strerror or exc}); its rules are not in force."]
