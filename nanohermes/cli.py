@@ -23,6 +23,9 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 # What a one-shot run tells the model (and the user) when an action needed a yes it could not
 # ask for: `{allow}` becomes the --allow flags with the exact rules that would have allowed it.
 CANNOT_ASK_HINT = "The user can allow it by re-running with {allow} (or --yes to allow everything)."
+ASK_RULE_HINT = (
+    "An ask rule makes it ask every time; only an interactive session (nanohermes, or an editor) can allow it."
+)
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
 
@@ -75,10 +78,16 @@ def run(
         None, "--mode", help="plan (read-only) | ask (default) | accept-edits (edits without asking) | auto."
     ),
     allow: list[str] | None = typer.Option(
-        None, "--allow", help="Allow calls matching RULE without asking (repeatable), e.g. 'run_command:pytest *'."
+        None,
+        "--allow",
+        metavar="RULE",
+        help="Allow calls matching RULE without asking (repeatable), e.g. 'run_command:pytest *'.",
     ),
     deny: list[str] | None = typer.Option(
-        None, "--deny", help="Refuse calls matching RULE in every mode (repeatable), e.g. 'run_command:git push *'."
+        None,
+        "--deny",
+        metavar="RULE",
+        help="Refuse calls matching RULE in every mode (repeatable), e.g. 'run_command:git push *'.",
     ),
     max_steps: int | None = typer.Option(
         None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."
@@ -219,7 +228,9 @@ def cannot_ask_hint(rules) -> str:
     """CANNOT_ASK_HINT naming the rules that would have allowed what was refused."""
     from nanohermes.loop.approvals import allow_flags
 
-    return CANNOT_ASK_HINT.replace("{allow}", allow_flags(rules) or "--allow RULE")
+    if not rules:  # refused because an ask rule says to ask every time: no flag allows it
+        return ASK_RULE_HINT
+    return CANNOT_ASK_HINT.replace("{allow}", allow_flags(rules))
 
 
 @sessions_app.callback(invoke_without_command=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from nanohermes.cli import cannot_ask_hint
+from nanohermes.cli import ASK_RULE_HINT, cannot_ask_hint
 from nanohermes.permissions.saved import saved_grants_path
 from tests.support.scripted_server import call, text
 from tests.test_cli_sessions import ask
@@ -56,6 +56,7 @@ def test_an_ask_rule_under_yes_refuses_a_call_a_script_cannot_ask_about(server, 
     r = ask(server, workspace, "write", "--yes")
     assert r.returncode == 3 and not (workspace / "out.txt").exists()
     assert "An ask rule (write_file, from config.toml) makes it ask every time" in results(server)[0]
+    assert ASK_RULE_HINT in r.stderr and "--allow" not in r.stderr  # no flag would allow it
 
 
 def test_allow_lets_a_script_edit_and_run_a_command_outside_the_sandbox_without_yes(server, workspace, tmp_path):
