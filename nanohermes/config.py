@@ -201,3 +201,14 @@ def checked_config(values: dict, home: Path, workspace: Path, tables: dict) -> C
     if config.mode not in MODES:
         raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
     return config
+
+
+def checked_table(table, known: frozenset[str], where: str, not_a_table: str) -> dict:
+    """A table of config.toml that other parts own, with known keys only: else a ConfigError,
+    `not_a_table` when it is not a table at all, or one naming the unknown keys."""
+    if not isinstance(table, dict):
+        raise ConfigError(not_a_table)
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+    return table

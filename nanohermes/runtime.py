@@ -89,11 +89,11 @@ def build_runtime(
     skills, skill_warnings = discover_skills(config.home, config.workspace)
     for warning in skill_warnings:
         warn(warning)
-    configured = configured_tools(config)  # nothing starts here: MCP servers start on first use
+    sandbox, sandbox_summary = sandbox_for(config)
+    configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
         warn(warning)
     prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
-    sandbox, sandbox_summary = sandbox_for(config)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)))

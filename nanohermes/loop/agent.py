@@ -71,7 +71,7 @@ class Agent:
         try:
             if self.window is None and (n_ctx := self.sender.advertised_window()):
                 self.keeper.learn_window(n_ctx)
-            self.transcript.add_request(user_text, self.memory_for)
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -171,8 +171,8 @@ class Agent:
         def summarize(request) -> str:
             return self.sender.summarize(request, self.tool_schemas(), self.settings.max_tokens)
 
-        facts = self._ctx.outputs.facts()
-        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, **how)
+        facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
+        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
         self.recall_offered |= bool(report and report.layers)
         return report
 

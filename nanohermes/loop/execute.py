@@ -14,6 +14,7 @@ from nanohermes.events import StopCode
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.turn import StopTurn, Turn
+from nanohermes.prompt.mentions import already_attached
 from nanohermes.provider import AssistantTurn
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
@@ -73,7 +74,11 @@ class ToolRunner:
         if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
             ctx = replace(ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
         started = time.monotonic()
-        return dispatch(ctx, self.tools, name, arguments), time.monotonic() - started
+        result = dispatch(ctx, self.tools, name, arguments)
+        if name == "read_file" and result.ok and result.content in turn.attached.values():
+            shown = already_attached(result.content)  # the same text is in the request: don't send it twice
+            result = replace(result, content=shown, full=shown)
+        return result, time.monotonic() - started
 
 
 def _first_line(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:

@@ -33,6 +33,7 @@ class Turn:
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
     streamed: list[str] = field(default_factory=list)  # the reply in flight, as it arrived
+    attached: dict[str, str] = field(default_factory=dict)  # files the request named -> their text as attached
     mark: str = ""  # put before the streamed text of a stopped run's final answer
 
     hopeless: bool = False  # a repeat refused after the model was asked for its answer: stop the run

@@ -9,6 +9,7 @@ reachable server that accepts it, the model, streaming, and tool calls parsed as
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass, replace
 
@@ -81,6 +82,30 @@ def run_checks(config: Config) -> list[Check]:
         checks += _endpoint_checks(config, provider)
     checks.append(_window_check(config, checks))
     checks.append(_token_counting_check())
+    return checks + sandbox_checks(config)
+
+
+def sandbox_checks(config: Config) -> list[Check]:
+    """What confines commands here, proved live: from inside the sandbox a write outside the
+    workspace, a connect to a local port and a read of a hidden path are tried (and a write to
+    the private temp dir, which must work)."""
+    from nanohermes.runtime import sandbox_for
+    from nanohermes.sandbox.proof import NOT_TRIED, prove
+
+    policy, summary = sandbox_for(config)
+    if policy is None:
+        return [Check("sandbox", WARN, summary, "leave [sandbox] level at its default to confine commands", False)]
+    try:
+        proof = prove(policy)
+    finally:
+        shutil.rmtree(policy.temp_dir, ignore_errors=True)
+    if any(p.outcome == "not run" for p in proof):
+        return [Check("sandbox", FAIL, summary, "commands will not run until it can be enforced")]
+    checks = [Check("sandbox", OK, summary)]
+    for p in proof:
+        said = f"{p.outcome} (as it must be)" if p.ok else f"{p.outcome}, expected {p.expected}: {p.detail}"
+        status = (WARN if p.outcome == NOT_TRIED else OK) if p.ok else FAIL
+        checks.append(Check(f"sandbox: {p.name}", status, p.detail if p.outcome == NOT_TRIED else said))
     return checks
 
 

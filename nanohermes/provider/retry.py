@@ -193,12 +193,7 @@ _N_PROMPT = re.compile(r"request \((\d+) tokens\)|resulted in (\d+) tokens|you r
 
 def _n_prompt(body, detail: str) -> int | None:
     """How long the provider says the rejected prompt was (llama.cpp's n_prompt_tokens, or the text)."""
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("n_prompt_tokens"), int):
-            return err["n_prompt_tokens"]
-    match = _N_PROMPT.search(detail)
-    return int(next(g for g in match.groups() if g)) if match else None
+    return _token_count(body, "n_prompt_tokens", _N_PROMPT, detail)
 
 
 def _error_code(body) -> str:
@@ -207,11 +202,16 @@ def _error_code(body) -> str:
 
 
 def _n_ctx(body, detail: str) -> int | None:
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("n_ctx"), int):
-            return err["n_ctx"]
-    match = _N_CTX.search(detail)
+    """The context size the provider says it has (llama.cpp's n_ctx, or the text)."""
+    return _token_count(body, "n_ctx", _N_CTX, detail)
+
+
+def _token_count(body, field: str, said: re.Pattern, detail: str) -> int | None:
+    """A count from the error body's `field` (llama.cpp), else the first number `said` finds in the text."""
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and isinstance(err.get(field), int):
+        return err[field]
+    match = said.search(detail)
     return int(next(g for g in match.groups() if g)) if match else None
 
 

@@ -190,16 +190,15 @@ def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, rep
     return capped_diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
 
 
-@tool(
-    params={
-        "path": "file path",
-        "old_text": "exact text to replace",
-        "new_text": "replacement",
-        "replace_all": "replace every occurrence",
-    },
-    approval=True,
-    preview=_preview_edit,
-)
+EDIT_PARAMS = {
+    "path": "file path",
+    "old_text": "exact text to replace",
+    "new_text": "replacement",
+    "replace_all": "replace every occurrence",
+}
+
+
+@tool(params=EDIT_PARAMS, approval=True, preview=_preview_edit)
 def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> ToolOutput:
     """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
     edit = _plan_edit(ctx, path, old_text, new_text, replace_all)

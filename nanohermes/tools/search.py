@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 from base64 import b64decode
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +57,20 @@ class _Found:
     note: str = ""  # how the search was made, when not the usual way
 
 
+@dataclass(frozen=True)
+class Search:
+    """One grep: what to look for, where (paths are shown relative to `base`), what to leave out
+    (NanoHermes's state directory) and for how long."""
+
+    pattern: str
+    target: Path
+    base: Path
+    glob: str | None = None
+    ignore_case: bool = False
+    exclude: Path | None = None
+    timeout: float = SEARCH_TIMEOUT_S
+
+
 class _TimedOut(Exception):
     """rg did not finish within its time."""
 
@@ -92,36 +106,28 @@ def run_grep(
     base = workspace if target.is_relative_to(workspace) else target.parent
     if not target.is_dir():  # rg reads a FIFO or /dev/zero named explicitly for ever: only files
         _check_searchable(target, display_path(ctx, target))
-    found = _search(pattern, target, base, glob, ignore_case, state_dir(ctx), rg, timeout)
+    search = Search(pattern, target, base, glob, ignore_case, state_dir(ctx), timeout)
+    found = _search(search, rg)
     out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
     if found.matches:
         return _steered(out, _inside_words_note(found, pattern, ignore_case, target.is_file()))
     if not ignore_case and pattern.lower() != pattern.upper():  # `relay_port` for RELAY_PORT: show what is there
-        other_case = _search(pattern, target, base, glob, True, state_dir(ctx), rg, timeout)
+        other_case = _search(replace(search, ignore_case=True), rg)
         if other_case.matches:
             return _steered(out, _other_case_note(other_case))
     return _steered(out, grep_note_for(ctx, target, glob, pattern))
 
 
-def _search(
-    pattern: str,
-    target: Path,
-    base: Path,
-    glob: str | None,
-    ignore_case: bool,
-    home: Path,
-    rg: str | None,
-    timeout: float,
-) -> _Found:
+def _search(search: Search, rg: str | None) -> _Found:
     try:
         if not rg:
             raise _TimedOut  # no rg at all: the built-in search
-        return search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
+        return search_with_rg(rg, search)
     except _TimedOut:
-        found = search_with_python(pattern, target, base, glob, ignore_case, home, timeout)
+        found = search_with_python(search)
         if rg:
             found.note = (
-                f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
+                f"(rg did not finish within {search.timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
                 "so the built-in search was used)"
             )
         return found
@@ -181,30 +187,30 @@ def _check_searchable(file: Path, shown: str) -> None:
         raise ToolError(f"{shown} is a binary file; grep searches text files only")
 
 
-def search_with_rg(
-    rg: str,
-    pattern: str,
-    target: Path,
-    base: Path,
-    glob: str | None,
-    ignore_case: bool,
-    exclude: Path | None = None,
-    timeout: float = SEARCH_TIMEOUT_S,
-) -> _Found:
+def search_with_rg(rg: str, search: Search) -> _Found:
     """Stream `rg --json`, keep MAX_MATCHES, and kill rg as soon as one more shows up (or at
     `timeout`: _TimedOut)."""
+    pattern, base = search.pattern, search.base
     args = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--no-require-git"]
     args += ["--max-filesize", RG_MAX_FILESIZE]
-    args += ["-g", glob] if glob else []
-    args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
-    hidden = excluded_prefix(exclude, base)
-    args[-4:-4] = exclusion_args(exclude, base)  # anchored: only that directory
+    args += ["-g", search.glob] if search.glob else []
+    args += [
+        "-g",
+        "!.git",
+        "-i" if search.ignore_case else "-s",
+        "-e",
+        pattern,
+        "--",
+        os.path.relpath(search.target, base),
+    ]
+    hidden = excluded_prefix(search.exclude, base)
+    args[-4:-4] = exclusion_args(search.exclude, base)  # anchored: only that directory
     found = _Found()
     with subprocess.Popen(
         args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     ) as proc:
         fired: list[bool] = []
-        deadline = threading.Timer(timeout, lambda: (fired.append(True), _end(proc, reap=False)))
+        deadline = threading.Timer(search.timeout, lambda: (fired.append(True), _end(proc, reap=False)))
         deadline.start()
         try:
             _read_rg_matches(proc, found, hidden)
@@ -253,28 +259,21 @@ def _rg_error(pattern: str, stderr: str) -> str:
     return f"grep could not search for {pattern!r}:\n{detail}\n{syntax}"
 
 
-def search_with_python(
-    pattern: str,
-    target: Path,
-    base: Path,
-    glob: str | None,
-    ignore_case: bool,
-    exclude: Path | None = None,
-    timeout: float = SEARCH_TIMEOUT_S,
-) -> _Found:
+def search_with_python(search: Search) -> _Found:
     """The same search without rg (gitignore-aware walk, same size, binary and match caps), in a
     child process ended after `timeout` seconds: a pattern that backtracks cannot hold the session."""
+    pattern, timeout = search.pattern, search.timeout
     try:
-        re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        re.compile(pattern, re.IGNORECASE if search.ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"grep could not search for {pattern!r}: invalid regex: {exc}") from None
     request = {
         "pattern": pattern,
-        "target": str(target),
-        "base": str(base),
-        "glob": glob,
-        "ignore_case": ignore_case,
-        "exclude": str(exclude) if exclude else None,
+        "target": str(search.target),
+        "base": str(search.base),
+        "glob": search.glob,
+        "ignore_case": search.ignore_case,
+        "exclude": str(search.exclude) if search.exclude else None,
         "max_matches": MAX_MATCHES,
         "max_file_bytes": MAX_SEARCH_FILE_BYTES,
     }

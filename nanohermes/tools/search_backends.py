@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nanohermes.config import checked_table
 from nanohermes.errors import ConfigError, ToolError
 
 DEFAULT_MAX_RESULTS = 5  # enough to choose a page to fetch; each result costs ~80 tokens
@@ -65,11 +66,8 @@ class Hit:
 def parse_web_search_table(table, path: Path) -> WebSearchSettings:
     """The `[web_search]` table as settings, or a ConfigError naming what to fix."""
     where = f"{path} [web_search]"
-    if not isinstance(table, dict):
-        raise ConfigError(f'{path}: web_search must be a table ([web_search] with backend = "searxng", …).')
-    unknown = sorted(set(table) - TABLE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(TABLE_KEYS))}.")
+    not_a_table = f'{path}: web_search must be a table ([web_search] with backend = "searxng", …).'
+    checked_table(table, TABLE_KEYS, where, not_a_table)
     backend = table.get("backend")
     if backend not in BACKENDS:
         raise ConfigError(f"{where}: backend must be one of {', '.join(BACKENDS)}, got {backend!r}.")

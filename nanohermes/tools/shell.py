@@ -112,16 +112,12 @@ def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> st
     return f"$ {command}" + (f"\n(timeout {timeout:g} s)" if timeout else "")
 
 
-def _preview_call(
-    ctx: ToolContext,
-    command: str,
-    timeout: float | None = None,
-    background: bool = False,
-    unsandboxed: bool = False,
-    reason: str = "",
-) -> str:
-    outside = f"\n(outside the sandbox: {reason.strip() or 'no reason given'})" if unsandboxed else ""
-    return _preview(ctx, command, timeout) + ("\n(in the background)" if background else "") + outside
+def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, **how) -> str:
+    """The command as it will run; `how`: run_command's other arguments (background, unsandboxed, reason)."""
+    shown = _preview(ctx, command, timeout) + ("\n(in the background)" if how.get("background") else "")
+    if how.get("unsandboxed"):
+        shown += f"\n(outside the sandbox: {str(how.get('reason') or '').strip() or 'no reason given'})"
+    return shown
 
 
 @tool(
@@ -129,8 +125,8 @@ def _preview_call(
         "command": "bash command",
         "timeout": "seconds (default 120)",
         "background": "start it, return a task id at once (servers, long runs)",
-        "unsandboxed": "run outside the sandbox (asks the user): only to write outside the workspace or go online",
-        "reason": "why it must run outside the sandbox",
+        "unsandboxed": "run outside the sandbox: to write outside the workspace or go online (asks)",
+        "reason": "why, for the user",
     },
     approval=True,
     preview=_preview_call,

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from nanohermes.cli import app
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.search import find_rg, run_grep, search_with_python, search_with_rg
+from nanohermes.tools.search import Search, find_rg, run_grep, search_with_python, search_with_rg
 from nanohermes.tools.workspace import rg_files, walk
 from tests.support.scripted_server import call, text
 
@@ -189,9 +189,9 @@ def test_an_interrupted_search_leaves_no_child_running(workspace, tmp_path, engi
     try:
         with pytest.raises(KeyboardInterrupt):
             if engine == "rg":
-                search_with_rg(str(slow_rg), "x", workspace, workspace, None, False)
+                search_with_rg(str(slow_rg), Search("x", workspace, workspace))
             else:
-                search_with_python("(a+)+$", workspace, workspace, None, False, timeout=30)
+                search_with_python(Search("(a+)+$", workspace, workspace, timeout=30))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -112,3 +112,21 @@ def test_level_off_runs_commands_unconfined_and_says_so(server, workspace, tmp_p
     r = run_cli(["-p", "go", "--yes", "--sandbox", "off", "--base-url", server.url], workspace)
     assert r.returncode == 0 and outside.exists()
     assert "· sandbox: off: commands run unconfined" in r.stderr
+
+
+def test_an_mcp_stdio_server_that_opts_in_runs_inside_the_sandbox(workspace, isolated_home, tmp_path):
+    from nanohermes.mcp.hub import McpHub
+    from nanohermes.sandbox.policy import SandboxSettings, policy_for
+    from tests.support.mcp_servers import demo_settings
+
+    policy = policy_for(SandboxSettings(), workspace, isolated_home)
+    servers = (demo_settings("boxed", "--writer", sandbox=True), demo_settings("free", "--writer"))
+    hub = McpHub(servers, isolated_home, workspace, policy)
+    try:
+        assert hub.call("boxed", "touch", {"path": str(tmp_path / "boxed.txt")}).blocks[0].text.startswith("not made")
+        assert hub.call("boxed", "touch", {"path": str(workspace / "inside.txt")}).blocks[0].text == "made"
+        assert hub.call("boxed", "environment", {"name": "TMPDIR"}).blocks[0].text == str(policy.temp_dir)
+        assert hub.call("free", "touch", {"path": str(tmp_path / "free.txt")}).blocks[0].text == "made"
+    finally:
+        hub.close()
+    assert not (tmp_path / "boxed.txt").exists() and (tmp_path / "free.txt").exists()
