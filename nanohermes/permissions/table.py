@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nanohermes.config import checked_table
 from nanohermes.errors import ConfigError
 from nanohermes.fileio import NotRegularFile, read_regular
 from nanohermes.permissions.rules import ALLOW, ASK, DENY, Rule, parse_rule
@@ -34,11 +35,8 @@ class PermissionSettings:
 
 def parse_permissions_table(table, path: Path, source: str = FROM_CONFIG, effects=(ALLOW, ASK, DENY)) -> list[Rule]:
     """The rules of a `[permissions]` table read from `path`, or ConfigError saying what is wrong."""
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: permissions must be a table ([permissions] with allow, ask and deny lists).")
-    unknown = sorted(set(table) - {ALLOW, ASK, DENY})
-    if unknown:
-        raise ConfigError(f"{path}: [permissions] has unknown key(s) {', '.join(unknown)}; it takes allow, ask, deny.")
+    not_a_table = f"{path}: permissions must be a table ([permissions] with allow, ask and deny lists)."
+    table = checked_table(table, frozenset({ALLOW, ASK, DENY}), f"{path}: [permissions]", not_a_table)
     rules = []
     for effect in effects:
         values = table.get(effect, [])
