@@ -8,7 +8,8 @@ scripted server, the recordings).
 
 (a) Each task in tests/recordings is replayed through the scripted server (as tests/test_replay.py
     does, its prompts run one after another in one session), in ask mode, every question
-    answered "yes".
+    answered "yes". A replay whose requests differ from the recording's is marked "diverged"
+    (its calls are still the recorded ones, in order).
 (b) A trajectory a model could take on a small project: reads, edits, pytest runs, git status and
     diff, a pip install that needs the network (from a package index on 127.0.0.1), an attempt
     to write outside the workspace with a command and with write_file. The scripted model reacts
@@ -39,7 +40,7 @@ ROOT = Path.cwd()  # the checkout being measured
 sys.path.insert(0, str(ROOT))
 
 from nanohermes.runtime import build_runtime  # noqa: E402
-from tests.e2e.recording import RECORDINGS, advertised_n_ctx, load, replay_replies  # noqa: E402
+from tests.e2e.recording import RECORDINGS, advertised_n_ctx, chat_exchanges, load, replay_replies  # noqa: E402
 from tests.e2e.tasks import TASKS  # noqa: E402
 from tests.support.scripted_server import ScriptedServer, call, is_summary_request, text  # noqa: E402
 
@@ -96,13 +97,15 @@ def e2e_questions(mode: str) -> dict[str, int]:
         recording = load(task.name)
         server = ScriptedServer(n_ctx=advertised_n_ctx(recording))
         server.add(*replay_replies(recording, workspace, home))
+        server.handler = lambda body: text("(the recording has no more replies)")
         counter = Counter("yes")
         try:
             run_prompts(workspace, home, server.url, task.prompts, mode, counter, task.name)
+            diverged = len(server.chat_requests()) != len(chat_exchanges(recording))
         finally:
             server.close()
             shutil.rmtree(root, ignore_errors=True)
-        counts[task.name] = len(counter.asked)
+        counts[task.name + (" (diverged from the recording)" if diverged else "")] = len(counter.asked)
     return counts
 
 
