@@ -44,7 +44,7 @@ PLAN_MODE_ASKED = (
     "network), and plan mode allows only actions that change nothing, so it was not done."
 )
 DENIED = "refused: a deny rule ({rule}, from {source}) forbids this {name} call; it was not run. Do not retry it."
-ASK_RULE_HINT = "An ask rule ({rule}, from {source}) makes it ask every time; only an interactive session can allow it."
+ASKED_BY_RULE = "An ask rule ({rule}, from {source}) makes it ask every time; only an interactive session can allow it."
 YES_ANSWERS = ("yes", "always", "session")
 # Inside the workspace, yet read later by programs that run outside the sandbox (git's hooks
 # and config) or by NanoHermes itself (the project's rules and skills): accept-edits asks.
@@ -192,7 +192,7 @@ class Approvals:
     def _hint(self, call: Call, rule: Rule | None) -> str:
         """What a run that cannot ask tells the model: the rule that makes it ask, or the --allow that would not."""
         if rule is not None:
-            return " " + ASK_RULE_HINT.format(rule=rule.text(), source=rule.source)
+            return " " + ASKED_BY_RULE.format(rule=rule.text(), source=rule.source)
         if not self.cannot_ask_hint or self.approver is not None:
             return ""
         suggestion = suggest_rule(call)
