@@ -130,3 +130,23 @@ def test_an_mcp_stdio_server_that_opts_in_runs_inside_the_sandbox(workspace, iso
     finally:
         hub.close()
     assert not (tmp_path / "boxed.txt").exists() and (tmp_path / "free.txt").exists()
+
+
+def test_an_approved_command_cannot_reach_a_local_server_and_the_model_is_told(server, workspace, monkeypatch):
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    probe_code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"
+    server.add(call("run_command", {"command": f'python3 -c "{probe_code}"'}), text("done"))
+    runtime = runtime_for(server, workspace, monkeypatch, mode="auto")  # approved: auto asks nothing
+    try:
+        runtime.agent.run_turn("call the local service")
+    finally:
+        runtime.close()
+    listener.settimeout(0.5)
+    with pytest.raises(OSError):  # nothing ever connected
+        listener.accept()
+    listener.close()
+    result = tool_results(server)[-1]
+    assert "exit code 1" in result and "Sandbox:" in result and "network" in result.lower()
