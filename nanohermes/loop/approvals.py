@@ -17,6 +17,7 @@ A "no" may carry the user's reason, which the model reads.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shlex
@@ -31,6 +32,7 @@ from nanohermes.permissions.rules import ALLOW, ASK, DENY, PATH_TOOLS, Call, Rul
 from nanohermes.tools import Tool, ToolContext, parse_arguments
 
 PREVIEW_FALLBACK_CHARS = 500
+RESOLVED_PER_CALL = 256  # paths a call's words resolve to, kept while its rules and grants are checked
 # Plan mode offers only read-only tools, but a model may still call one it saw earlier in the
 # session (before a /mode switch) or one it imagines: it must learn why, not "unknown tool".
 PLAN_MODE_BLOCKED = (
@@ -247,7 +249,8 @@ def sandboxed(tool_name: str, args: dict, ctx: ToolContext) -> bool:
 def call_of(tool_name: str, args: dict, ctx: ToolContext) -> Call:
     """The call as rules and grants see it: a file tool's path as the tools show it (so
     `a/../x.py` and `x.py` are one), symlinks followed when a command names a path."""
-    return Call(tool_name, args, _shown_path(tool_name, args, ctx), str(ctx.workspace.resolve()), os.path.realpath)
+    resolve = functools.lru_cache(maxsize=RESOLVED_PER_CALL)(os.path.realpath)  # each grant asks again
+    return Call(tool_name, args, _shown_path(tool_name, args, ctx), str(ctx.workspace.resolve()), resolve)
 
 
 def refused_by_the_tool(args: dict, ctx: ToolContext) -> bool:
