@@ -20,8 +20,12 @@ EXIT_USAGE = 2  # bad command line
 # Stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask.
 EXIT_UNFINISHED = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C
-# What a one-shot run tells the model when an action needed a yes it could not ask for.
-CANNOT_ASK_HINT = "The user can allow it by re-running with --yes (or --mode auto)."
+# What a one-shot run tells the model (and the user) when an action needed a yes it could not
+# ask for: `{allow}` becomes the --allow flags with the exact rules that would have allowed it.
+CANNOT_ASK_HINT = "The user can allow it by re-running with {allow} (or --yes to allow everything)."
+ASK_RULE_HINT = (
+    "An ask rule makes it ask every time; only an interactive session (nanohermes, or an editor) can allow it."
+)
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
 
@@ -70,7 +74,21 @@ def run(
         None, "--workspace", "-C", help="Work in DIR instead of the current directory."
     ),
     yes: bool = typer.Option(False, "--yes", help="Approve every action (same as --mode auto)."),
-    mode: Mode | None = typer.Option(None, "--mode", help="plan (read-only) | ask (default) | auto."),
+    mode: Mode | None = typer.Option(
+        None, "--mode", help="plan (read-only) | ask (default) | accept-edits (edits without asking) | auto."
+    ),
+    allow: list[str] | None = typer.Option(
+        None,
+        "--allow",
+        metavar="RULE",
+        help="Allow calls matching RULE without asking (repeatable), e.g. 'run_command:pytest *'.",
+    ),
+    deny: list[str] | None = typer.Option(
+        None,
+        "--deny",
+        metavar="RULE",
+        help="Refuse calls matching RULE in every mode (repeatable), e.g. 'run_command:git push *'.",
+    ),
     max_steps: int | None = typer.Option(
         None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."
     ),
@@ -101,6 +119,8 @@ def run(
             mode="auto" if yes else mode,
             max_steps=max_steps,
             sandbox_level=sandbox,
+            allow=allow or (),
+            deny=deny or (),
         )
         if continue_:
             session = _latest_session(config)
@@ -160,7 +180,7 @@ def _latest_session(config) -> str:
 def _one_shot(config, prompt: str, session_name: str | None, output_format: str) -> int:
     from nanohermes.errors import NanoHermesError
     from nanohermes.runtime import build_runtime
-    from nanohermes.ui.script_output import error_dict, make_output, result_dict
+    from nanohermes.ui.script_output import error_dict, make_output, result_dict, start_lines
 
     task = _read_stdin() if prompt == "-" else prompt
     if not task.strip():
@@ -169,7 +189,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
     runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
     name = runtime.session.name
     try:
-        output.started(*_start_lines(runtime))
+        output.started(*start_lines(runtime))
         result = runtime.agent.run_turn(task)
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
@@ -179,7 +199,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         runtime.close()
     if result.usage:
         output(result.usage)
-    code, reason, message = _outcome(result)
+    code, reason, message = _outcome(result, cannot_ask_hint(runtime.agent.approvals.suggested))
     if message:
         print(f"nanohermes: {message}", file=sys.stderr)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
@@ -192,43 +212,25 @@ def _read_stdin() -> str:
     return stream.read().decode("utf-8", "replace") if stream is not None else sys.stdin.read()
 
 
-def _start_lines(runtime) -> tuple[dict, list[str]]:
-    """The session line stream-json starts with, and the lines text and json print on stderr."""
-    from nanohermes.ui.recap import recap_lines, workspace_note
-
-    session, config = runtime.session, runtime.config
-    resumed = session.state.total_messages > 0
-    line = {
-        "type": "session",
-        "name": session.name,
-        "resumed": resumed,
-        "model": config.model,
-        "mode": config.mode,
-        "workspace": str(config.workspace),
-        "sandbox": runtime.sandbox_summary,
-    }
-    sandbox = f"· sandbox: {runtime.sandbox_summary}"
-    if not resumed:
-        hint = f"· session {session.name} (resume with --session {session.name})"
-        return line, [hint, sandbox] if session.generated else [sandbox]
-    note = workspace_note(session.state.workspace, config.workspace)
-    lines = [
-        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
-        *recap_lines(session.state.messages),
-    ]
-    return line, lines + ([note] if note else []) + [sandbox]
-
-
-def _outcome(result) -> tuple[int, str | None, str | None]:
-    """(exit code, stop reason, what to say) for a one-shot run's result."""
+def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:
+    """(exit code, stop reason, what to say) for a one-shot run's result; `hint`: how to allow what was refused."""
     from nanohermes.events import StopCode
     from nanohermes.stops import stop_message
 
     if result.stop_code == StopCode.INTERRUPTED:
         return EXIT_INTERRUPTED, result.stop_code, stop_message(result)
     if result.stop_code or result.cannot_ask:
-        return EXIT_UNFINISHED, result.stop_code or StopCode.NEEDS_APPROVAL, stop_message(result, CANNOT_ASK_HINT)
+        return EXIT_UNFINISHED, result.stop_code or StopCode.NEEDS_APPROVAL, stop_message(result, hint)
     return EXIT_OK, None, None
+
+
+def cannot_ask_hint(rules) -> str:
+    """CANNOT_ASK_HINT naming the rules that would have allowed what was refused."""
+    from nanohermes.loop.approvals import allow_flags
+
+    if not rules:  # refused because an ask rule says to ask every time: no flag allows it
+        return ASK_RULE_HINT
+    return CANNOT_ASK_HINT.replace("{allow}", allow_flags(rules))
 
 
 @sessions_app.callback(invoke_without_command=True)

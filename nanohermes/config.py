@@ -14,7 +14,7 @@ DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers (llama.cpp, Ollama, vLLM) ignore the key but the openai client insists on one.
 PLACEHOLDER_KEY = "no-key-needed"
-MODES = ("plan", "ask", "auto")
+MODES = ("plan", "ask", "auto", "accept-edits")  # the order lists show them in (accept-edits came last)
 
 
 def home_dir() -> Path:
@@ -55,11 +55,13 @@ class Config:
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
-    # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered) and [sandbox]
-    # (sandbox/policy.py: SandboxSettings; None: the defaults).
+    # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
+    # (sandbox/policy.py: SandboxSettings; None: the defaults) and [permissions]
+    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
+    permissions: object | None = None
 
     @property
     def effective_base_url(self) -> str:

@@ -11,6 +11,8 @@ from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
+from nanohermes.permissions.saved import SavedGrants
+from nanohermes.permissions.table import PermissionSettings, unknown_tool_warnings
 from nanohermes.prompt.skills import discover_skills
 from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
@@ -110,16 +112,17 @@ def build_runtime(
             redactor=Redactor.for_config(config),
             sandbox=sandbox,
         )
+        tools = all_tools(skills, configured.tools)
         agent = Agent(
             config=config,
             provider=provider,
             session=session,
-            tools=all_tools(skills, configured.tools),
+            tools=tools,
             ctx=ctx,
             system_prompt=prompt.system,
             memory_for=prompt.memory_for,
             emit=emit,
-            approvals=Approvals(config.mode, approve, cannot_ask_hint),
+            approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
         )
         agent.resume()
     except BaseException:
@@ -129,6 +132,20 @@ def build_runtime(
             shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
     return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary)
+
+
+def approvals_for(
+    config: Config, approve: Approver | None, cannot_ask_hint: str, tool_names: list[str], warn: Callable[[str], None]
+) -> Approvals:
+    """The session's approvals: the mode, the rules in force (each warning about them said once)
+    and the project's saved answers."""
+    settings = config.permissions or PermissionSettings()
+    saved = SavedGrants(config.home, config.workspace)
+    saved.grants()  # read now, so a corrupt file is said at start
+    problems = [*settings.warnings, *unknown_tool_warnings(settings.rules, tool_names)]
+    for problem in problems + ([saved.problem] if saved.problem else []):
+        warn(problem)
+    return Approvals(config.mode, approve, cannot_ask_hint, settings.rules, saved, warn)
 
 
 def sandbox_for(config: Config) -> tuple[Policy | None, str]:

@@ -24,7 +24,8 @@ from nanohermes.loop.approvals import Decision
 log = logging.getLogger("nanohermes.acp")
 
 MODE_NAMES = {
-    "ask": ("Ask", "Commands, writes, edits and MCP calls ask for approval."),
+    "ask": ("Ask", "Writes, edits, commands outside the sandbox and MCP calls ask for approval."),
+    "accept-edits": ("Accept edits", "Writes and edits are made without asking; commands outside the sandbox ask."),
     "plan": ("Plan", "Read-only tools: investigate and propose a plan, change nothing."),
     "auto": ("Auto", "Act without asking."),
 }
@@ -167,14 +168,16 @@ class AcpSession:
             self._send(updates.tool_finished(event, None, call_id=shown))
 
     def approve(self, tool, args: dict, preview: str) -> Decision:
-        """Ask the editor; its answer is our yes, always or no. A cancel stops the wait (Ctrl-C)."""
+        """Ask the editor; its answer is our yes, always (saved for this project) or no. A cancel stops
+        the wait (Ctrl-C)."""
         agent = self.runtime.agent
-        scope = agent.approvals.scope(tool, args, agent.ctx).describe()
-        options = [
-            PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-            PermissionOption(option_id="always", name=f"Always allow: {scope}", kind="allow_always"),
-            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-        ]
+        scope = agent.approvals.scope(tool, args, agent.ctx)  # None: asked every time, no "always"
+        options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once")]
+        if scope is not None:
+            options.append(
+                PermissionOption(option_id="always", name=f"Always allow: {scope.describe()}", kind="allow_always")
+            )
+        options.append(PermissionOption(option_id="reject", name="Reject", kind="reject_once"))
         shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
         question = ToolCallUpdate(
             tool_call_id=self._current_call,

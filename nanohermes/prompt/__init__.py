@@ -35,8 +35,10 @@ _PLACEHOLDER_RE = re.compile(r"\{(workspace|date|platform)\}")
 MODE_LINES = {
     "plan": "Mode: plan. Only read-only tools are available: investigate, then propose a step-by-step plan; "
     "change nothing.",
-    "ask": "Mode: ask. Writes, edits and commands need the user's yes; if one is refused, ask what to do "
-    "instead of retrying it.",
+    "ask": "Mode: ask. Writes, edits and commands outside the sandbox need the user's yes; if one is refused, "
+    "ask what to do instead of retrying it.",
+    "accept-edits": "Mode: accept-edits. Writes and edits are applied without asking (the user sees each); commands "
+    "outside the sandbox and other actions need the user's yes; if one is refused, ask what to do instead.",
     "auto": "Mode: auto. Act without asking for approval.",
 }
 

@@ -7,6 +7,7 @@ from nanohermes.ui import (
     background_commands,
     edit_commands,
     memory_commands,
+    permission_commands,
     session_commands,
     switch_commands,
 )
@@ -17,7 +18,8 @@ __all__ = ["COMMANDS", "Command", "run_slash_command"]
 HELP_ORDER = (
     session_commands,  # /help, /exit, /reset, /clear, /session, /compact, /context
     memory_commands,  # /memory
-    edit_commands,  # /diff, /undo, /permissions
+    edit_commands,  # /diff, /undo
+    permission_commands,  # /permissions
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks
 )

@@ -107,7 +107,7 @@ class Repl:
                 self._prompting = False
 
     def prompt_text(self) -> str:
-        """`› ` in the default mode; `plan › ` / `auto › ` say the other modes at every prompt."""
+        """`› ` in the default mode; `plan › `, `accept-edits › `, `auto › ` say the others at every prompt."""
         mode = self.runtime.config.mode
         return "› " if mode == "ask" else f"{mode} › "
 

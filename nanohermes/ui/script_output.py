@@ -190,3 +190,30 @@ def result_dict(
 
 def error_dict(message: str, exit_code: int, session: str | None) -> dict:
     return {"type": "error", "message": message, "exit_code": exit_code, "session": session}
+
+
+def start_lines(runtime) -> tuple[dict, list[str]]:
+    """The session line stream-json starts with, and the lines text and json print on stderr."""
+    from nanohermes.ui.recap import recap_lines, workspace_note
+
+    session, config = runtime.session, runtime.config
+    resumed = session.state.total_messages > 0
+    line = {
+        "type": "session",
+        "name": session.name,
+        "resumed": resumed,
+        "model": config.model,
+        "mode": config.mode,
+        "workspace": str(config.workspace),
+        "sandbox": runtime.sandbox_summary,
+    }
+    sandbox = f"· sandbox: {runtime.sandbox_summary}"
+    if not resumed:
+        hint = f"· session {session.name} (resume with --session {session.name})"
+        return line, [hint, sandbox] if session.generated else [sandbox]
+    note = workspace_note(session.state.workspace, config.workspace)
+    lines = [
+        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
+        *recap_lines(session.state.messages),
+    ]
+    return line, lines + ([note] if note else []) + [sandbox]

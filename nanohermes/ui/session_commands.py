@@ -31,7 +31,7 @@ def _exit(repl, arg: str) -> bool:
 @command("/reset", "/reset", "start a new conversation with the same rules")
 def _reset(repl, arg: str) -> bool:
     repl.runtime.reset()
-    repl.say('conversation reset (project guidance re-read, "always" answers cleared)')
+    repl.say('conversation reset (project guidance re-read, this session\'s answers cleared; "always" ones stay)')
     return True
 
 

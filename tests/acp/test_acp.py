@@ -137,6 +137,43 @@ def test_an_edit_asks_the_editor_and_its_diff_is_sent_and_always_covers_that_pat
     assert second.content[1].old_text == "the secret is 43\n" and (ws / "notes.txt").read_text() == "the secret is 44\n"
 
 
+def test_allow_always_is_saved_for_the_project_so_a_new_session_there_does_not_ask(agent, model, ws):
+    outside = {"command": "touch made.txt", "unsandboxed": True, "reason": "to try"}
+    model.add(call("run_command", outside), text("made"))
+    agent.client.answer = "always"
+    first = new_session(agent, ws)
+    prompt(agent, first, "make a file")
+    ((_, _, options),) = [q for q in agent.client.questions if q[0] == first]
+    assert options[1].name == "Always allow: run_command exactly, outside the sandbox: touch made.txt"
+    (ws / "made.txt").unlink()
+    model.add(call("run_command", outside), text("made again"))
+    agent.client.answer = "reject"
+    second = new_session(agent, ws)
+    prompt(agent, second, "make it again")
+    assert (ws / "made.txt").exists() and not [q for q in agent.client.questions if q[0] == second]
+
+
+def test_a_command_naming_a_path_outside_offers_no_always_to_the_editor(agent, model, ws):
+    model.add(call("run_command", {"command": "touch ../made.txt", "unsandboxed": True, "reason": "x"}), text("no"))
+    agent.client.answer = "reject"
+    session_id = new_session(agent, ws)
+    prompt(agent, session_id, "make a file next door")
+    ((_, _, options),) = [q for q in agent.client.questions if q[0] == session_id]
+    assert [o.kind for o in options] == ["allow_once", "reject_once"] and not (ws.parent / "made.txt").exists()
+
+
+def test_accept_edits_is_a_mode_the_editor_can_choose_and_edits_then_ask_nothing(agent, model, ws):
+    model.add(call("write_file", {"path": "notes.txt", "content": "the secret is 43\n"}), text("Changed."))
+    session_id = new_session(agent, ws)
+    modes = agent.run(agent.conn.load_session(cwd=str(ws), session_id=session_id, mcp_servers=[])).modes
+    assert "accept-edits" in [m.id for m in modes.available_modes]
+    agent.run(agent.conn.set_session_mode(session_id=session_id, mode_id="accept-edits"))
+    prompt(agent, session_id, "change the secret")
+    assert (ws / "notes.txt").read_text() == "the secret is 43\n"
+    assert not [q for q in agent.client.questions if q[0] == session_id]
+    assert "Mode: accept-edits." in model.chat_requests()[-1]["messages"][0]["content"]
+
+
 def test_a_rejected_action_is_not_run_and_the_model_is_told(agent, model, ws):
     outside = {"command": "touch made.txt", "unsandboxed": True, "reason": "to try"}  # sandboxed ones don't ask
     model.add(call("run_command", outside), text("OK, I did not."))

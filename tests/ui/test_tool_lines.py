@@ -87,7 +87,8 @@ def test_a_declined_action_is_shown_once_with_the_reason(server, workspace):
     term.expect("session ")
     term.ready()
     screen = term.display()
-    assert sum("rm -rf build" in line for line in screen) == 2  # the question and the outcome, no echo before
+    shown = [line for line in screen if "rm -rf build" in line and not line.startswith("allow?")]  # rm: exact scope
+    assert len(shown) == 2  # the question's preview and the outcome, no echo before
     assert any(
         line.startswith("✗ run_command command=rm -rf build · declined: run make clean instead") for line in screen
     )
