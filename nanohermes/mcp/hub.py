@@ -178,6 +178,11 @@ class McpHub:
             return ServerStatus(NOT_STARTED)
         return ServerStatus(conn.state, conn.error if conn.state == FAILED else "")
 
+    def live_tools(self, name: str) -> list[McpToolInfo] | None:
+        """The running server's own list (None when it does not run: a cached list may be stale)."""
+        conn = self._conns.get(name)
+        return conn.tools if conn is not None and conn.state == RUNNING else None
+
     def known_tools(self, name: str) -> list[McpToolInfo] | None:
         """The live list when the server runs, else the one cached from its last start."""
         conn = self._conns.get(name)
