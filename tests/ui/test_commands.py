@@ -112,8 +112,8 @@ def test_help_lists_every_command_in_its_fixed_order(repl):
     run_slash_command(repl, "/help")
     listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
     assert listed == [
-        *("/help", "/exit", "/reset", "/clear", "/session", "/compact", "/context", "/memory"),
-        *("/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks"),
+        *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/show"),
+        *("/memory", "/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks", "/init"),
     ]
     assert listed == list(COMMANDS)
 
