@@ -5,6 +5,13 @@ Everything else is printed above it, once. Gone when the turn ends (transient).
 
 A rich Live refreshes it from its own thread, so the elapsed time moves while the main
 thread is blocked on the network or a command; the main thread only swaps in new values.
+
+A resize: a terminal that re-wraps its lines (tmux, iTerm2, VTE, kitty, WezTerm, Windows
+Terminal) makes a line drawn at the old width take more rows at a narrower one, and rich, which
+moves up as many rows as it drew, left the top of the old area on screen: a stale line. The
+area's last drawing is measured (ReflowingRender) and erased by the rows it takes now. (In a
+terminal that cuts lines instead, xterm, the same count may also blank a few lines above the
+area on screen; the session keeps them.)
 """
 
 from __future__ import annotations
@@ -31,6 +38,52 @@ class Status:
     label: str
     started: float
     detail: tuple[str, ...] = ()
+
+
+def rows_after_resize(line_cells: list[int], drawn_width: int, width: int) -> int:
+    """Rows the lines drawn at `drawn_width` take once a re-wrapping terminal is `width` wide."""
+    if width >= drawn_width or width <= 0:
+        return len(line_cells)
+    return sum(max(1, -(-cells // width)) for cells in line_cells)
+
+
+def _reflowing_render(renderable):
+    """rich's LiveRender, but it erases by the rows its last drawing takes at the width now."""
+    from rich.control import Control, ControlType
+    from rich.live_render import LiveRender
+    from rich.segment import Segment
+
+    class ReflowingRender(LiveRender):
+        console = None
+        drawn: tuple[int, list[int]] = (0, [])  # (width drawn at, cells per line)
+
+        def __rich_console__(self, console, options):
+            self.console = console
+            segments = list(super().__rich_console__(console, options))
+            cells = [Segment.get_line_length(line) for line in Segment.split_lines(segments)]
+            self.drawn = (options.max_width, cells)
+            yield from segments
+
+        def _rows(self) -> int:
+            width = self.console.width if self.console is not None else 0
+            return rows_after_resize(self.drawn[1], self.drawn[0], width) if self._shape else 0
+
+        def position_cursor(self) -> Control:
+            rows = self._rows()
+            if not rows:
+                return super().position_cursor()
+            up = ((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * (rows - 1)
+            return Control(ControlType.CARRIAGE_RETURN, (ControlType.ERASE_IN_LINE, 2), *up)
+
+        def restore_cursor(self) -> Control:
+            rows = self._rows()
+            if not rows:
+                return super().restore_cursor()
+            return Control(
+                ControlType.CARRIAGE_RETURN, *((ControlType.CURSOR_UP, 1), (ControlType.ERASE_IN_LINE, 2)) * rows
+            )
+
+    return ReflowingRender(renderable, vertical_overflow="crop")
 
 
 def elapsed(seconds: float) -> str:
@@ -99,6 +152,7 @@ class LiveArea:
                 redirect_stderr=False,
                 vertical_overflow="crop",
             )
+            self._live._live_render = _reflowing_render(self)  # rich has no hook for it (tests/ui pin the result)
             self._live.start()
 
     def stop(self) -> None:

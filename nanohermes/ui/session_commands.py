@@ -119,7 +119,7 @@ def _context(repl, arg: str) -> bool:
         limit, label = agent.window, f"the {agent.window:,}-token window"
     else:
         limit = round(budget * ratio)
-        label = f"the context limit: {budget:,} chars ≈ {limit:,} tokens (compaction starts there)"
+        label = f"the context limit: {budget:,} chars ≈ {limit:,} tokens"  # where compaction starts
     console = getattr(repl, "console", None)
     width = console.width if console is not None else 80
     colour = console is not None and console.color_system is not None and not console.no_color

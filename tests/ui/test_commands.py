@@ -55,7 +55,7 @@ def test_compact_with_focus_passes_the_focus_and_prints_sizes(repl, server):
     summary_request = [r for r in server.chat_requests() if is_summary_request(r)][-1]
     assert "the parser" in summary_request["messages"][-1]["content"]
     notice = [e.text for e in repl.events if type(e).__name__ == "Notice"][-1]
-    assert "forced compaction" in notice and "→" in notice
+    assert "context compacted on request" in notice and "→" in notice
 
 
 def test_context_draws_every_part_against_the_budget_and_what_the_last_request_had_cached(repl, server):
