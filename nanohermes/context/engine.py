@@ -76,17 +76,21 @@ class CompactionReport:
         return self.after_chars > self.high_water_chars
 
     def one_line(self) -> str:
-        """e.g. `context auto compaction (summary): 131,204 → 38,112 chars, 41 messages summarised`."""
-        kind = "forced" if self.forced else "auto"
-        line = f"context {kind} compaction ({' + '.join(self.layers) or 'nothing to do'}): "
-        line += f"{self.before_chars:,} → {self.after_chars:,} chars"
-        if self.dropped:
-            line += f", {len(self.dropped)} messages summarised"
+        """What the user is told, in the words of what they see: e.g. `context compacted automatically:
+        131,204 → 38,112 chars (41 messages summarised, 3 old tool outputs cleared)`."""
+        if not self.layers:
+            return "; ".join(["context not compacted", *self.notices])
+        done = []
         if self.placeholder_ids:
-            line += f", {len(self.placeholder_ids)} old tool outputs cleared"
+            done.append(f"{len(self.placeholder_ids)} old tool outputs cleared")
+        if self.dropped:
+            how = " without the model (its summary failed: a digest of them)" if "digest" in self.layers else ""
+            done.append(f"{len(self.dropped)} messages summarised{how}")
         if self.trimmed:
-            line += f", {self.trimmed} trimmed"
-        return "; ".join([line, *self.notices])
+            done.append(f"{self.trimmed} messages trimmed from the middle")
+        kind = "on request" if self.forced else "automatically"
+        line = f"context compacted {kind}: {self.before_chars:,} → {self.after_chars:,} chars"
+        return "; ".join([line + (f" ({', '.join(done)})" if done else ""), *self.notices])
 
 
 @dataclass

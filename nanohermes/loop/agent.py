@@ -62,16 +62,16 @@ class Agent:
         """A run killed mid-tool left calls without results: answer them, so the history is valid."""
         self.transcript.answer_open_calls(history.NO_RESULT_AFTER_CRASH)
 
-    def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. Ctrl-C and SIGTERM end it with a valid history (SIGTERM
-        is then raised again); cannot_ask names the calls refused because nothing could ask."""
+    def run_turn(self, user_text: str, context: str = "") -> ev.TurnResult:
+        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output). Ctrl-C
+        and SIGTERM end it with a valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
         self.runner.new_turn()
         turn = Turn(user_text)
         self.sender.usage = turn.usage
         try:
             if self.window is None and (n_ctx := self.sender.advertised_window()):
                 self.keeper.learn_window(n_ctx)
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx)
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context)
             while True:
                 self._step(turn)
         except Answered as answered:

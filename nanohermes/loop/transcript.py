@@ -34,15 +34,18 @@ class Transcript:
         self.messages.append(message)
         self.session.record_message(message, facts)
 
-    def add_request(self, text: str, memory_for: Callable[[str], str], ctx: ToolContext) -> dict[str, str]:
+    def add_request(
+        self, text: str, memory_for: Callable[[str], str], ctx: ToolContext, context: str = ""
+    ) -> dict[str, str]:
         """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
-        files it names (prompt/mentions.py) and the memory block `memory_for(text)` gives; the
-        session keeps both beside the user's words. Returns what was attached of each file."""
+        files it names (prompt/mentions.py), `context` the user added (a `!command`'s output, which
+        names no file) and the memory block `memory_for(text)` gives; the session keeps them beside
+        the user's words. Returns what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         text = self.redactor.text(valid_unicode(text))
         files, attached = attachment(text, ctx)
-        files = self.redactor.text(files)
+        files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files) if part)))
         block = memory_for(text)
         self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
         self.session.record_message({"role": "user", "content": text}, memory=block, files=files)

@@ -25,6 +25,7 @@ from nanohermes.tools.files import (
     MAX_FILE_BYTES,
     PREVIEW_DIFF_LINES,
     RESULT_DIFF_LINES,
+    UNCAPPED,
     capped_diff,
     cut_line,
     encode_text,
@@ -182,12 +183,15 @@ def _not_found(shown: str, content: str, old_text: str) -> str:
     return message + "\nRe-read the file with read_file and copy old_text exactly."
 
 
-def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+def _preview_edit(
+    ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False, whole: bool = False
+) -> str:
+    """The diff the user approves (`whole`: uncapped, for the REPL's Ctrl-O at the question)."""
     try:
         edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
     except ToolError as exc:
         return f"will fail: {exc}"
-    return capped_diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
+    return capped_diff(edit.before, edit.after, edit.shown, UNCAPPED if whole else PREVIEW_DIFF_LINES)[0]
 
 
 EDIT_PARAMS = {

@@ -5,7 +5,8 @@ selector loop, no threads) and bytes past the capture are counted and dropped. E
 at the end of a log, so each stream keeps its head and its tail; the note in between says
 how much was not shown. The command runs in its own process group, which ends with it: on
 the timeout (TERM, then KILL), on Ctrl-C or SIGTERM (KILL), and when the shell exits (what it
-put in the background gets TERM, then KILL).
+put in the background gets TERM, then KILL). Stopped by Ctrl-C, it keeps what it printed: the
+model reads it as the call's result (errors.ToolInterrupted), the user sees its last lines.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nanohermes.calls import ResultFacts
-from nanohermes.errors import ToolError
+from nanohermes.errors import ToolError, ToolInterrupted
 from nanohermes.sandbox.notes import blocked_note
 from nanohermes.sandbox.policy import Policy
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
@@ -71,6 +72,12 @@ class _Outcome:
     stderr: _Capture
     timed_out: bool = False
     background: bool = False  # background children held the pipes open after the shell exited
+    interrupted_after: float | None = None  # seconds it ran before Ctrl-C stopped it
+
+
+def new_outcome() -> _Outcome:
+    """An empty outcome for run_shell to fill: what it holds survives a Ctrl-C."""
+    return _Outcome(0, _Capture(), _Capture())
 
 
 @dataclass
@@ -94,14 +101,22 @@ class _Tail:
             self.next_report = now + PROGRESS_INTERVAL_S
             self.report("\n".join(self.lines(PROGRESS_LINES)))
 
-    def lines(self, count: int) -> list[str]:
-        """The last `count` non-empty lines; a carriage return overwrites a line (progress bars)."""
+    def lines(self, count: int, blank: bool = False) -> list[str]:
+        """The last `count` non-empty lines; a carriage return overwrites a line (progress bars).
+        `blank`: the empty lines between them kept too, as a terminal shows them."""
         data = bytes(self.data)
         if self.total > len(data):  # the kept bytes start inside a line: drop that part
             data = data[data.find(b"\n") + 1 :] if b"\n" in data else data
         text = data.decode("utf-8", "replace")
         shown = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
-        return [line for line in shown if line.strip()][-count:]
+        if not blank:
+            return [line for line in shown if line.strip()][-count:]
+        while shown and not shown[-1].strip():
+            shown.pop()
+        shown = shown[-count:]
+        while shown and not shown[0].strip():
+            shown.pop(0)
+        return shown
 
     @property
     def line_count(self) -> int:
@@ -150,9 +165,29 @@ def run_command(
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
+    return run_foreground(ctx, command, limit, sandbox)
+
+
+def run_foreground(
+    ctx: ToolContext, command: str, limit: float, sandbox: Policy | None, tail_lines: int = TAIL_LINES
+) -> ToolOutput:
+    """run_command's run to the end, and the REPL's `!command` (the user's own, asking nothing):
+    the output within ctx.max_output with what the sandbox blocked or where an error was raised,
+    and the facts, its last `tail_lines` lines among them (more than TAIL_LINES: with the blank
+    lines between them, as on a terminal). ToolInterrupted on Ctrl-C, with what it had printed."""
+    blank = tail_lines > TAIL_LINES
     tail = _Tail(ctx.report)
-    outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add, sandbox=sandbox)
-    shown = tail.lines(TAIL_LINES)
+    outcome = new_outcome()
+    started = time.monotonic()
+    try:
+        run_shell(command, ctx.workspace, limit, on_output=tail.add, sandbox=sandbox, outcome=outcome)
+    except KeyboardInterrupt:  # keep what it printed: the model and the user see it
+        outcome.interrupted_after = time.monotonic() - started
+        text = format_outcome(command, outcome, limit, ctx.max_output)
+        shown = tail.lines(tail_lines, blank)
+        facts = ResultFacts(interrupted=True, tail="\n".join(shown), output_lines=tail.line_count)
+        raise ToolInterrupted(text, facts=facts) from None
+    shown = tail.lines(tail_lines, blank)
     facts = ResultFacts(
         exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count
     )
@@ -175,10 +210,12 @@ def run_shell(
     timeout: float,
     on_output: Callable[[bytes], None] | None = None,
     sandbox: Policy | None = None,
+    outcome: _Outcome | None = None,
 ) -> _Outcome:
     """Run to the end or the timeout, inside `sandbox` (None: unconfined); `on_output` sees every
-    chunk of stdout and stderr as it arrives."""
-    outcome = _Outcome(0, _Capture(), _Capture())
+    chunk of stdout and stderr as it arrives. `outcome` (new_outcome()): filled as the output comes,
+    so a caller keeps what was captured when Ctrl-C stops the command."""
+    outcome = outcome if outcome is not None else new_outcome()
     deadline = time.monotonic() + timeout
     proc = None
     try:
@@ -268,6 +305,11 @@ def format_outcome(command: str, outcome: _Outcome, timeout: float, max_output: 
 
 
 def _header(command: str, outcome: _Outcome, timeout: float) -> str:
+    if outcome.interrupted_after is not None:
+        return (
+            f"$ {head_tail_text(command, COMMAND_ECHO_CHARS)}\ninterrupted by the user after "
+            f"{outcome.interrupted_after:.1f} s, process group killed; what it printed until then:"
+        )
     status = f"exit code {outcome.code}"
     if outcome.code < 0:
         try:

@@ -2,14 +2,19 @@
 its preview once (a diff coloured), and an answer that can be scoped (for this session, or
 "always": saved for this project; either for this command prefix, exact command or path) or a
 "no" that says why. A call nothing may be granted for (it names a path outside the workspace,
-or an ask rule decides it) offers only yes and no.
+or an ask rule decides it) offers only yes and no. A preview cut short (a long new file, a big
+diff) says so, and Ctrl-O at the question pages the whole of it.
+
+The question wraps on words at the terminal's width, so no word is broken at 60 columns.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
+from collections.abc import Callable
 
-from nanohermes.calls import action_title
+from nanohermes.calls import WRITING_TOOLS, action_title
 from nanohermes.loop.approvals import Decision
 from nanohermes.loop.grants import Grant
 from nanohermes.ui.escape import neutralize
@@ -22,14 +27,32 @@ ANSWERS = {
     **{"s": "session", "session": "session"},
 }
 NO_PREFIX = re.compile(r"^(no?)\b\s*[:,.\-–—]?\s*", re.IGNORECASE)
+SHOW_WHOLE = "\x0f"  # what Ctrl-O at the question answers: page the whole preview, then ask again
 
 
-def preview_lines(tool_name: str, preview: str) -> list[Line]:
+def preview_lines(tool_name: str, preview: str, everything: bool = False) -> list[Line]:
     """The preview body: a diff coloured by line kind; a command as it will run."""
     lines = preview.splitlines()
     if tool_name in ("edit_file", "write_file"):
-        return coloured_diff(lines, PREVIEW_LINES)
+        return coloured_diff(lines, len(lines) if everything else PREVIEW_LINES)
     return [[("  " + neutralize(line), "bold" if line.startswith("$") else "dim")] for line in lines[:PREVIEW_LINES]]
+
+
+def whole_preview(tool, args: dict, ctx) -> str | None:
+    """A write's or an edit's whole diff (None for other tools, whose preview is whole already)."""
+    if tool.name not in WRITING_TOOLS or tool.preview is None:
+        return None
+    try:
+        return tool.preview(ctx, **args, whole=True)
+    except Exception:  # a broken preview must never stop the question (the capped one is shown)
+        return None
+
+
+def wrapped(text: str, width: int) -> str:
+    """`text` broken on words into lines of at most `width` - 1 columns (the last keeps its
+    trailing space: the answer is typed after it)."""
+    lines = textwrap.wrap(text, max(20, width - 1), break_long_words=True, break_on_hyphens=False)
+    return "\n".join(lines) + (" " if text.endswith(" ") else "")
 
 
 def question(scope: Grant | None) -> str:
@@ -57,28 +80,46 @@ def parse_answer(text: str, scoped: bool = True) -> Decision | None:
     return Decision("no", NO_PREFIX.sub("", answer, count=1).strip() or answer)
 
 
-def ask(say_lines, tool_name: str, args: dict, preview: str, scope: Grant | None) -> Decision:
+def ask(
+    say_lines,
+    tool_name: str,
+    args: dict,
+    preview: str,
+    scope: Grant | None,
+    whole: str | None = None,
+    page: Callable[[list[Line]], None] | None = None,
+) -> Decision:
     """Show the action once and read the answer. Ctrl-C or Esc stops the turn (KeyboardInterrupt),
-    Ctrl-D says no."""
+    Ctrl-D says no; Ctrl-O pages `whole` (the uncut preview) through `page`, then asks again."""
+    import shutil
+
     from prompt_toolkit import prompt  # no history: answers are not commands
     from prompt_toolkit.key_binding import KeyBindings
 
-    say_lines(
-        [
-            [("● ", "yellow"), (neutralize(action_title(tool_name, args)), "bold yellow")],
-            *preview_lines(tool_name, preview),
-        ]
-    )
+    cut = whole is not None and page is not None and whole != preview
+    hint = [[(f"  Ctrl-O shows the whole of it ({len(whole.splitlines())} lines)", "dim")]] if cut else []
+    title = [("● ", "yellow"), (neutralize(action_title(tool_name, args)), "bold yellow")]
+    say_lines([title, *preview_lines(tool_name, preview), *hint])
     keys = KeyBindings()
 
     @keys.add("escape", eager=True)
     def _stop(event):
         event.app.exit(exception=KeyboardInterrupt)
 
+    @keys.add("c-o")
+    def _whole(event):
+        event.app.exit(result=SHOW_WHOLE)
+
     while True:
+        text = wrapped(question(scope), shutil.get_terminal_size().columns)
         try:
-            decision = parse_answer(prompt(question(scope), key_bindings=keys), scoped=scope is not None)
+            answer = prompt(text, key_bindings=keys)
         except EOFError:
             return Decision("no")
+        if answer == SHOW_WHOLE:
+            if cut:
+                page([title, *preview_lines(tool_name, whole, everything=True)])
+            continue
+        decision = parse_answer(answer, scoped=scope is not None)
         if decision is not None:
             return decision

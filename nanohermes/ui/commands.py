@@ -6,9 +6,11 @@ from __future__ import annotations
 from nanohermes.ui import (
     background_commands,
     edit_commands,
+    init_command,
     memory_commands,
     permission_commands,
     session_commands,
+    show_commands,
     switch_commands,
 )
 from nanohermes.ui.command_table import COMMANDS, Command, order_by_module, run_slash_command
@@ -16,11 +18,13 @@ from nanohermes.ui.command_table import COMMANDS, Command, order_by_module, run_
 __all__ = ["COMMANDS", "Command", "run_slash_command"]
 
 HELP_ORDER = (
-    session_commands,  # /help, /exit, /reset, /clear, /session, /compact, /context
+    session_commands,  # /help, /exit, /quit, /clear, /reset, /session, /compact, /context
+    show_commands,  # /show
     memory_commands,  # /memory
     edit_commands,  # /diff, /undo
     permission_commands,  # /permissions
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks
+    init_command,  # /init
 )
 order_by_module(HELP_ORDER)

@@ -16,6 +16,7 @@ from nanohermes.ui.plain import nested_line
 from nanohermes.ui.progress import LiveArea
 from nanohermes.ui.toolview import (
     Line,
+    Ran,
     call_text,
     coloured_diff,
     interrupted_line,
@@ -25,6 +26,7 @@ from nanohermes.ui.toolview import (
 )
 
 APPLIED_DIFF_LINES = 40  # an applied change on screen; /diff shows the rest
+MORE_OUTPUT_NOTE = " · Ctrl-O or /show pages all of it"
 WAITING = "waiting for the model"
 ANSWERING = "answering"
 COMPACTING = "compacting context…"
@@ -46,6 +48,7 @@ class RichRenderer:
         self.previewed: set[str] = set()  # calls whose diff the approval question showed
         self.declined: dict[str, str] = {}  # calls the user said no to, with their reason
         self.checkpoints = None  # set by the REPL: where an applied edit's diff comes from
+        self.ran: list[Ran] = []  # the calls (and `!commands`) /show can page, oldest first
         self._before_summary = None
         self._held: list[ev.Notice] | None = None
 
@@ -122,8 +125,9 @@ class RichRenderer:
         self.area.clear_status()
         self.running = None
         _, arguments, _ = self.calls.pop(event.call_id, (event.name, "", 0.0))
+        self.ran.append(Ran(call_text(event.name, arguments), event.call_id))
         line = result_line(event, arguments, self.declined.pop(event.call_id, None))
-        self.say_lines([line, *output_tail(event), *self._applied_diff(event)])
+        self.say_lines([line, *output_tail(event, MORE_OUTPUT_NOTE), *self._applied_diff(event)])
 
     def _applied_diff(self, event: ev.ToolFinished) -> list[Line]:
         if event.name not in WRITING_TOOLS or not event.facts.changed or self.checkpoints is None:

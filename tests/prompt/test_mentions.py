@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from nanohermes.prompt.mentions import HEADER, MAX_FILES, attachment, named_files
+from nanohermes.prompt.mentions import HEADER, MAX_FILES, attachment, missing_mentions, named_files
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext
 from tests.support.agents import make_agent
@@ -96,3 +96,34 @@ def test_reading_an_attached_file_again_in_the_same_turn_points_back_instead_of_
         == "read_file calc.py lines 1–2 of 2: unchanged since it was attached to the user's request above, where its text is."
     )
     assert results[1].endswith("2\t    return a - b")  # another part of it is read as usual
+
+
+def test_an_at_directory_attaches_its_listing_honouring_gitignore(workspace, isolated_home):
+    (workspace / "calc").mkdir()
+    (workspace / "calc" / "ops.py").write_text("x = 1\n")
+    (workspace / "calc" / "build.log").write_text("noise\n")
+    (workspace / ".gitignore").write_text("*.log\n")
+    ctx = ctx_for(workspace, isolated_home)
+    assert named_files("what is in @calc/ and calc?", ctx) == ["calc/"]  # only with an @
+    block, attached = attachment("what is in @calc", ctx)
+    assert list(attached) == ["calc/"]
+    assert "directory calc/: 1 file" in block and "calc/ops.py" in block and "build.log" not in block
+
+
+def test_a_long_directory_listing_is_cut_with_a_note_saying_how_many_are_left(workspace, isolated_home):
+    (workspace / "many").mkdir()
+    for i in range(400):
+        (workspace / "many" / f"file_{i:03}.txt").write_text("x\n")
+    block, _ = attachment("@many/", ctx_for(workspace, isolated_home, max_output=2_000))
+    assert "many/file_000.txt" in block and "many/file_399.txt" not in block
+    assert "more files not shown (glob path=many/ pattern=** lists them)" in block
+
+
+def test_an_at_path_that_names_nothing_is_missing_and_a_handle_is_no_path(workspace, isolated_home):
+    (workspace / "calc").mkdir()
+    (workspace / "calc" / "ops.py").write_text("x = 1\n")
+    (workspace / "Makefile").write_text("all:\n")
+    ctx = ctx_for(workspace, isolated_home)
+    request = "ask @alice about @calc/nope.py, @calc/ops.py, @calc/, @Makefile, @ops.py and @docs/"
+    assert missing_mentions(request, ctx) == ["@calc/nope.py", "@docs/"]
+    assert named_files(request, ctx) == ["calc/ops.py", "calc/", "Makefile"]

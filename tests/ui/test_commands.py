@@ -55,7 +55,7 @@ def test_compact_with_focus_passes_the_focus_and_prints_sizes(repl, server):
     summary_request = [r for r in server.chat_requests() if is_summary_request(r)][-1]
     assert "the parser" in summary_request["messages"][-1]["content"]
     notice = [e.text for e in repl.events if type(e).__name__ == "Notice"][-1]
-    assert "forced compaction" in notice and "→" in notice
+    assert "context compacted on request" in notice and "→" in notice
 
 
 def test_context_draws_every_part_against_the_budget_and_what_the_last_request_had_cached(repl, server):
@@ -112,8 +112,8 @@ def test_help_lists_every_command_in_its_fixed_order(repl):
     run_slash_command(repl, "/help")
     listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
     assert listed == [
-        *("/help", "/exit", "/reset", "/clear", "/session", "/compact", "/context", "/memory"),
-        *("/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks"),
+        *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/show"),
+        *("/memory", "/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks", "/init"),
     ]
     assert listed == list(COMMANDS)
 

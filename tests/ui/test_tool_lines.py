@@ -30,7 +30,7 @@ def test_a_failing_command_shows_a_cross_its_exit_status_and_output_tail(server,
     line = next(line for line in screen if "run_command command=python3 fake_pytest.py" in line)
     assert line.startswith("✗ ") and "· exit 1 ·" in line
     at = screen.index(line)
-    assert screen[at + 1] == "  … 27 more lines"
+    assert screen[at + 1] == "  … 27 more lines · Ctrl-O or /show pages all of it"
     assert screen[at + 5 : at + 7] == [
         "  │ FAILED tests/test_calc.py::test_parse - AssertionError: assert 1 == 2",
         "  │ 1 failed, 30 passed in 0.12s",
