@@ -26,6 +26,12 @@ CANNOT_ASK_HINT = "The user can allow it by re-running with {allow} (or --yes to
 ASK_RULE_HINT = (
     "An ask rule makes it ask every time; only an interactive session (nanohermes, or an editor) can allow it."
 )
+# A one-shot run's own defaults, under config.toml and the environment. A script must not hang
+# on a silent server for the REPL's 20 minutes (request_timeout 600 s, retried once; a person
+# watches the REPL and Ctrl-C stops it): 150 s without a byte of the reply, retried once, bounds
+# the wait to about 5 minutes (README, "When the endpoint is wrong"). A local model on a CPU
+# whose first token takes longer gets more with request_timeout in config.toml.
+ONE_SHOT_DEFAULTS = {"request_timeout": 150.0}
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
 
@@ -33,18 +39,23 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no <bool> after flags, and [mcp.servers.NAME] is text, not markup
     help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.",
 )
 sessions_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="List saved sessions (this workspace's; --all for every one), remove or prune them.",
+    short_help="List, remove or prune saved sessions.",
 )
 app.add_typer(sessions_app, name="sessions")
 mcp_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.",
+    short_help="The configured MCP servers and their tools.",
 )
 app.add_typer(mcp_app, name="mcp")
 
@@ -59,19 +70,21 @@ def _version(value: bool):
 def run(
     ctx: typer.Context,
     prompt: str | None = typer.Option(
-        None, "-p", "--prompt", help="Run TASK to completion and print the answer ('-' reads stdin)."
+        None, "-p", "--prompt", metavar="TASK", help="Run TASK to completion and print the answer ('-' reads stdin)."
     ),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Resume the most recent session of this workspace."),
-    session: str | None = typer.Option(None, "--session", help="Create or resume the named session."),
+    session: str | None = typer.Option(None, "--session", metavar="NAME", help="Create or resume the named session."),
     output_format: OutputFormat = typer.Option(
         "text",
         "--output-format",
         help="With -p: text (the answer) | json (one object) | stream-json (one event per line).",
     ),
-    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
+    ),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="Work in DIR instead of the current directory."
+        None, "--workspace", "-C", metavar="DIR", help="Work in DIR instead of the current directory."
     ),
     yes: bool = typer.Option(False, "--yes", help="Approve every action (same as --mode auto)."),
     mode: Mode | None = typer.Option(
@@ -90,10 +103,13 @@ def run(
         help="Refuse calls matching RULE in every mode (repeatable), e.g. 'run_command:git push *'.",
     ),
     max_steps: int | None = typer.Option(
-        None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."
+        None, "--max-steps", min=1, metavar="N", help="Stop a turn after N model requests (default 50)."
     ),
     sandbox: str | None = typer.Option(
-        None, "--sandbox", help="Where commands may write: workspace-write (default) | read-only | off."
+        None,
+        "--sandbox",
+        metavar="LEVEL",
+        help="Where commands may write: workspace-write (default) | read-only | off.",
     ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
@@ -121,6 +137,7 @@ def run(
             sandbox_level=sandbox,
             allow=allow or (),
             deny=deny or (),
+            defaults=ONE_SHOT_DEFAULTS if prompt is not None else None,
         )
         if continue_:
             session = _latest_session(config)
@@ -179,18 +196,20 @@ def _latest_session(config) -> str:
 
 def _one_shot(config, prompt: str, session_name: str | None, output_format: str) -> int:
     from nanohermes.errors import NanoHermesError
+    from nanohermes.piped import read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
     from nanohermes.ui.script_output import error_dict, make_output, result_dict, start_lines
 
-    task = _read_stdin() if prompt == "-" else prompt
+    task = read_task() if prompt == "-" else prompt
     if not task.strip():
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
+    piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
     runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
-        result = runtime.agent.run_turn(task)
+        result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
         print(f"nanohermes: {exc}", file=sys.stderr)
@@ -204,12 +223,6 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         print(f"nanohermes: {message}", file=sys.stderr)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
-
-
-def _read_stdin() -> str:
-    """The task from stdin; bytes that are not UTF-8 (a binary diff piped in) become U+FFFD."""
-    stream = getattr(sys.stdin, "buffer", None)
-    return stream.read().decode("utf-8", "replace") if stream is not None else sys.stdin.read()
 
 
 def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:
@@ -238,7 +251,7 @@ def sessions_command(
     ctx: typer.Context,
     all_: bool = typer.Option(False, "--all", help="List the sessions of every workspace."),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="List DIR's sessions instead of the current directory's."
+        None, "--workspace", "-C", metavar="DIR", help="List DIR's sessions instead of the current directory's."
     ),
 ):
     """List saved sessions: name, messages, size, last used, workspace, title (the first request)."""
@@ -281,13 +294,13 @@ def sessions_rm(names: list[str] = typer.Argument(..., help="Names of the sessio
     raise typer.Exit(code)
 
 
-@sessions_app.command("prune")
+@sessions_app.command("prune", short_help="Remove sessions not used for a while.")
 def sessions_prune(
-    older_than: str = typer.Option(..., "--older-than", help="Age of the last use, e.g. 30d, 12h, 2w."),
+    older_than: str = typer.Option(..., "--older-than", metavar="AGE", help="Age of the last use, e.g. 30d, 12h, 2w."),
     all_: bool = typer.Option(False, "--all", help="Prune every workspace's sessions, not only this one's."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="Prune DIR's sessions instead of the current directory's."
+        None, "--workspace", "-C", metavar="DIR", help="Prune DIR's sessions instead of the current directory's."
     ),
 ):
     """Remove the sessions last used longer ago than --older-than (this workspace's, or --all)."""
@@ -320,10 +333,12 @@ def sessions_prune(
     )
 
 
-@app.command("doctor")
+@app.command("doctor", short_help="Check the endpoint, the model and the sandbox.")
 def doctor_command(
-    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
+    ),
 ):
     """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
     from nanohermes.errors import NanoHermesError
@@ -341,10 +356,10 @@ def doctor_command(
     raise typer.Exit(exit_code(checks))
 
 
-@mcp_app.command("list")
+@mcp_app.command("list", short_help="Start each server, show its state and tools, stop it.")
 def mcp_list(
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="Start stdio servers in DIR instead of the current directory."
+        None, "--workspace", "-C", metavar="DIR", help="Start stdio servers in DIR instead of the current directory."
     ),
 ):
     """Start each configured MCP server, show its state and tools, and stop it again."""
@@ -358,10 +373,12 @@ def mcp_list(
     raise typer.Exit(list_servers(config, print))
 
 
-@app.command("acp")
+@app.command("acp", short_help="Serve editors over the Agent Client Protocol.")
 def acp_command(
-    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
+    ),
     mode: Mode | None = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
 ):
     """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""

@@ -178,12 +178,13 @@ def _checked(name: str, value, home: Path):
     return value
 
 
-def merge_layers(flags: dict) -> tuple[dict, Path, Path]:
+def merge_layers(flags: dict, defaults: dict | None = None) -> tuple[dict, Path, Path]:
     """(the settings as given, the state directory, the workspace): command line > environment >
-    config.toml; `flags` holds command-line values, None meaning 'not given'. Unchecked: the
-    tables other parts own are still in the values (configure.py has them parsed)."""
+    config.toml > `defaults` (a front end's own, over Config's); `flags` holds command-line
+    values, None meaning 'not given'. Unchecked: the tables other parts own are still in the
+    values (configure.py has them parsed)."""
     home = home_dir()
-    values: dict = _read_file_config(home)
+    values: dict = {**(defaults or {}), **_read_file_config(home)}
     for env, name in _ENV.items():
         if os.environ.get(env):
             values[name] = os.environ[env]

@@ -13,13 +13,13 @@ from pathlib import Path
 from nanohermes.config import Config, checked_config, merge_layers
 
 
-def load_config(sandbox_level: str | None = None, allow=(), deny=(), **flags) -> Config:
-    """Merge the layers (command line > environment > config.toml > defaults) and check them;
-    `flags` holds command-line values, None meaning 'not given'; `sandbox_level`: --sandbox;
-    `allow`, `deny`: the rules of --allow and --deny."""
+def load_config(sandbox_level: str | None = None, allow=(), deny=(), defaults: dict | None = None, **flags) -> Config:
+    """Merge the layers (command line > environment > config.toml > `defaults`, a front end's
+    own > Config's) and check them; `flags` holds command-line values, None meaning 'not
+    given'; `sandbox_level`: --sandbox; `allow`, `deny`: the rules of --allow and --deny."""
     from nanohermes.permissions.table import with_project_and_flags
 
-    values, home, workspace = merge_layers(flags)
+    values, home, workspace = merge_layers(flags, defaults)
     tables = parse_tables(values, home / "config.toml")
     tables["permissions"] = with_project_and_flags(tables.get("permissions"), workspace, home, allow, deny)
     if sandbox_level is not None:

@@ -45,6 +45,7 @@ class AcpSession:
         self._open_calls: dict[str, None] = {}  # started, not finished (ordered)
         self._current_call = ""  # the call an approval question is about
         self._helper_calls: dict[str, str] = {}  # a helper's call id -> the id the editor knows
+        self.reply = ev.ReplyOnScreen()  # what the editor was sent of the reply being streamed
 
     def attach(self, runtime) -> None:
         """On the loop: the runtime is built; start sending (warnings from the build go first)."""
@@ -140,9 +141,13 @@ class AcpSession:
             return self._helper_event(event)
         workspace = self.runtime.config.workspace if self.runtime else None
         if isinstance(event, ev.TextDelta):
-            self._send(updates.text_delta(event.text))
+            text, differs = self.reply.add(event.text)  # a retried reply: only what it adds
+            if text:
+                self._send(updates.text_delta(updates.RESTARTED + text if differs else text))
         elif isinstance(event, ev.StreamRestarted):
-            self._send(updates.text_delta(updates.RESTARTED))
+            self.reply.restart()
+        elif isinstance(event, (ev.RequestStarted, ev.AssistantMessageDone)):
+            self.reply.new_reply()
         elif isinstance(event, ev.ToolStarted):
             self._open_calls[event.call_id] = None
             self._current_call = event.call_id

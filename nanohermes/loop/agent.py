@@ -69,8 +69,7 @@ class Agent:
         turn = Turn(user_text)
         self.sender.usage = turn.usage
         try:
-            if self.window is None and (n_ctx := self.sender.advertised_window()):
-                self.keeper.learn_window(n_ctx)
+            self.learn_window()
             turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context)
             while True:
                 self._step(turn)
@@ -200,6 +199,12 @@ class Agent:
     @property
     def settings(self):
         return self.keeper.settings
+
+    def learn_window(self) -> None:
+        """Ask the server for the model's window (once) while it is not known, so that `settings`
+        hold the caps for it: run_turn does before the first request, a front end may before."""
+        if self.window is None and (n_ctx := self.sender.advertised_window()):
+            self.keeper.learn_window(n_ctx)
 
     @property
     def window(self) -> int | None:  # the model's window in tokens, once known (config, server, overflow)

@@ -66,7 +66,17 @@ def normalise_usage(usage: dict, timings: dict | None) -> dict:
 
 class NotTheAPI(Exception):
     """A 200 whose body is not what the API sends (an HTML page, plain text, JSON to a stream
-    request): the base URL points somewhere else. The message says what came back."""
+    request): the base URL points somewhere else. The message says what came back; `web_page`:
+    it was HTML."""
+
+    def __init__(self, described: str, web_page: bool = False):
+        super().__init__(described)
+        self.web_page = web_page
+
+
+class StreamDropped(Exception):
+    """The connection broke after the reply had started (the server crashed or restarted, a
+    proxy cut it): not the same as a server that cannot be reached. The message is the cause."""
 
 
 SNIPPET_BYTES = 2048  # enough to find an HTML <title>; the rest of a wrong page is not read
@@ -80,6 +90,12 @@ _BODY_KINDS = {
 }
 
 
+def is_web_page(content_type: str, head: bytes) -> bool:
+    """An HTML page: labelled so, or starting like one whatever its label."""
+    mime = content_type.split(";")[0].strip().lower()
+    return "html" in mime or head.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
+
+
 def describe_body(content_type: str, head: bytes) -> str:
     """`an HTML page (text/html): 'Welcome to nginx!'`: what a wrong endpoint sent, in a few words."""
     mime = content_type.split(";")[0].strip().lower()
@@ -88,7 +104,9 @@ def describe_body(content_type: str, head: bytes) -> str:
     snippet = " ".join((title.group(1) if title else text).split())
     if len(snippet) > SNIPPET_CHARS:
         snippet = snippet[: SNIPPET_CHARS - 1] + "…"
-    kind = _BODY_KINDS.get(mime, f"a {mime or 'typeless'} body")
+    kind = _BODY_KINDS.get(mime, f"a {mime} body" if mime else "a body without a content type")
+    if not mime:
+        return f"{kind}: {snippet!r}" if snippet else "an empty body"
     return f"{kind} ({mime}): {snippet!r}" if snippet else f"{kind} ({mime}, empty)"
 
 
@@ -109,7 +127,7 @@ def reject_non_stream(stream) -> None:
                 break
     finally:
         response.close()
-    raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]))
+    raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]), is_web_page(content_type, head))
 
 
 class ReplyTimeout(Exception):
@@ -255,6 +273,26 @@ class _Assembly:
         return turn
 
 
+def _raise_if_dropped(exc: Exception) -> None:
+    """StreamDropped when a read failed because the connection broke (the SDK's connection
+    error, not its timeout), with the innermost cause's words."""
+    import sys
+
+    openai = sys.modules.get("openai")  # a stream that fails so came from the SDK: it is imported
+    if openai is None or not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
+        return
+    raise StreamDropped(root_cause(exc)) from exc
+
+
+def root_cause(exc: BaseException) -> str:
+    """The innermost error's words ("peer closed connection …"), not the SDK's "Connection error."."""
+    seen = set()
+    while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return str(exc) or type(exc).__name__
+
+
 def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> AssistantTurn:
     """Fold chat.completion.chunk deltas into one AssistantTurn. With a ReplyWatch, report the
     reply's progress to it; a reply complete up to its finish_reason is kept whatever happens
@@ -270,11 +308,12 @@ def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> Assis
                 chunk = next(chunks)
             except StopIteration:
                 break
-            except Exception:
+            except Exception as exc:
                 if assembly.turn.finish_reason is not None:
                     break  # the reply was complete: what failed after it changes nothing
                 if watch.timed_out:
                     raise ReplyTimeout(f"no reply for {watch.timeout:g} s") from None
+                _raise_if_dropped(exc)
                 raise
             finished_before = assembly.turn.finish_reason is not None
             if assembly.add(chunk):

@@ -57,6 +57,21 @@ def stable_end(text: str, start: int = 0) -> int:
     return end
 
 
+def open_fence(text: str) -> str | None:
+    """The opening line of a code block that `text` leaves open, else None: text that continues
+    it in a new stream (after a notice in the middle of the reply) is code too."""
+    opening, fence = None, None
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # an unfinished line neither opens nor closes a block yet
+        if fence is not None:
+            if _closes(line, fence):
+                opening, fence = None, None
+        elif match := FENCE.match(line):
+            opening, fence = line.rstrip("\n"), match.group(1)
+    return opening
+
+
 class MarkdownStream:
     """One assistant message. `feed` text as it arrives; `finish` at the end. Stable lines go
     to `emit` (printed once, above the live area); `live_lines` is what the live area shows."""
@@ -82,9 +97,17 @@ class MarkdownStream:
             MAX_RENDER_INTERVAL_S, max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent)
         )
 
-    def finish(self) -> None:
+    def finish(self, keep_line: bool = False) -> str:
+        """Print what is left; with `keep_line` all but an unfinished last line, which is
+        returned (a later stream carries it on: a notice in the middle of a reply does not
+        split a line of it)."""
+        held = ""
+        if keep_line:
+            cut = self.source.rfind("\n") + 1
+            held, self.source = self.source[cut:], self.source[:cut]
         self._update(final=True)
         self.live_lines = []
+        return held
 
     def _update(self, final: bool) -> None:
         """The new live lines are set before anything is printed: a print redraws the live area

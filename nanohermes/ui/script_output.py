@@ -80,11 +80,12 @@ class TextOutput(PlainRenderer):
         text = "".join(self._message)
         if not final and not self._shown and len(text) < ANSWER_HOLD_CHARS:
             return
-        if text.startswith(self._shown):
-            self._write(text[len(self._shown) :])
-        elif not self._shown.startswith(text):  # a retried reply that says something else
+        added = ev.continuation(self._shown, text)
+        if added is None:  # a retried reply that says something else
             self._say("[warning] the reply restarted after a dropped connection; stdout repeats part of it")
             self._write("\n" + text)
+        elif added:
+            self._write(added)
         else:
             return  # the retried reply has not caught up with what was shown yet
         self._shown = text
