@@ -134,6 +134,20 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+MAX_SECONDS = 86_400.0  # a day, as for command_timeout and request_timeout: a timer any clock and library can hold
+
+
+def checked_seconds(table: dict, key: str, default: float, where: str) -> float:
+    """`table[key]` as seconds for a table other parts own: positive, finite (TOML reads `nan`
+    and `inf`, which fail only later, at the first call, in a library's words), at most a day."""
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+        raise ConfigError(
+            f"{where}: {key} must be a number of seconds above 0 and up to {MAX_SECONDS:g}, got {value!r}."
+        )
+    return float(value)
+
+
 def _as_kind(kind: type, value):
     """The value as `kind`, from its TOML type or an environment/flag string; ValueError else."""
     if kind is bool:

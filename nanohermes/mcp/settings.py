@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nanohermes.config import checked_table
+from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError
 from nanohermes.redact import SECRET_NAME
 
@@ -111,8 +111,8 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
         headers=_pairs(entry, "headers", where),
         trusted=_flag(entry, "trusted", False, where),
         sandbox=_flag(entry, "sandbox", False, where),
-        timeout=_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
-        startup_timeout=_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
+        timeout=checked_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
+        startup_timeout=checked_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
     )
     return settings, _flag(entry, "enabled", True, where)
 
@@ -143,10 +143,3 @@ def _flag(entry: dict, key: str, default: bool, where: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: {key} must be true or false.")
     return value
-
-
-def _seconds(entry: dict, key: str, default: float, where: str) -> float:
-    value = entry.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"{where}: {key} must be a positive number of seconds.")
-    return float(value)

@@ -62,8 +62,12 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         if live is None:
             return True
         tool = next((t for t in live if t.name == tool_name), None)
+        try:
+            given = _arguments(args.get("arguments"))
+        except ToolError:
+            return False  # not an object: never sent (the result says why)
         # False when it will not be sent (the result says why)
-        return tool is not None and not check_arguments(tool, _arguments(args.get("arguments")))
+        return tool is not None and not check_arguments(tool, given)
 
     def preview(ctx: ToolContext, name: str, arguments: str | None = None) -> str:
         shown = json.dumps(_arguments(arguments), ensure_ascii=False, indent=1)

@@ -47,21 +47,39 @@ def text_of(content) -> str:
     return ""
 
 
+MAX_REPORTED_TOKENS = 10**9  # far above any window: a bigger count from a server is garbage, not usage
+
+
 def normalise_usage(usage: dict, timings: dict | None) -> dict:
-    """prompt_tokens, completion_tokens and cached_tokens (None when the server does not say):
-    from usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp), or llama.cpp's
-    timings.cache_n (prompt tokens it did not evaluate)."""
-    usage = dict(usage or {})
+    """prompt_tokens, completion_tokens and cached_tokens (or {} when neither count is usable),
+    each a whole number >= 0 or None (the server did not say, or said a string, an object, a
+    negative, NaN or ∞); cached tokens from
+    usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp) or llama.cpp's
+    timings.cache_n (prompt tokens it did not evaluate), never more than the prompt's."""
+    usage = usage if isinstance(usage, dict) else {}
+    timings = timings if isinstance(timings, dict) else {}
+    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
     details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    if cached is None and timings and isinstance(timings.get("cache_n"), int):
-        cached = timings["cache_n"]
-        if not usage.get("prompt_tokens") and isinstance(timings.get("prompt_n"), int):
-            usage["prompt_tokens"] = timings["prompt_n"] + cached
-    if cached is None:
-        cached = usage.get("cached_tokens")
-    usage["cached_tokens"] = cached if isinstance(cached, int) and not isinstance(cached, bool) else None
-    return usage
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None:  # the name this function gives it (llama.cpp's timings follow usage)
+        cached = _count(usage.get("cached_tokens"))
+    if cached is None and _count(timings.get("cache_n")) is not None:
+        cached = _count(timings["cache_n"])
+        if not prompt and _count(timings.get("prompt_n")) is not None:
+            prompt = _count(timings["prompt_n"]) + cached
+    if cached is not None and prompt is not None:
+        cached = min(cached, prompt)
+    if prompt is None and completion is None:
+        return {}  # nothing usable: counted as a request without a usage report
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+
+
+def _count(value) -> int | None:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPORTED_TOKENS:
+        return value
+    return None
 
 
 class NotTheAPI(Exception):
@@ -166,6 +184,12 @@ def _piece(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _choice_index(choice, position: int) -> int:
+    """A choice's `index`, or its place in the list when a server leaves the index out."""
+    index = _field(choice, "index")
+    return index if isinstance(index, int) and not isinstance(index, bool) else position
+
+
 # Delta fields that carry a reasoning model's thinking: not kept, but they are the reply moving.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
@@ -190,14 +214,15 @@ class _Assembly:
         self.chunks += 1
         carried = self._usage(chunk)
         choices = _field(chunk, "choices")
-        for choice in choices if isinstance(choices, list) else ():
-            carried |= self._choice(choice)
+        for position, choice in enumerate(choices if isinstance(choices, list) else ()):
+            if _choice_index(choice, position) == 0:  # one reply was asked for: other choices are no part of it
+                carried |= self._choice(choice)
         return carried
 
     def _usage(self, chunk) -> bool:
         usage, timings = _field(chunk, "usage"), _field(chunk, "timings")
         if usage is not None and not isinstance(usage, dict):
-            usage = usage.model_dump() if hasattr(usage, "model_dump") else None
+            usage = usage.model_dump(warnings=False) if hasattr(usage, "model_dump") else None  # odd types: no warning
         if isinstance(usage, dict) and usage:
             self.turn.usage = normalise_usage(usage, None)
             self.usage_seen = True
