@@ -166,11 +166,8 @@ class Agent:
 
     def fit_context(self, **how):
         """Keep what is sent within the window (`how`: keeper.fit's force, focus, overflow_tokens)."""
-
-        def summarize(request) -> str:
-            return self.sender.summarize(request, self.tool_schemas(), self.settings.max_tokens)
-
         facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
+        summarize = lambda request: self.sender.summarize(request, tools, self.settings.max_tokens)  # noqa: E731
         self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
         self.recall_offered |= bool(report and report.layers)
         return report
@@ -201,14 +198,9 @@ class Agent:
         return self.keeper.settings
 
     def learn_window(self) -> None:
-        """Ask the server for the model's window (once) while it is not known, so that `settings`
-        hold the caps for it: run_turn does before the first request, a front end may before."""
-        if self.window is None and (n_ctx := self.sender.advertised_window()):
+        """Ask the server for the model's window once while unknown (run_turn does; a front end may first)."""
+        if self.settings.window is None and (n_ctx := self.sender.advertised_window()):
             self.keeper.learn_window(n_ctx)
-
-    @property
-    def window(self) -> int | None:  # the model's window in tokens, once known (config, server, overflow)
-        return self.settings.window
 
     @property
     def ctx(self) -> ToolContext:  # the tools' context, its output cap scaled to the window

@@ -115,8 +115,8 @@ def _context(repl, arg: str) -> bool:
     ratio = count_tokens(sample) / max(1, len(sample))
     tokens = {name: round(chars * ratio) for name, chars in parts.items()}
     budget = agent.settings.high_water_chars  # compaction starts here
-    if agent.window:
-        limit, label = agent.window, f"the {agent.window:,}-token window"
+    if agent.settings.window:
+        limit, label = agent.settings.window, f"the {agent.settings.window:,}-token window"
     else:
         limit = round(budget * ratio)
         label = f"the context limit: {budget:,} chars ≈ {limit:,} tokens"  # where compaction starts

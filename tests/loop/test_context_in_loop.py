@@ -78,7 +78,7 @@ def test_provider_overflow_forces_compaction_and_retries(server, workspace):
     assert agent.run_turn("go").final_text == "recovered"
     chats = [r for r in server.chat_requests() if not is_summary_request(r)]
     assert total_size(chats[-1]["messages"]) < total_size(chats[-2]["messages"])
-    assert agent.window == 8192  # learned from the error message
+    assert agent.settings.window == 8192  # learned from the error message
 
 
 def test_repeated_overflow_gives_up_with_a_clear_error_after_two_retries(server, workspace):
