@@ -42,22 +42,25 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: no <bool> after flags, and [mcp.servers.NAME] is text, not markup
     help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.",
 )
-sessions_app = typer.Typer(
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="List saved sessions (this workspace's; --all for every one), remove or prune them.",
-    short_help="List, remove or prune saved sessions.",
+
+
+def _subcommands(name: str, help: str, short_help: str) -> typer.Typer:
+    """A group of subcommands (`nanohermes sessions …`) with the main app's plain help."""
+    group = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None, help=help)
+    app.add_typer(group, name=name, short_help=short_help)
+    return group
+
+
+sessions_app = _subcommands(
+    "sessions",
+    "List saved sessions (this workspace's; --all for every one), remove or prune them.",
+    "List, remove or prune saved sessions.",
 )
-app.add_typer(sessions_app, name="sessions")
-mcp_app = typer.Typer(
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.",
-    short_help="The configured MCP servers and their tools.",
+mcp_app = _subcommands(
+    "mcp",
+    "The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.",
+    "The configured MCP servers and their tools.",
 )
-app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool):

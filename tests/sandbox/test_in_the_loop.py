@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from nanohermes.configure import load_config
+from nanohermes.loop.subagents import HELPER_BRIEF
 from nanohermes.runtime import build_runtime
 from nanohermes.sandbox.probe import probe
 from tests.support.cli import run_cli
@@ -150,3 +151,19 @@ def test_an_approved_command_cannot_reach_a_local_server_and_the_model_is_told(s
     listener.close()
     result = tool_results(server)[-1]
     assert "exit code 1" in result and "Sandbox:" in result and "network" in result.lower()
+
+
+def test_a_helpers_commands_run_in_the_parents_sandbox(server, workspace, monkeypatch, tmp_path):
+    outside = tmp_path / "outside.txt"
+    helper_turns = [call("run_command", {"command": f"echo pwned > {outside}; touch inside.txt"}), text("tried")]
+    parent_turns = [call("task", {"description": "write", "prompt": "write the files"}), text("done")]
+
+    def handler(body):
+        helper = any(HELPER_BRIEF in (m.get("content") or "") for m in body["messages"] if m["role"] == "user")
+        return (helper_turns if helper else parent_turns).pop(0)
+
+    server.handler = handler
+    runtime = runtime_for(server, workspace, monkeypatch, mode="auto")
+    runtime.agent.run_turn("delegate it")
+    runtime.close()
+    assert (workspace / "inside.txt").exists() and not outside.exists()
