@@ -57,7 +57,7 @@ class ToolRunner:
                 turn.went_round()
                 result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
             append({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())
-            turn.changed |= result.facts.changed
+            turn.ran(name, result.facts.changed)
             ctx.outputs.add(call_id, result.content, result.full, result.facts)
             summary = _first_line(result.content)
             self.emit(ev.ToolFinished(call_id, name, summary, result.ok, seconds, result.facts))

@@ -59,12 +59,21 @@ MAKE_THE_CHANGE = (
     "Make it with edit_file, then check it. If you made it another way, or it can't be done, say so.]"
 )
 UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"
+# Qwen2.5-Coder-1.5B, asked to make a module pass its tests, edited it and answered that they
+# pass without running them (every Exercism run we read; aider runs them for it, --auto-test).
+# Only for a request that names tests, once a turn, with run_command offered.
+CHECK_THE_CHANGE = (
+    "[You changed files but ran nothing since, and the user's request is about tests. Run the tests "
+    "with run_command, fix what fails, then answer. If they cannot be run here, say so.]"
+)
+UNCHECKED_CHANGE_NOTICE = "the model answered without running the tests after its change; told it to run them"
 
 CHANGE_VERBS = re.compile(
     r"\b(fix|change|edit|implement|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
 )
 QUESTION_START = re.compile(r"^\s*(how|what|why|which|where|when|who|is|are|does|do|did|should|explain)\b", re.I)
 CODE_BLOCK = re.compile(r"^\s*```", re.M)
+NAMES_TESTS = re.compile(r"\b(tests?|pytest|unittest|spec)\b|\w_tests?\.\w+|\btest_\w+", re.I)
 
 
 @dataclass(frozen=True)
@@ -109,8 +118,8 @@ def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | No
         return Nudge("repeating", REPEATED_RETRY, "the reply kept repeating itself; it was cut and the model told so")
     if reply.tool_calls:
         return None
-    if nudge := _unmade_change(turn, reply.content, offered):  # before a call as text: the fix is the point
-        return nudge
+    if nudge := _unmade_change(turn, reply.content, offered) or _unchecked_change(turn, offered):
+        return nudge  # before a call as text: the fix is the point
     if name := tool_call_in_text(reply.content, offered):
         notice = f"the model wrote a {name} call as text; told it to make a real call"
         return Nudge("call_as_text", CALL_AS_TEXT_RETRY.format(name=name), notice)
@@ -131,6 +140,17 @@ def _unmade_change(turn: Turn, reply_text: str, offered: list[str]) -> Nudge | N
     if turn.answer_now is AnswerNow.DUE:  # the change needs the tools: don't ask for an answer without them
         turn.answer_now = AnswerNow.WAIVED
     return Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
+
+
+def _unchecked_change(turn: Turn, offered: list[str]) -> Nudge | None:
+    """Once a turn: the model answers after changing files for a request about tests, and no
+    command ran since the change. Not after it was asked for its answer (it went round)."""
+    if turn.check_asked or not turn.changed or turn.checked or turn.answer_now is AnswerNow.ASKED:
+        return None
+    if "run_command" not in offered or not NAMES_TESTS.search(turn.request):
+        return None
+    turn.check_asked = True
+    return Nudge("check_the_change", CHECK_THE_CHANGE, UNCHECKED_CHANGE_NOTICE)
 
 
 def shows_an_unmade_change(user_text: str, reply: str, changed: bool) -> bool:

@@ -30,13 +30,22 @@ class Turn:
     cut_calls: int = 0  # replies cut by max_tokens inside a tool call
     runaways: int = 0  # replies sent back: looping, a call written as text, a fix shown but not made
     changed: bool = False  # a tool changed a file
+    checked: bool = False  # a command ran after the last change (the tests, say)
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
+    check_asked: bool = False  # told once to run the tests after its change
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
     streamed: list[str] = field(default_factory=list)  # the reply in flight, as it arrived
     attached: dict[str, str] = field(default_factory=dict)  # files the request named -> their text as attached
     mark: str = ""  # put before the streamed text of a stopped run's final answer
 
     hopeless: bool = False  # a repeat refused after the model was asked for its answer: stop the run
+
+    def ran(self, name: str, changed: bool) -> None:
+        """A call finished: a change waits for a command run after it (its check)."""
+        if changed:
+            self.changed, self.checked = True, False
+        elif name == "run_command":
+            self.checked = True
 
     def went_round(self, refused: bool = False) -> None:
         """A look that found the same as before, or a repeat the guard `refused`."""

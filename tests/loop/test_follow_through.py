@@ -9,13 +9,21 @@ from hypothesis import strategies as st
 
 from nanohermes import events as ev
 from nanohermes.loop.guard import RepeatGuard
-from nanohermes.loop.nudges import ANSWER_NOW, MAKE_THE_CHANGE, asks_for_a_change, shows_an_unmade_change
+from nanohermes.loop.nudges import (
+    ANSWER_NOW,
+    CHECK_THE_CHANGE,
+    MAKE_THE_CHANGE,
+    asks_for_a_change,
+    shows_an_unmade_change,
+)
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import TEST_TOOLS, make_agent
 from tests.support.scripted_server import call, calls, text
 
 FIX_SHOWN = "The key is missing. Add it:\n\n```python\nVAT_RATES['FOOD'] = 0.0\n```\n"
 FILE_TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "grep")] + TEST_TOOLS
+CODING_TOOLS = FILE_TOOLS + [t for t in BUILTIN_TOOLS if t.name == "run_command"]
+ADD_FIXED = {"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}
 
 
 @pytest.mark.parametrize(
@@ -187,3 +195,57 @@ def test_a_loop_repeated_k_times_counts_at_least_k(prefix, cycle, k):
     guard = _seen(prefix + cycle * k)
     assert guard.repeats() >= k
     assert guard.repeats() <= len(prefix + cycle * k)
+
+
+def user_notes(server) -> list[str]:
+    return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "user" and "[" in m["content"]]
+
+
+def test_a_change_answered_without_running_the_tests_the_request_named_is_sent_back_once(server, workspace):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.add(
+        call("edit_file", ADD_FIXED),
+        text("Done: the tests pass now."),
+        call("run_command", {"command": "echo 1 passed"}),
+        text("Fixed, and the test run says 1 passed."),
+    )
+    events = []
+    agent = make_agent(server, workspace, tools=CODING_TOOLS, events=events)
+    result = agent.run_turn("Fix add in calc.py so that test_calc.py passes")
+    assert result.final_text == "Fixed, and the test run says 1 passed."
+    third = server.chat_requests()[2]["messages"]
+    assert third[-2] == {"role": "assistant", "content": "Done: the tests pass now."}
+    assert third[-1] == {"role": "user", "content": CHECK_THE_CHANGE}
+    assert any(isinstance(e, ev.Notice) and "without running the tests" in e.text for e in events)
+
+
+@pytest.mark.parametrize(
+    "request_text, script, tools",
+    [
+        ("Fix add in calc.py", [call("edit_file", ADD_FIXED), text("Done.")], "coding"),  # no tests named
+        (  # a command ran after the change
+            "Fix add so the tests pass",
+            [call("edit_file", ADD_FIXED), call("run_command", {"command": "echo ok"}), text("Done.")],
+            "coding",
+        ),
+        ("Fix add so the tests pass", [call("edit_file", ADD_FIXED), text("Done.")], "files"),  # nothing to run with
+        ("Make the tests pass", [text("They already pass.")], "coding"),  # nothing changed
+    ],
+)
+def test_no_check_is_asked_for_without_tests_named_a_change_made_and_unchecked_and_a_way_to_run(
+    server, workspace, request_text, script, tools
+):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.add(*script)
+    agent = make_agent(server, workspace, tools=CODING_TOOLS if tools == "coding" else FILE_TOOLS)
+    agent.run_turn(request_text)
+    assert len(server.chat_requests()) == len(script)
+    assert CHECK_THE_CHANGE not in user_notes(server)
+
+
+def test_the_check_is_asked_for_once_a_turn(server, workspace):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.add(call("edit_file", ADD_FIXED), text("Done."), text("Still done."))
+    agent = make_agent(server, workspace, tools=CODING_TOOLS)
+    assert agent.run_turn("fix calc.py for the tests").final_text == "Still done."
+    assert len(server.chat_requests()) == 3
