@@ -120,3 +120,9 @@ def with_attachment(text: str, block: str) -> str:
     """A message as the model reads it: its own text, then what travels with it (the files a
     request names, prompt/mentions.py), after a blank line."""
     return f"{text}\n\n{block}" if block else text
+
+
+def own_words(content: str) -> str:
+    """A user message without what travels with it: every attachment (files, a !command's output,
+    piped text) starts with a bracketed header after a blank line. For previews, not the model."""
+    return content.split("\n\n[", 1)[0]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from nanohermes.context.summary import is_summary_message, summary_text
 from nanohermes.synthetic import is_users
+from nanohermes.text import own_words
 from nanohermes.ui.session_list import cut, short_path
 
 RECAP_CHARS = 100  # one terminal line per item
@@ -30,7 +31,7 @@ def last_exchange(messages: list[dict]) -> tuple[str, str]:
     for message in messages:
         content = message.get("content") if isinstance(message.get("content"), str) else ""
         if is_users(message):
-            request, answer = content, ""
+            request, answer = own_words(content), ""
         elif message.get("role") == "assistant" and content.strip():
             answer = content
     return request, answer

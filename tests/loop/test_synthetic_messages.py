@@ -33,6 +33,18 @@ def test_a_resumed_history_ending_in_a_nudge_recaps_the_users_request(server, wo
         assert "  last request: please echo hi for me" in recap_lines(messages)
 
 
+def test_the_recap_shows_the_users_words_not_the_files_that_travelled_with_them(server, workspace, isolated_home):
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    server.add(text("It says: remember the milk."))
+    agent = make_agent(server, workspace, session_name="attached")
+    agent.run_turn("what does notes.txt say?")
+    agent.session.close()
+    with Session(isolated_home, "attached") as resumed:
+        messages = resumed.state.messages
+        assert "remember the milk" in messages[1]["content"]  # the model read the file with the request
+        assert last_exchange(messages)[0] == "what does notes.txt say?"
+
+
 def test_the_tag_is_kept_beside_the_message_and_never_sent(server, workspace):
     server.add(*[call("echo", {"text": "same"}) for _ in range(3)], text("It echoes."))  # the third is refused
     agent = make_agent(server, workspace)
