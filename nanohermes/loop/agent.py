@@ -87,10 +87,10 @@ class Agent:
         """One request and what follows from it; Answered or StopTurn when the turn is over."""
         if turn.steps >= self.config.max_steps:
             raise StopTurn(ev.StopCode.MAX_STEPS, steps=turn.steps, max_steps=self.config.max_steps)
-        if answer_now := nudges.answer_now(turn):
+        if answer_now := nudges.answer_now(turn, self.tool_schemas()):
             self._nudge(answer_now)
         self.fit_context()
-        reply = self._request(turn, **({"tool_choice": "none"} if answer_now else {}))
+        reply = self._request(turn, **({"tool_choice": "none"} if answer_now and answer_now.tools_off else {}))
         turn.steps += 1
         if calls := nudges.repaired(reply, self.tool_schemas()):  # the reply was nothing but calls as text
             self.emit(ev.Notice("the model wrote its tool call as text; it was run as a call", "warning"))

@@ -14,7 +14,7 @@ from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.loop.approvals import Approvals
-from nanohermes.loop.guard import RepeatGuard
+from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
 from nanohermes.loop.turn import StopTurn, Turn
 from nanohermes.prompt.mentions import already_attached
 from nanohermes.provider import AssistantTurn
@@ -51,9 +51,9 @@ class ToolRunner:
             call_id, name, arguments = call["id"], call["function"]["name"], call["function"]["arguments"]
             self.emit(ev.ToolStarted(call_id, name, arguments))
             result, seconds = self._run_one(turn, ctx, call_id, name, arguments)
-            if not result.ok or result.facts.changed:
+            if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
                 self.guard.forget_looks()
-            elif note := self.guard.same_look(name, arguments, result.content):
+            elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
                 turn.went_round()
                 result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
             append({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())

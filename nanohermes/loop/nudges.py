@@ -59,6 +59,13 @@ MAKE_THE_CHANGE = (
     "Make it with edit_file, then check it. If you made it another way, or it can't be done, say so.]"
 )
 UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"
+# The same model, asked to change a file, read the files the request named round and round (the
+# same results) and, asked for its answer with tools off, said it had changed the file: nothing
+# had changed. For a change not made yet the tools stay on and the change is asked for.
+MAKE_IT_NOW = (
+    "[NanoHermes: you are going round in circles (the same reads, the same results): you have what you "
+    "need. Make the change now with edit_file or write_file; if it cannot be made, say why.]"
+)
 # Qwen2.5-Coder-1.5B, asked to make a module pass its tests, edited it and answered that they
 # pass without running them (every Exercism run we read; aider runs them for it, --auto-test).
 # Only for a request that names tests, once a turn, with run_command offered.
@@ -82,6 +89,7 @@ class Nudge:
     text: str  # what the model is told
     notice: str  # what the user is told
     keeps_reply: bool = True  # False: the reply's tool calls are dropped (cut mid call), only its text kept
+    tools_off: bool = False  # the next request offers no tool call (tool_choice "none")
 
     def kept_of(self, reply: AssistantTurn) -> dict:
         """What joins the history of the reply sent back."""
@@ -163,14 +171,16 @@ def asks_for_a_change(user_text: str) -> bool:
     return bool(CHANGE_VERBS.search(user_text)) and not QUESTION_START.match(user_text)
 
 
-def answer_now(turn: Turn) -> Nudge | None:
-    """After the first time a turn went round in circles: ask for the answer, tool calls off."""
+def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
+    """After the first time a turn went round in circles: ask for the answer, tool calls off, or,
+    for a change asked for and not made yet, for the change (tools on: it needs them)."""
     if turn.answer_now is not AnswerNow.DUE:
         return None
     turn.answer_now = AnswerNow.ASKED
-    return Nudge(
-        "answer_now", ANSWER_NOW, "the model was going round in circles; asked it for its answer, tool calls off"
-    )
+    if not turn.changed and asks_for_a_change(turn.request) and "edit_file" in _names(schemas):
+        return Nudge("make_it_now", MAKE_IT_NOW, "the model was going round in circles; asked it to make the change")
+    notice = "the model was going round in circles; asked it for its answer, tool calls off"
+    return Nudge("answer_now", ANSWER_NOW, notice, tools_off=True)
 
 
 def final_answer(stop: StopTurn) -> Nudge:

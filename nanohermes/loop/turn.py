@@ -12,6 +12,10 @@ from enum import Enum
 from nanohermes.events import StopCode
 from nanohermes.loop.usage import UsageCounter
 
+# Asked for its change with the tools on, a model may go on reading the same things: that many
+# more looks with the same result (or one refused repeat) and the run stops.
+ROUNDS_AFTER_ASKED = 3
+
 
 class AnswerNow(Enum):
     """Whether to ask, tools off, for the answer of a model going round in circles (once a turn)."""
@@ -38,7 +42,8 @@ class Turn:
     attached: dict[str, str] = field(default_factory=dict)  # files the request named -> their text as attached
     mark: str = ""  # put before the streamed text of a stopped run's final answer
 
-    hopeless: bool = False  # a repeat refused after the model was asked for its answer: stop the run
+    hopeless: bool = False  # after the model was asked for its answer (or its change), it went round again
+    rounds_since_asked: int = 0
 
     def ran(self, name: str, changed: bool) -> None:
         """A call finished: a change waits for a command run after it (its check)."""
@@ -51,8 +56,9 @@ class Turn:
         """A look that found the same as before, or a repeat the guard `refused`."""
         if self.answer_now is AnswerNow.NOT_NEEDED:
             self.answer_now = AnswerNow.DUE
-        elif refused and self.answer_now is AnswerNow.ASKED:
-            self.hopeless = True
+        elif self.answer_now is AnswerNow.ASKED:
+            self.rounds_since_asked += 1
+            self.hopeless |= refused or self.rounds_since_asked >= ROUNDS_AFTER_ASKED
 
 
 class StopTurn(Exception):

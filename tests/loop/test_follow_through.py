@@ -12,6 +12,7 @@ from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
     CHECK_THE_CHANGE,
+    MAKE_IT_NOW,
     MAKE_THE_CHANGE,
     asks_for_a_change,
     shows_an_unmade_change,
@@ -137,6 +138,50 @@ def test_a_nudge_to_make_a_change_keeps_the_tools_on(server, workspace):
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, None, None]
     assert requests[-1]["messages"][-1] == {"role": "user", "content": MAKE_THE_CHANGE}
+
+
+def test_a_failed_read_between_two_same_looks_does_not_make_the_second_fresh(server, workspace):
+    """Qwen2.5-Coder-1.5B went round reading a.py, b.py and a part of notes.md past its end
+    (another offset each time, an error each time); the errors made every round look new."""
+    (workspace / "a.py").write_text("x = 1\n")
+    (workspace / "notes.md").write_text("one line\n")
+    read_a = ("read_file", {"path": "a.py"})
+    server.add(
+        calls(read_a),
+        calls(("read_file", {"path": "notes.md", "offset": 30})),
+        calls(read_a),
+        text("x is 1"),
+    )
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    assert agent.run_turn("what is x?").final_text == "x is 1"
+    assert [r.get("tool_choice") for r in server.chat_requests()] == [None, None, None, "none"]
+
+
+def test_going_round_before_a_change_asked_for_is_made_asks_for_the_change_with_the_tools_on(server, workspace):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    read = ("read_file", {"path": "calc.py"})
+    server.add(calls(read), calls(read), call("edit_file", ADD_FIXED), text("Fixed add."))
+    events = []
+    agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
+    assert agent.run_turn("fix add in calc.py").final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, None, None, None]
+    assert requests[2]["messages"][-1] == {"role": "user", "content": MAKE_IT_NOW}
+    assert "a + b" in (workspace / "calc.py").read_text()
+
+
+def test_a_model_asked_for_its_change_that_goes_on_reading_the_same_is_stopped(server, workspace):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (workspace / "notes.md").write_text("one line\n")
+    for i in range(12):
+        server.add(
+            calls(("read_file", {"path": "calc.py"})), calls(("read_file", {"path": "notes.md", "offset": 9 + i}))
+        )
+    server.add(text("I could not make the change."))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    result = agent.run_turn("fix add in calc.py")
+    assert result.stop_code == ev.StopCode.REPEATING
+    assert len(server.chat_requests()) <= 10  # asked at the second round, stopped three rounds later, one last request
 
 
 def test_same_look_counts_only_looks_with_the_same_result():
