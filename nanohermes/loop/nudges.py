@@ -59,6 +59,13 @@ MAKE_THE_CHANGE = (
     "Make it with edit_file, then check it. If you made it another way, or it can't be done, say so.]"
 )
 UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"
+# Asked to modify a file the request named, the same model re-read it and answered in prose
+# ("isogram is an isogram"), no code shown, nothing changed. When the request names a file of
+# the workspace, an answer that changed nothing is sent back once, code block or not.
+NOTHING_CHANGED = (
+    "[No file has changed yet, and the user asked for a change to {files}. Make it now with edit_file "
+    "or write_file, then check it. If it cannot be done, say why.]"
+)
 # The same model, asked to change a file, read the files the request named round and round (the
 # same results) and, asked for its answer with tools off, said it had changed the file: nothing
 # had changed. For a change not made yet the tools stay on and the change is asked for.
@@ -76,7 +83,7 @@ CHECK_THE_CHANGE = (
 UNCHECKED_CHANGE_NOTICE = "the model answered without running the tests after its change; told it to run them"
 
 CHANGE_VERBS = re.compile(
-    r"\b(fix|change|edit|implement|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
+    r"\b(fix|change|edit|modify|implement|complete|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
 )
 QUESTION_START = re.compile(r"^\s*(how|what|why|which|where|when|who|is|are|does|do|did|should|explain)\b", re.I)
 CODE_BLOCK = re.compile(r"^\s*```", re.M)
@@ -126,7 +133,7 @@ def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | No
         return Nudge("repeating", REPEATED_RETRY, "the reply kept repeating itself; it was cut and the model told so")
     if reply.tool_calls:
         return None
-    if nudge := _unmade_change(turn, reply.content, offered) or _unchecked_change(turn, offered):
+    if nudge := _unmade_change(turn, reply.content, offered, answer=True) or _unchecked_change(turn, offered):
         return nudge  # before a call as text: the fix is the point
     if name := tool_call_in_text(reply.content, offered):
         notice = f"the model wrote a {name} call as text; told it to make a real call"
@@ -139,15 +146,21 @@ def unmade_change(turn: Turn, reply_text: str, schemas: list[dict]) -> Nudge | N
     return _unmade_change(turn, reply_text, _names(schemas))
 
 
-def _unmade_change(turn: Turn, reply_text: str, offered: list[str]) -> Nudge | None:
-    if turn.nudged or not shows_an_unmade_change(turn.request, reply_text, turn.changed):
+def _unmade_change(turn: Turn, reply_text: str, offered: list[str], answer: bool = False) -> Nudge | None:
+    """`answer`: the reply ends the turn (no calls beside it)."""
+    if turn.nudged or "edit_file" not in offered:
         return None
-    turn.nudged = "edit_file" in offered
-    if not turn.nudged:
+    if shows_an_unmade_change(turn.request, reply_text, turn.changed):
+        nudge = Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
+    elif answer and turn.attached and not turn.changed and asks_for_a_change(turn.request):
+        files = ", ".join(turn.attached)  # the request named files of the workspace: the change is to them
+        nudge = Nudge("make_the_change", NOTHING_CHANGED.format(files=files), UNMADE_CHANGE_NOTICE)
+    else:
         return None
+    turn.nudged = True
     if turn.answer_now is AnswerNow.DUE:  # the change needs the tools: don't ask for an answer without them
         turn.answer_now = AnswerNow.WAIVED
-    return Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
+    return nudge
 
 
 def _unchecked_change(turn: Turn, offered: list[str]) -> Nudge | None:

@@ -14,6 +14,7 @@ from nanohermes.loop.nudges import (
     CHECK_THE_CHANGE,
     MAKE_IT_NOW,
     MAKE_THE_CHANGE,
+    NOTHING_CHANGED,
     asks_for_a_change,
     shows_an_unmade_change,
 )
@@ -33,6 +34,7 @@ ADD_FIXED = {"path": "calc.py", "old_text": "a - b", "new_text": "a + b"}
         ("The checkout test fails. Run it, find the cause and fix it.", True),
         ("add a --verbose flag to the CLI", True),
         ("Can you rename parse to parse_port?", True),
+        ("Use the instructions in INSTRUCTIONS.md to modify isogram.py so that it passes isogram_test.py.", True),
         ("How do I fix this KeyError?", False),
         ("What does the add function do?", False),
         ("Explain how to update the config", False),
@@ -67,6 +69,21 @@ def test_a_fix_shown_in_a_code_block_gets_one_nudge_to_make_it(server, workspace
     assert second[-2] == {"role": "assistant", "content": FIX_SHOWN}
     assert second[-1] == {"role": "user", "content": MAKE_THE_CHANGE}
     assert any(isinstance(e, ev.Notice) and "without making it" in e.text for e in events)
+
+
+def test_an_answer_that_changed_nothing_a_request_to_change_a_named_file_asked_for_is_sent_back_once(server, workspace):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.add(text("calc.py adds two numbers."), call("edit_file", ADD_FIXED), text("Fixed."))
+    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    assert agent.run_turn("modify calc.py so that add adds").final_text == "Fixed."
+    second = server.chat_requests()[1]["messages"]
+    assert second[-1] == {"role": "user", "content": NOTHING_CHANGED.format(files="calc.py")}
+    server.add(text("It adds two numbers."))
+    assert agent.run_turn("what does calc.py do?").final_text == "It adds two numbers."  # a question: no nudge
+    assert len(server.chat_requests()) == 4
+    server.add(text("The tests are fine."))
+    assert agent.run_turn("fix the tests").final_text == "The tests are fine."  # no file named, no code shown
+    assert len(server.chat_requests()) == 5
 
 
 def test_the_nudge_comes_once_a_turn_and_never_for_a_question_or_without_edit_tools(server, workspace):
