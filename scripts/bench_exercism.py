@@ -146,7 +146,12 @@ def run_one(args: argparse.Namespace, proxy: UsageProxy, ex: dict, total: int, a
     if agent == "nanohermes":
         cmd = agents.nanohermes_command(args.nanohermes, task, proxy.base_url, args.model)
     else:
-        names = {"solution": ex["solution"], "test": ex["test"], "instructions": "INSTRUCTIONS.md"}
+        names = {
+            "solution": ex["solution"],
+            "test": ex["test"],
+            "instructions": "INSTRUCTIONS.md",
+            "workdir": str(workdir),
+        }
         cmd = agents.aider_command(args.aider, task, proxy.base_url, args.model, names, home)
     proxy.take()
     ran = agents.run_agent(cmd, workdir, env, args.timeout, slug_dir / "agent.log")
@@ -230,7 +235,7 @@ def main() -> None:
     r.add_argument("--aider", default="/work/aider-venv/bin/aider")
     r.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where results and work directories go")
     t = sub.add_parser("table", help="print the table and summaries of a results JSON")
-    t.add_argument("results", type=Path)
+    t.add_argument("results", type=Path, nargs="+", help="one or more results files (rows are joined)")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.git, args.out)
@@ -242,7 +247,7 @@ def main() -> None:
     elif args.command == "run":
         run(args)
     else:
-        print(report.render(json.loads(args.results.read_text())["results"]))
+        print(report.render([row for path in args.results for row in json.loads(path.read_text())["results"]]))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,15 @@ def nanohermes_command(exe: str, task: str, base_url: str, model: str) -> list[s
 
 
 def aider_command(exe: str, task: str, base_url: str, model: str, files: dict[str, str], home: Path) -> list[str]:
-    """`files`: solution, test, instructions names. The solution is editable; the other two are read-only context."""
+    """`files`: solution, test, instructions names. The solution is editable, the tests read-only context.
+
+    INSTRUCTIONS.md travels inside the message (as aider's own benchmark sends an exercise's instructions), not
+    as a `--read` file: aider picks a four-backtick fence for every reply when any chat file contains ```, which
+    most instructions do, and the 1.5B model answers with three backticks, so aider applied no edit at all.
+    """
+    message = home / "aider-message.md"
+    instructions = Path(files["workdir"], files["instructions"]).read_text()
+    message.write_text(f"{task}\n\n{files['instructions']}:\n\n{instructions}")
     metadata = home / "aider-models.json"
     metadata.write_text(
         json.dumps(
@@ -76,8 +84,7 @@ def aider_command(exe: str, task: str, base_url: str, model: str, files: dict[st
         *("--no-detect-urls", "--no-show-release-notes"),
         *("--chat-history-file", str(home / "aider.chat.md"), "--input-history-file", str(home / "aider.input")),
         *("--llm-history-file", str(home / "aider.llm.log")),
-        *("--read", files["instructions"], "--read", files["test"]),
-        *("--message", task),
+        *("--read", files["test"], "--message-file", str(message)),
         files["solution"],
     ]
 
