@@ -214,6 +214,12 @@ def run(args: argparse.Namespace) -> None:
     print(report.render(results))
 
 
+def in_list_order(rows: list[dict]) -> list[dict]:
+    """Rows as the sets list their exercises (results joined from several runs come out in one order)."""
+    order = {slug: i for i, slug in enumerate(HELD_OUT + DEV)}
+    return sorted(rows, key=lambda r: (r["set"] != "heldout", order.get(r["exercise"], len(order)), r["agent"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -247,7 +253,8 @@ def main() -> None:
     elif args.command == "run":
         run(args)
     else:
-        print(report.render([row for path in args.results for row in json.loads(path.read_text())["results"]]))
+        rows = [row for path in args.results for row in json.loads(path.read_text())["results"]]
+        print(report.render(in_list_order(rows)))
 
 
 if __name__ == "__main__":

@@ -32,9 +32,10 @@ def table(rows: list[dict]) -> str:
     ]
     for r in rows:
         late = " (timeout)" if r["timed_out"] else ""
+        cut = f" ({r['unreported']} without usage)" if r.get("unreported") else ""  # cut off, or an error reply
         lines.append(
             f"| {r['exercise']} | {r['set']} | {r['difficulty']} | {r['agent']} | {'✓' if r['pass'] else '✗'} | "
-            f"{r['passed']}/{r['total']} | {r['seconds']:.0f}{late} | {r['requests']} | {r['prompt_tokens']} |"
+            f"{r['passed']}/{r['total']} | {r['seconds']:.0f}{late} | {r['requests']} | {r['prompt_tokens']}{cut} |"
         )
     return "\n".join(lines)
 
@@ -48,7 +49,8 @@ def summary(rows: list[dict]) -> str:
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         groups.setdefault((r["set"], r["agent"]), []).append(r)
-        groups.setdefault(("all", r["agent"]), []).append(r)
+        if len({r["set"] for r in rows}) > 1:
+            groups.setdefault(("all", r["agent"]), []).append(r)
     for (name, agent), rs in sorted(groups.items()):
         solved = sum(r["pass"] for r in rs)
         tokens = sum(r["prompt_tokens"] for r in rs)
