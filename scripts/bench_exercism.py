@@ -155,6 +155,7 @@ def run_one(args: argparse.Namespace, proxy: UsageProxy, ex: dict, total: int, a
         cmd = agents.aider_command(args.aider, task, proxy.base_url, args.model, names, home)
     proxy.take()
     ran = agents.run_agent(cmd, workdir, env, args.timeout, slug_dir / "agent.log")
+    proxy.settle(args.model)  # a killed agent's request must not hold the server's one slot for the next run
     tally = proxy.take()
     verdict = judge(ex, workdir / ex["solution"], slug_dir / "judge")
     shutil.move(workdir, slug_dir / "work")
@@ -201,6 +202,7 @@ def run(args: argparse.Namespace) -> None:
     agent_names = args.agents.split(",")
     results: list[dict] = []
     with UsageProxy(args.base_url) as proxy:
+        proxy.settle(args.model)  # a request left by something before this run must not eat the first timeout
         for i, ex in enumerate(exercises, 1):
             total = count_tests(ex, root)
             for agent in agent_names:

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 UPSTREAM_TIMEOUT_S = 900  # a CPU server may take minutes to answer a long prompt; the bench's own timeout ends a run
+ABORT_WAIT_S = 10  # how long abort_open waits for the handlers of closed requests to finish counting
+JSON_HEADERS = {"Content-Type": "application/json", "Authorization": "Bearer sk-local"}
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding"}
 
 
@@ -66,6 +70,7 @@ class UsageProxy:
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
         self._lock = threading.Lock()
         self._tally = Tally()
+        self._open: set[http.client.HTTPConnection] = set()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -86,6 +91,37 @@ class UsageProxy:
         with self._lock:
             tally, self._tally = self._tally, Tally()
         return tally
+
+    def abort_open(self) -> None:
+        """Close every request still open upstream. An agent killed at its timeout leaves its request running
+        on the server (the proxy still holds the connection), and with one slot the next agent would wait
+        behind it; a closed connection makes llama.cpp drop the task."""
+        with self._lock:
+            conns = list(self._open)
+        for conn in conns:
+            try:
+                if conn.sock is not None:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + ABORT_WAIT_S
+        while self._open and time.monotonic() < deadline:  # the handlers count what they saw, then let go
+            time.sleep(0.05)
+
+    def settle(self, model: str) -> None:
+        """Abort what is open, then wait until the server is free: a cancelled request still finishes its
+        current prompt batch (close to a minute on a loaded CPU), and the next agent's clock must not pay
+        for it. A one-token request queues behind it on any OpenAI-compatible server; it is not counted."""
+        self.abort_open()
+        probe = {"model": model, "messages": [{"role": "user", "content": "ok"}], "max_tokens": 1}
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT_S)
+        try:
+            conn.request("POST", "/v1/chat/completions", body=json.dumps(probe), headers=JSON_HEADERS)
+            conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
+            pass  # a server that is down shows in the next run's own result
+        finally:
+            conn.close()
 
     def _count(self, body: bytes) -> None:
         usage, timings = usage_of_body(body)
@@ -121,6 +157,8 @@ class UsageProxy:
                 upstream = http.client.HTTPConnection(proxy._host, proxy._port, timeout=UPSTREAM_TIMEOUT_S)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
                 seen = bytearray()
+                with proxy._lock:
+                    proxy._open.add(upstream)
                 try:
                     upstream.request(self.command, self.path, body=body or None, headers=headers)
                     reply = upstream.getresponse()
@@ -139,5 +177,7 @@ class UsageProxy:
                     upstream.close()
                     if counted:
                         proxy._count(bytes(seen))
+                    with proxy._lock:
+                        proxy._open.discard(upstream)
 
         return Handler
