@@ -20,8 +20,18 @@ EXIT_USAGE = 2  # bad command line
 # Stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask.
 EXIT_UNFINISHED = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C
-# What a one-shot run tells the model when an action needed a yes it could not ask for.
-CANNOT_ASK_HINT = "The user can allow it by re-running with --yes (or --mode auto)."
+# What a one-shot run tells the model (and the user) when an action needed a yes it could not
+# ask for: `{allow}` becomes the --allow flags with the exact rules that would have allowed it.
+CANNOT_ASK_HINT = "The user can allow it by re-running with {allow} (or --yes to allow everything)."
+ASK_RULE_HINT = (
+    "An ask rule makes it ask every time; only an interactive session (nanohermes, or an editor) can allow it."
+)
+# A one-shot run's own defaults, under config.toml and the environment. A script must not hang
+# on a silent server for the REPL's 20 minutes (request_timeout 600 s, retried once; a person
+# watches the REPL and Ctrl-C stops it): 150 s without a byte of the reply, retried once, bounds
+# the wait to about 5 minutes (README, "When the endpoint is wrong"). A local model on a CPU
+# whose first token takes longer gets more with request_timeout in config.toml.
+ONE_SHOT_DEFAULTS = {"request_timeout": 150.0}
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
 
@@ -29,18 +39,23 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no <bool> after flags, and [mcp.servers.NAME] is text, not markup
     help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.",
 )
 sessions_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="List saved sessions (this workspace's; --all for every one), remove or prune them.",
+    short_help="List, remove or prune saved sessions.",
 )
 app.add_typer(sessions_app, name="sessions")
 mcp_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.",
+    short_help="The configured MCP servers and their tools.",
 )
 app.add_typer(mcp_app, name="mcp")
 
@@ -55,24 +70,46 @@ def _version(value: bool):
 def run(
     ctx: typer.Context,
     prompt: str | None = typer.Option(
-        None, "-p", "--prompt", help="Run TASK to completion and print the answer ('-' reads stdin)."
+        None, "-p", "--prompt", metavar="TASK", help="Run TASK to completion and print the answer ('-' reads stdin)."
     ),
     continue_: bool = typer.Option(False, "--continue", "-c", help="Resume the most recent session of this workspace."),
-    session: str | None = typer.Option(None, "--session", help="Create or resume the named session."),
+    session: str | None = typer.Option(None, "--session", metavar="NAME", help="Create or resume the named session."),
     output_format: OutputFormat = typer.Option(
         "text",
         "--output-format",
         help="With -p: text (the answer) | json (one object) | stream-json (one event per line).",
     ),
-    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
+    ),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="Work in DIR instead of the current directory."
+        None, "--workspace", "-C", metavar="DIR", help="Work in DIR instead of the current directory."
     ),
     yes: bool = typer.Option(False, "--yes", help="Approve every action (same as --mode auto)."),
-    mode: Mode | None = typer.Option(None, "--mode", help="plan (read-only) | ask (default) | auto."),
+    mode: Mode | None = typer.Option(
+        None, "--mode", help="plan (read-only) | ask (default) | accept-edits (edits without asking) | auto."
+    ),
+    allow: list[str] | None = typer.Option(
+        None,
+        "--allow",
+        metavar="RULE",
+        help="Allow calls matching RULE without asking (repeatable), e.g. 'run_command:pytest *'.",
+    ),
+    deny: list[str] | None = typer.Option(
+        None,
+        "--deny",
+        metavar="RULE",
+        help="Refuse calls matching RULE in every mode (repeatable), e.g. 'run_command:git push *'.",
+    ),
     max_steps: int | None = typer.Option(
-        None, "--max-steps", min=1, help="Stop a turn after N model requests (default 50)."
+        None, "--max-steps", min=1, metavar="N", help="Stop a turn after N model requests (default 50)."
+    ),
+    sandbox: str | None = typer.Option(
+        None,
+        "--sandbox",
+        metavar="LEVEL",
+        help="Where commands may write: workspace-write (default) | read-only | off.",
     ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
@@ -92,7 +129,15 @@ def run(
         _fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
     try:
         config = _config(
-            model=model, base_url=base_url, workspace=workspace, mode="auto" if yes else mode, max_steps=max_steps
+            model=model,
+            base_url=base_url,
+            workspace=workspace,
+            mode="auto" if yes else mode,
+            max_steps=max_steps,
+            sandbox_level=sandbox,
+            allow=allow or (),
+            deny=deny or (),
+            defaults=ONE_SHOT_DEFAULTS if prompt is not None else None,
         )
         if continue_:
             session = _latest_session(config)
@@ -151,18 +196,20 @@ def _latest_session(config) -> str:
 
 def _one_shot(config, prompt: str, session_name: str | None, output_format: str) -> int:
     from nanohermes.errors import NanoHermesError
+    from nanohermes.piped import read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
-    from nanohermes.ui.script_output import error_dict, make_output, result_dict
+    from nanohermes.ui.script_output import error_dict, make_output, result_dict, start_lines
 
-    task = _read_stdin() if prompt == "-" else prompt
+    task = read_task() if prompt == "-" else prompt
     if not task.strip():
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
+    piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
     runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
     name = runtime.session.name
     try:
-        output.started(*_start_lines(runtime))
-        result = runtime.agent.run_turn(task)
+        output.started(*start_lines(runtime))
+        result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
         print(f"nanohermes: {exc}", file=sys.stderr)
@@ -171,54 +218,32 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         runtime.close()
     if result.usage:
         output(result.usage)
-    code, reason, message = _outcome(result)
+    code, reason, message = _outcome(result, cannot_ask_hint(runtime.agent.approvals.suggested))
     if message:
         print(f"nanohermes: {message}", file=sys.stderr)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
 
 
-def _read_stdin() -> str:
-    """The task from stdin; bytes that are not UTF-8 (a binary diff piped in) become U+FFFD."""
-    stream = getattr(sys.stdin, "buffer", None)
-    return stream.read().decode("utf-8", "replace") if stream is not None else sys.stdin.read()
-
-
-def _start_lines(runtime) -> tuple[dict, list[str]]:
-    """The session line stream-json starts with, and the lines text and json print on stderr."""
-    from nanohermes.ui.recap import recap_lines, workspace_note
-
-    session, config = runtime.session, runtime.config
-    resumed = session.state.total_messages > 0
-    line = {
-        "type": "session",
-        "name": session.name,
-        "resumed": resumed,
-        "model": config.model,
-        "mode": config.mode,
-        "workspace": str(config.workspace),
-    }
-    if not resumed:
-        hint = f"· session {session.name} (resume with --session {session.name})"
-        return line, [hint] if session.generated else []
-    note = workspace_note(session.state.workspace, config.workspace)
-    lines = [
-        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
-        *recap_lines(session.state.messages),
-    ]
-    return line, lines + ([note] if note else [])
-
-
-def _outcome(result) -> tuple[int, str | None, str | None]:
-    """(exit code, stop reason, what to say) for a one-shot run's result."""
+def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:
+    """(exit code, stop reason, what to say) for a one-shot run's result; `hint`: how to allow what was refused."""
     from nanohermes.events import StopCode
     from nanohermes.stops import stop_message
 
     if result.stop_code == StopCode.INTERRUPTED:
         return EXIT_INTERRUPTED, result.stop_code, stop_message(result)
     if result.stop_code or result.cannot_ask:
-        return EXIT_UNFINISHED, result.stop_code or StopCode.NEEDS_APPROVAL, stop_message(result, CANNOT_ASK_HINT)
+        return EXIT_UNFINISHED, result.stop_code or StopCode.NEEDS_APPROVAL, stop_message(result, hint)
     return EXIT_OK, None, None
+
+
+def cannot_ask_hint(rules) -> str:
+    """CANNOT_ASK_HINT naming the rules that would have allowed what was refused."""
+    from nanohermes.loop.approvals import allow_flags
+
+    if not rules:  # refused because an ask rule says to ask every time: no flag allows it
+        return ASK_RULE_HINT
+    return CANNOT_ASK_HINT.replace("{allow}", allow_flags(rules))
 
 
 @sessions_app.callback(invoke_without_command=True)
@@ -226,7 +251,7 @@ def sessions_command(
     ctx: typer.Context,
     all_: bool = typer.Option(False, "--all", help="List the sessions of every workspace."),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="List DIR's sessions instead of the current directory's."
+        None, "--workspace", "-C", metavar="DIR", help="List DIR's sessions instead of the current directory's."
     ),
 ):
     """List saved sessions: name, messages, size, last used, workspace, title (the first request)."""
@@ -269,13 +294,13 @@ def sessions_rm(names: list[str] = typer.Argument(..., help="Names of the sessio
     raise typer.Exit(code)
 
 
-@sessions_app.command("prune")
+@sessions_app.command("prune", short_help="Remove sessions not used for a while.")
 def sessions_prune(
-    older_than: str = typer.Option(..., "--older-than", help="Age of the last use, e.g. 30d, 12h, 2w."),
+    older_than: str = typer.Option(..., "--older-than", metavar="AGE", help="Age of the last use, e.g. 30d, 12h, 2w."),
     all_: bool = typer.Option(False, "--all", help="Prune every workspace's sessions, not only this one's."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="Prune DIR's sessions instead of the current directory's."
+        None, "--workspace", "-C", metavar="DIR", help="Prune DIR's sessions instead of the current directory's."
     ),
 ):
     """Remove the sessions last used longer ago than --older-than (this workspace's, or --all)."""
@@ -308,10 +333,12 @@ def sessions_prune(
     )
 
 
-@app.command("doctor")
+@app.command("doctor", short_help="Check the endpoint, the model and the sandbox.")
 def doctor_command(
-    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
+    ),
 ):
     """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
     from nanohermes.errors import NanoHermesError
@@ -329,10 +356,10 @@ def doctor_command(
     raise typer.Exit(exit_code(checks))
 
 
-@mcp_app.command("list")
+@mcp_app.command("list", short_help="Start each server, show its state and tools, stop it.")
 def mcp_list(
     workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", help="Start stdio servers in DIR instead of the current directory."
+        None, "--workspace", "-C", metavar="DIR", help="Start stdio servers in DIR instead of the current directory."
     ),
 ):
     """Start each configured MCP server, show its state and tools, and stop it again."""
@@ -346,10 +373,12 @@ def mcp_list(
     raise typer.Exit(list_servers(config, print))
 
 
-@app.command("acp")
+@app.command("acp", short_help="Serve editors over the Agent Client Protocol.")
 def acp_command(
-    model: str | None = typer.Option(None, "--model", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."),
+    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
+    ),
     mode: Mode | None = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
 ):
     """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""

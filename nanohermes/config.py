@@ -14,7 +14,7 @@ DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers (llama.cpp, Ollama, vLLM) ignore the key but the openai client insists on one.
 PLACEHOLDER_KEY = "no-key-needed"
-MODES = ("plan", "ask", "auto")
+MODES = ("plan", "ask", "auto", "accept-edits")  # the order lists show them in (accept-edits came last)
 
 
 def home_dir() -> Path:
@@ -55,11 +55,13 @@ class Config:
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
-    # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered) and [sandbox]
-    # (sandbox/policy.py: SandboxSettings; None: the defaults).
+    # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
+    # (sandbox/policy.py: SandboxSettings; None: the defaults) and [permissions]
+    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
+    permissions: object | None = None
 
     @property
     def effective_base_url(self) -> str:
@@ -132,6 +134,20 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+MAX_SECONDS = 86_400.0  # a day, as for command_timeout and request_timeout: a timer any clock and library can hold
+
+
+def checked_seconds(table: dict, key: str, default: float, where: str) -> float:
+    """`table[key]` as seconds for a table other parts own: positive, finite (TOML reads `nan`
+    and `inf`, which fail only later, at the first call, in a library's words), at most a day."""
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+        raise ConfigError(
+            f"{where}: {key} must be a number of seconds above 0 and up to {MAX_SECONDS:g}, got {value!r}."
+        )
+    return float(value)
+
+
 def _as_kind(kind: type, value):
     """The value as `kind`, from its TOML type or an environment/flag string; ValueError else."""
     if kind is bool:
@@ -176,12 +192,13 @@ def _checked(name: str, value, home: Path):
     return value
 
 
-def merge_layers(flags: dict) -> tuple[dict, Path, Path]:
+def merge_layers(flags: dict, defaults: dict | None = None) -> tuple[dict, Path, Path]:
     """(the settings as given, the state directory, the workspace): command line > environment >
-    config.toml; `flags` holds command-line values, None meaning 'not given'. Unchecked: the
-    tables other parts own are still in the values (configure.py has them parsed)."""
+    config.toml > `defaults` (a front end's own, over Config's); `flags` holds command-line
+    values, None meaning 'not given'. Unchecked: the tables other parts own are still in the
+    values (configure.py has them parsed)."""
     home = home_dir()
-    values: dict = _read_file_config(home)
+    values: dict = {**(defaults or {}), **_read_file_config(home)}
     for env, name in _ENV.items():
         if os.environ.get(env):
             values[name] = os.environ[env]
@@ -199,3 +216,14 @@ def checked_config(values: dict, home: Path, workspace: Path, tables: dict) -> C
     if config.mode not in MODES:
         raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
     return config
+
+
+def checked_table(table, known: frozenset[str], where: str, not_a_table: str) -> dict:
+    """A table of config.toml that other parts own, with known keys only: else a ConfigError,
+    `not_a_table` when it is not a table at all, or one naming the unknown keys."""
+    if not isinstance(table, dict):
+        raise ConfigError(not_a_table)
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}.")
+    return table

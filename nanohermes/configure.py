@@ -1,6 +1,7 @@
 """Loading the whole configuration: config.py's settings, and the tables the parts own, each
 parsed and checked by its part ([mcp] by mcp/settings.py, [web_search] by
-tools/search_backends.py, [sandbox] by sandbox/policy.py). It sits above those parts, so that
+tools/search_backends.py, [sandbox] by sandbox/policy.py, [permissions] by permissions/table.py,
+which adds the project's rules and --allow/--deny). It sits above those parts, so that
 config.py, which everything imports, imports none of them; each part is imported only when its
 table is there. Every error is raised before a session file exists.
 """
@@ -12,11 +13,19 @@ from pathlib import Path
 from nanohermes.config import Config, checked_config, merge_layers
 
 
-def load_config(**flags) -> Config:
-    """Merge the layers (command line > environment > config.toml > defaults) and check them;
-    `flags` holds command-line values, None meaning 'not given'."""
-    values, home, workspace = merge_layers(flags)
+def load_config(sandbox_level: str | None = None, allow=(), deny=(), defaults: dict | None = None, **flags) -> Config:
+    """Merge the layers (command line > environment > config.toml > `defaults`, a front end's
+    own > Config's) and check them; `flags` holds command-line values, None meaning 'not
+    given'; `sandbox_level`: --sandbox; `allow`, `deny`: the rules of --allow and --deny."""
+    from nanohermes.permissions.table import with_project_and_flags
+
+    values, home, workspace = merge_layers(flags, defaults)
     tables = parse_tables(values, home / "config.toml")
+    tables["permissions"] = with_project_and_flags(tables.get("permissions"), workspace, home, allow, deny)
+    if sandbox_level is not None:
+        from nanohermes.sandbox.policy import SandboxSettings
+
+        tables["sandbox"] = (tables.get("sandbox") or SandboxSettings()).with_level(sandbox_level)
     return checked_config(values, home, workspace, tables)
 
 
@@ -35,4 +44,8 @@ def parse_tables(values: dict, path: Path) -> dict:
         from nanohermes.sandbox.policy import parse_sandbox_table
 
         tables["sandbox"] = parse_sandbox_table(values.pop("sandbox"), path)
+    if "permissions" in values:
+        from nanohermes.permissions.table import from_config_table
+
+        tables["permissions"] = from_config_table(values.pop("permissions"), path)
     return tables

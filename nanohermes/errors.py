@@ -54,11 +54,15 @@ class ToolError(Exception):
 
 class ToolInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a tool that can still say what it leaves behind (a helper agent names
-    its transcript): `answer` becomes the call's result, and the turn stops as on any Ctrl-C."""
+    its transcript, a command what it printed): `answer` becomes the call's result, and the turn
+    stops as on any Ctrl-C. `full`: the whole output kept for recall and the REPL's /show (the
+    answer when None); `facts`: a calls.ResultFacts for the tool line (None: none)."""
 
-    def __init__(self, answer: str):
+    def __init__(self, answer: str, full: str | None = None, facts=None):
         super().__init__(answer)
         self.answer = answer
+        self.full = answer if full is None else full
+        self.facts = facts
 
 
 SIGNAL_EXIT_BASE = 128  # the shell's convention: a run ended by signal N exits 128 + N

@@ -15,7 +15,54 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class StreamRestarted:
-    """A retried request streams the reply again: drop what was shown of the failed attempt."""
+    """A retried request streams the reply again from its start (sent only when some of the
+    failed attempt was streamed): what was shown of it is not the reply any more. A renderer
+    that cannot take printed text back shows only what the retried reply adds (continuation)."""
+
+
+def continuation(shown: str, retried: str) -> str | None:
+    """What a retried reply, `retried` so far, adds to the text already `shown` of the failed
+    attempt: "" while it repeats that text, the new part once it goes past it, None when it
+    says something else (then it has to be shown whole)."""
+    if shown.startswith(retried):
+        return ""
+    if retried.startswith(shown):
+        return retried[len(shown) :]
+    return None
+
+
+class ReplyOnScreen:
+    """The reply being streamed as a renderer showed it, across retries, for renderers that
+    cannot take printed text back: after a StreamRestarted what the retried reply repeats is
+    held back, and only what it adds is shown."""
+
+    def __init__(self) -> None:
+        self.shown = ""  # the reply's text as shown
+        self._replayed = ""  # what was shown when the retry began
+        self._retried: str | None = None  # the retried reply so far, until it goes past `_replayed`
+
+    def new_reply(self) -> None:
+        self.shown, self._retried = "", None
+
+    def restart(self) -> None:
+        self._replayed, self._retried = self.shown, ""
+
+    def add(self, text: str) -> tuple[str, bool]:
+        """(the text to show now, whether the retried reply said something else: then it is
+        shown whole, and the renderer says so)."""
+        if self._retried is None:
+            self.shown += text
+            return text, False
+        self._retried += text
+        added = continuation(self._replayed, self._retried)
+        if added == "":
+            return "", False
+        differs = added is None
+        if differs:
+            self.shown, added = "", self._retried
+        self._retried = None
+        self.shown += added
+        return added, differs
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ knows every part; it builds them and connects them, and decides nothing."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -10,10 +11,14 @@ from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
+from nanohermes.permissions.saved import SavedGrants
+from nanohermes.permissions.table import PermissionSettings, unknown_tool_warnings
 from nanohermes.prompt.skills import discover_skills
 from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.redact import Redactor
+from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
+from nanohermes.sandbox.probe import assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext
@@ -32,6 +37,8 @@ class Runtime:
     memory: MemoryStore
     checkpoints: Checkpoints | None = None  # what write_file and edit_file changed, for /diff and /undo
     configured: ConfiguredTools | None = None  # web_search and the MCP servers, when config.toml has them
+    sandbox: Policy | None = None  # what confines commands (None: the level is off)
+    sandbox_summary: str = ""  # what is enforced here and what is not, said once at start
 
     def reset(self) -> None:
         self.prompt.rebuild()
@@ -60,6 +67,8 @@ class Runtime:
                 tasks.stop_all()
             if self.configured is not None:  # MCP servers stop with the session
                 self.configured.close()
+            if self.sandbox is not None:  # the session's private temp dir goes with it
+                shutil.rmtree(self.sandbox.temp_dir, ignore_errors=True)
             self.session.close()
 
 
@@ -80,7 +89,8 @@ def build_runtime(
     skills, skill_warnings = discover_skills(config.home, config.workspace)
     for warning in skill_warnings:
         warn(warning)
-    configured = configured_tools(config)  # nothing starts here: MCP servers start on first use
+    sandbox, sandbox_summary = sandbox_for(config)
+    configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
         warn(warning)
     prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
@@ -100,21 +110,48 @@ def build_runtime(
             outputs=outputs,
             checkpoints=checkpoints,
             redactor=Redactor.for_config(config),
+            sandbox=sandbox,
         )
+        tools = all_tools(skills, configured.tools)
         agent = Agent(
             config=config,
             provider=provider,
             session=session,
-            tools=all_tools(skills, configured.tools),
+            tools=tools,
             ctx=ctx,
             system_prompt=prompt.system,
             memory_for=prompt.memory_for,
             emit=emit,
-            approvals=Approvals(config.mode, approve, cannot_ask_hint),
+            approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
         )
         agent.resume()
     except BaseException:
         session.close()
         configured.close()
+        if sandbox is not None:
+            shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
-    return Runtime(config, session, agent, prompt, memory, checkpoints, configured)
+    return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary)
+
+
+def approvals_for(
+    config: Config, approve: Approver | None, cannot_ask_hint: str, tool_names: list[str], warn: Callable[[str], None]
+) -> Approvals:
+    """The session's approvals: the mode, the rules in force (each warning about them said once)
+    and the project's saved answers."""
+    settings = config.permissions or PermissionSettings()
+    saved = SavedGrants(config.home, config.workspace)
+    saved.grants()  # read now, so a corrupt file is said at start
+    problems = [*settings.warnings, *unknown_tool_warnings(settings.rules, tool_names)]
+    for problem in problems + ([saved.problem] if saved.problem else []):
+        warn(problem)
+    return Approvals(config.mode, approve, cannot_ask_hint, settings.rules, saved, warn)
+
+
+def sandbox_for(config: Config) -> tuple[Policy | None, str]:
+    """The policy commands run under (None: level off) and what it enforces here, in words."""
+    settings = config.sandbox or SandboxSettings()
+    if settings.level == "off":
+        return None, 'off: commands run unconfined, with all your rights ([sandbox] level = "off" or --sandbox off)'
+    policy = policy_for(settings, config.workspace, config.home)
+    return policy, assess(policy, probe()).summary

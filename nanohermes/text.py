@@ -114,3 +114,9 @@ def split_budget(budget: int, a: int, b: int) -> tuple[int, int]:
     if b <= half:
         return budget - b, b
     return half, budget - half
+
+
+def with_attachment(text: str, block: str) -> str:
+    """A message as the model reads it: its own text, then what travels with it (the files a
+    request names, prompt/mentions.py), after a blank line."""
+    return f"{text}\n\n{block}" if block else text

@@ -58,7 +58,8 @@ def test_rejected_key_and_unknown_model_say_what_to_set(server, workspace):
     r = run(["-p", "hi", "--base-url", server.url], workspace, {"OPENAI_API_KEY": "sk-bad"})
     assert r.returncode == 1 and "rejected the API key" in r.stderr
     r = run(["-p", "hi", "--base-url", server.url, "--model", "nosuch"], workspace)
-    assert r.returncode == 1 and "does not know model 'nosuch'" in r.stderr and "--model" in r.stderr
+    assert r.returncode == 1 and "does not serve model 'nosuch' (HTTP 404: model not found)" in r.stderr
+    assert "It serves: test-model." in r.stderr and "--model" in r.stderr
 
 
 def test_bad_usage_exits_2(workspace):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from nanohermes.cli import CANNOT_ASK_HINT, EXIT_FAILURE, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE
+from nanohermes.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, cannot_ask_hint
 from tests.support.raw_servers import closed_port_url
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.test_cli_sessions import ask
@@ -96,7 +96,8 @@ def test_an_action_refused_because_nothing_could_ask_exits_3_with_the_whole_hint
     r = ask(server, workspace, "write out.txt", "--mode", "ask")
     assert r.returncode == EXIT_UNFINISHED
     assert r.stdout == "I could not write out.txt.\n" and not (workspace / "out.txt").exists()
-    assert "write_file needed the user's approval" in r.stderr and CANNOT_ASK_HINT in r.stderr
+    hint = cannot_ask_hint(["write_file:out.txt"])  # names the --allow that would have allowed it
+    assert "write_file needed the user's approval" in r.stderr and hint in r.stderr
     server.add(call("write_file", {"path": "out.txt", "content": "x"}), text("no"))
     [result] = lines_of(ask(server, workspace, "again", "--mode", "ask", "--output-format", "json").stdout)
     assert (result["finished"], result["stop_reason"], result["refused"], result["exit_code"]) == (
@@ -105,7 +106,7 @@ def test_an_action_refused_because_nothing_could_ask_exits_3_with_the_whole_hint
         ["write_file"],
         3,
     )
-    assert CANNOT_ASK_HINT in result["message"]
+    assert hint in result["message"]
 
 
 def test_a_loop_stopped_by_the_step_limit_is_unfinished_in_json(server, workspace):

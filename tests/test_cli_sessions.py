@@ -193,3 +193,30 @@ def test_sessions_and_version_do_not_load_the_model_client_or_terminal_ui(worksp
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True).stdout
     assert out.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("columns", [60, 100, 120])
+def test_sessions_titles_are_cut_to_the_terminal_width_and_no_row_overflows(server, workspace, columns):
+    import pexpect
+
+    server.handler = lambda body: text("done")
+    long_title = "refactor the parser so that every error message names the line and column it came from " * 2
+    ask(server, workspace, long_title, "--session", "long-one")
+    ask(server, workspace, "修复解析器中的错误并为每个错误信息添加行号和列号，然后更新所有测试", "--session", "wide")
+    child = pexpect.spawn(
+        os.path.join(os.path.dirname(sys.executable), "nanohermes"),
+        ["sessions"],
+        cwd=str(workspace),
+        env={k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
+        encoding="utf-8",
+        dimensions=(30, columns),
+        timeout=20,
+    )
+    child.expect(pexpect.EOF)
+    rows = [line for line in child.before.replace("\r", "").splitlines() if line.strip()]
+    from nanohermes.ui.session_list import cell_width
+
+    listed = [row for row in rows if row.startswith(("long-one", "wide", "NAME"))]
+    assert len(listed) == 3 and all(cell_width(row) <= columns for row in listed), rows
+    long_row = next(row for row in listed if row.startswith("long-one"))
+    assert long_row.endswith("…") and "refactor the parser" in long_row  # the title shows, cut

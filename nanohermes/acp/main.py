@@ -9,6 +9,7 @@ agent's log). The process ends when the editor closes stdin, on SIGTERM, or on C
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
@@ -19,6 +20,7 @@ import threading
 STREAM_LIMIT = 50 * 2**20  # one JSON-RPC line: a prompt may embed whole files (the SDK's own default)
 READ_BYTES = 65_536
 EXIT_OK = 0
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0's codes for a frame that is no request
 
 
 def serve(flags: dict) -> int:
@@ -83,17 +85,64 @@ async def _protocol(agent, fd_in: int, fd_out: int) -> None:
 
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_log_loop_error)
-    reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+    incoming = asyncio.StreamReader(limit=STREAM_LIMIT)
     if _pollable(fd_in):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd_in, "rb", 0))
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(incoming), os.fdopen(fd_in, "rb", 0))
     else:  # a file or /dev/null: epoll cannot watch it, a thread reads it
-        threading.Thread(target=_feed, args=(loop, reader, fd_in), name="nanohermes-acp-in", daemon=True).start()
+        threading.Thread(target=_feed, args=(loop, incoming, fd_in), name="nanohermes-acp-in", daemon=True).start()
     if _pollable(fd_out):
         transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(fd_out, "wb", 0))
     else:
         transport, flow = _BlockingWrites(fd_out), asyncio.streams.FlowControlMixin()
-    writer = asyncio.StreamWriter(transport, flow, reader, loop)
-    await run_agent(agent, writer, reader)
+    requests = asyncio.StreamReader(limit=STREAM_LIMIT)
+    writer = asyncio.StreamWriter(transport, flow, requests, loop)
+    screen = asyncio.create_task(_screen_frames(incoming, requests, writer))
+    try:
+        await run_agent(agent, writer, requests)
+    finally:
+        screen.cancel()
+
+
+async def _screen_frames(incoming: asyncio.StreamReader, requests: asyncio.StreamReader, writer) -> None:
+    """Pass on the frames that are JSON objects; answer any other frame with JSON-RPC's error.
+    The SDK takes every parsed frame for an object: one `42`, `null` or batch array ended its
+    receive loop, and with it the process and every open session."""
+    try:
+        while frame := await _read_frame(incoming):
+            if frame.lstrip()[:1] in (b"{", b""):  # an object (or blank, or broken: the SDK skips those)
+                requests.feed_data(frame)
+                continue
+            code, why = _refusal(frame)
+            logging.getLogger("nanohermes.acp").warning("a frame was refused: %s", why)
+            error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": why}}
+            writer.write(json.dumps(error).encode() + b"\n")
+    finally:
+        requests.feed_eof()
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+    """One newline-ended frame, however long (the SDK's own reading), b"" at the end."""
+    parts = []
+    while True:
+        try:
+            parts.append(await reader.readuntil(b"\n"))
+            return b"".join(parts)
+        except asyncio.LimitOverrunError as exc:
+            parts.append(await reader.readexactly(exc.consumed))
+        except asyncio.IncompleteReadError as exc:
+            return b"".join([*parts, exc.partial])
+
+
+def _refusal(frame: bytes) -> tuple[int, str]:
+    try:
+        value = json.loads(frame)
+    except ValueError:
+        return PARSE_ERROR, "Parse error: the frame is not JSON"
+    return INVALID_REQUEST, f"Invalid Request: a message must be a JSON object, not {_JSON_KINDS[type(value)]}"
+
+
+_JSON_KINDS = {list: "an array (a batch)", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+_JSON_KINDS[type(None)] = "null"
 
 
 def _pollable(fd: int) -> bool:

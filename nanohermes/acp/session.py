@@ -24,7 +24,8 @@ from nanohermes.loop.approvals import Decision
 log = logging.getLogger("nanohermes.acp")
 
 MODE_NAMES = {
-    "ask": ("Ask", "Commands, writes, edits and MCP calls ask for approval."),
+    "ask": ("Ask", "Writes, edits, commands outside the sandbox and MCP calls ask for approval."),
+    "accept-edits": ("Accept edits", "Writes and edits are made without asking; commands outside the sandbox ask."),
     "plan": ("Plan", "Read-only tools: investigate and propose a plan, change nothing."),
     "auto": ("Auto", "Act without asking."),
 }
@@ -44,6 +45,7 @@ class AcpSession:
         self._open_calls: dict[str, None] = {}  # started, not finished (ordered)
         self._current_call = ""  # the call an approval question is about
         self._helper_calls: dict[str, str] = {}  # a helper's call id -> the id the editor knows
+        self.reply = ev.ReplyOnScreen()  # what the editor was sent of the reply being streamed
 
     def attach(self, runtime) -> None:
         """On the loop: the runtime is built; start sending (warnings from the build go first)."""
@@ -139,9 +141,13 @@ class AcpSession:
             return self._helper_event(event)
         workspace = self.runtime.config.workspace if self.runtime else None
         if isinstance(event, ev.TextDelta):
-            self._send(updates.text_delta(event.text))
+            text, differs = self.reply.add(event.text)  # a retried reply: only what it adds
+            if text:
+                self._send(updates.text_delta(updates.RESTARTED + text if differs else text))
         elif isinstance(event, ev.StreamRestarted):
-            self._send(updates.text_delta(updates.RESTARTED))
+            self.reply.restart()
+        elif isinstance(event, (ev.RequestStarted, ev.AssistantMessageDone)):
+            self.reply.new_reply()
         elif isinstance(event, ev.ToolStarted):
             self._open_calls[event.call_id] = None
             self._current_call = event.call_id
@@ -167,14 +173,16 @@ class AcpSession:
             self._send(updates.tool_finished(event, None, call_id=shown))
 
     def approve(self, tool, args: dict, preview: str) -> Decision:
-        """Ask the editor; its answer is our yes, always or no. A cancel stops the wait (Ctrl-C)."""
+        """Ask the editor; its answer is our yes, always (saved for this project) or no. A cancel stops
+        the wait (Ctrl-C)."""
         agent = self.runtime.agent
-        scope = agent.approvals.scope(tool, args, agent.ctx).describe()
-        options = [
-            PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-            PermissionOption(option_id="always", name=f"Always allow: {scope}", kind="allow_always"),
-            PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
-        ]
+        scope = agent.approvals.scope(tool, args, agent.ctx)  # None: asked every time, no "always"
+        options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once")]
+        if scope is not None:
+            options.append(
+                PermissionOption(option_id="always", name=f"Always allow: {scope.describe()}", kind="allow_always")
+            )
+        options.append(PermissionOption(option_id="reject", name="Reject", kind="reject_once"))
         shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
         question = ToolCallUpdate(
             tool_call_id=self._current_call,

@@ -33,7 +33,7 @@ from nanohermes.synthetic import is_users
 
 TITLE_CHARS = 120  # one line in an editor's tool call card
 OUTPUT_CHARS = 8_000  # what a card shows of a result; the model's own copy is capped by the clamp
-RESTARTED = "\n[the reply restarted after a dropped connection]\n"
+RESTARTED = "\n[the reply restarted after a dropped connection and said something else:]\n"
 INTERRUPTED = "[interrupted by user]"
 KINDS = {
     "read_file": "read",

@@ -14,11 +14,11 @@ a summary of everything before the kept tail, and a middle trim. The loop's side
 instruction (send it with the same tools, tool calls off), or a summary prompt and an excerpt.
 """
 
-from nanohermes.context.budget import ContextSettings, message_size, settings_for_window, size_by_kind
+from nanohermes.context.budget import ContextSettings, message_size, settings_for_window
 from nanohermes.context.cache import PrefixMeter
 from nanohermes.context.engine import CompactionReport, ContextEngine
 from nanohermes.context.sanitize import pairing_problems, sanitize_tool_pairs
-from nanohermes.context.summary import SummaryRequest, is_summary_message
+from nanohermes.context.summary import SummaryRequest, is_summary_message, size_by_kind
 from nanohermes.context.tokens import PromptTokenTracker, count_tokens
 
 __all__ = [

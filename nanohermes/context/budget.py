@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from nanohermes.synthetic import is_users, untagged
+from nanohermes.synthetic import untagged
 
 # The high-water mark in chars when the model's window is unknown, and never more for any
 # window: ~30-40k tokens of English and code. Past that, even cached tokens cost money and
@@ -190,26 +190,3 @@ class SizeCache:
 def total_size(messages: Iterable[dict]) -> int:
     """Uncached size of a message list; use SizeCache.total on the hot path."""
     return sum(message_size(m) for m in messages)
-
-
-def size_by_kind(messages: list[dict]) -> dict[str, int]:
-    """Chars per kind of content (for /context): system, summary, user, notes (what the loop told
-    the model in the user role, synthetic.py), assistant, tool_calls, tool."""
-    from nanohermes.context.summary import is_summary_message
-
-    kinds = dict.fromkeys(("system", "summary", "user", "notes", "assistant", "tool_calls", "tool"), 0)
-    for m in messages:
-        role = m.get("role")
-        if role == "user" and not is_users(m):
-            kinds["notes"] += message_size(m)
-        elif is_summary_message(m):
-            kinds["summary"] += message_size(m)
-        elif role == "system":
-            kinds["system"] += message_size(m)
-        elif role == "assistant" and m.get("tool_calls"):
-            calls = message_size({"tool_calls": m["tool_calls"]})
-            kinds["tool_calls"] += calls
-            kinds["assistant"] += message_size(m) - calls
-        elif role in kinds:
-            kinds[role] += message_size(m)
-    return kinds

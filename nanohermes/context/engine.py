@@ -76,17 +76,33 @@ class CompactionReport:
         return self.after_chars > self.high_water_chars
 
     def one_line(self) -> str:
-        """e.g. `context auto compaction (summary): 131,204 → 38,112 chars, 41 messages summarised`."""
-        kind = "forced" if self.forced else "auto"
-        line = f"context {kind} compaction ({' + '.join(self.layers) or 'nothing to do'}): "
-        line += f"{self.before_chars:,} → {self.after_chars:,} chars"
-        if self.dropped:
-            line += f", {len(self.dropped)} messages summarised"
+        """What the user is told, in the words of what they see: e.g. `context compacted automatically:
+        131,204 → 38,112 chars (41 messages summarised, 3 old tool outputs cleared)`."""
+        if not self.layers:
+            return "; ".join(["context not compacted", *self.notices])
+        done = []
         if self.placeholder_ids:
-            line += f", {len(self.placeholder_ids)} old tool outputs cleared"
+            done.append(f"{len(self.placeholder_ids)} old tool outputs cleared")
+        if self.dropped:
+            how = " without the model (its summary failed: a digest of them)" if "digest" in self.layers else ""
+            done.append(f"{len(self.dropped)} messages summarised{how}")
         if self.trimmed:
-            line += f", {self.trimmed} trimmed"
-        return "; ".join([line, *self.notices])
+            done.append(f"{self.trimmed} messages trimmed from the middle")
+        kind = "on request" if self.forced else "automatically"
+        line = f"context compacted {kind}: {self.before_chars:,} → {self.after_chars:,} chars"
+        return "; ".join([line + (f" ({', '.join(done)})" if done else ""), *self.notices])
+
+
+@dataclass
+class _Pass:
+    """One compaction's inputs besides the messages, as fit() was given them."""
+
+    summarize: Summarize
+    report: CompactionReport
+    focus: str | None
+    token_estimate: int | None
+    facts: Mapping[str, ResultFacts]
+    overflow: bool
 
 
 class ContextEngine:
@@ -157,7 +173,7 @@ class ContextEngine:
             messages_before=len(messages),
             token_triggered=high < self.settings.high_water_chars,
         )
-        current = self._compact(messages, summarize, report, focus, token_estimate, facts or {}, overflow)
+        current = self._compact(messages, _Pass(summarize, report, focus, token_estimate, facts or {}, overflow))
         if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
             current = self._trim(current, low, report)
         current = sanitize_tool_pairs(current)
@@ -168,16 +184,8 @@ class ContextEngine:
         self.sizes.forget_all_but(current)
         return current, report
 
-    def _compact(
-        self,
-        messages: list[dict],
-        summarize: Summarize,
-        report: CompactionReport,
-        focus: str | None,
-        token_estimate: int | None,
-        facts: Mapping[str, ResultFacts],
-        overflow: bool,
-    ) -> list[dict]:
+    def _compact(self, messages: list[dict], run: _Pass) -> list[dict]:
+        report = run.report
         if not report.forced and self._thrashing(len(messages)):
             report.thrash_skipped = True
             report.notices.append(
@@ -193,10 +201,10 @@ class ContextEngine:
             report.notices.append("nothing to summarise: only the latest messages are left")
             return messages
         if not report.forced:
-            cleared = self._placeholders_within(messages, plan, report, facts)
+            cleared = self._placeholders_within(messages, plan, report, run.facts)
             if cleared is not None:  # enough without a model call
                 return cleared
-        return self._summarise(messages, plan, summarize, report, focus, token_estimate, facts, overflow)
+        return self._summarise(messages, plan, run)
 
     def _placeholders_within(
         self, messages: list[dict], plan: CutPlan, report: CompactionReport, facts: Mapping[str, ResultFacts]
@@ -231,22 +239,13 @@ class ContextEngine:
         moved_on = length - self._length_after_auto >= THRASH_RECOVERY_MESSAGES
         return len(recent) == 2 and all(s < MIN_USEFUL_SAVING for s in recent) and not moved_on
 
-    def _summarise(
-        self,
-        messages: list[dict],
-        plan: CutPlan,
-        summarize: Summarize,
-        report: CompactionReport,
-        focus: str | None,
-        token_estimate: int | None,
-        facts: Mapping[str, ResultFacts],
-        overflow: bool,
-    ) -> list[dict]:
+    def _summarise(self, messages: list[dict], plan: CutPlan, run: _Pass) -> list[dict]:
+        report = run.report
         report.dropped = plan.dropped(messages)
         previous = summary_text(messages[plan.previous_summary]) if plan.previous_summary else None
-        request = self._summary_request(messages, plan, report, previous, focus, token_estimate, facts, overflow)
+        request = self._summary_request(messages, plan, previous, run)
         report.summary_reused_prefix = request.reuses_prefix
-        summary, report.summary_error, memories = request_summary(summarize, request)
+        summary, report.summary_error, memories = request_summary(run.summarize, request)
         report.memories = memories if self.ask_for_memories else []
         ledger = file_ledger(report.dropped, previous)  # paths kept mechanically: small models summarise badly
         if summary:
@@ -260,30 +259,15 @@ class ContextEngine:
             report.notices.append(f"summary failed ({report.summary_error}); kept a digest instead")
         return compact_history(messages, plan, note)
 
-    def _summary_request(
-        self,
-        messages: list[dict],
-        plan: CutPlan,
-        report: CompactionReport,
-        previous: str | None,
-        focus: str | None,
-        token_estimate: int | None,
-        facts: Mapping[str, ResultFacts],
-        overflow: bool,
-    ) -> SummaryRequest:
+    def _summary_request(self, messages: list[dict], plan: CutPlan, previous: str | None, run: _Pass) -> SummaryRequest:
         """The conversation up to the cut plus the instruction, when the summary model is the
         conversation's and that fits the window; else a summary prompt and an excerpt."""
-        if self.settings.summary_reuses_prefix and not overflow and self._prefix_fits(messages, plan, token_estimate):
-            ask = instruction(focus, plan.kept_user is not None, self.ask_for_memories)
+        reuse = self.settings.summary_reuses_prefix and not run.overflow
+        if reuse and self._prefix_fits(messages, plan, run.token_estimate):
+            ask = instruction(run.focus, plan.kept_user is not None, self.ask_for_memories)
             return SummaryRequest([*messages[: plan.start], ask], True)
-        excerpt = render_excerpt(
-            report.dropped,
-            previous,
-            focus,
-            plan.kept_user is not None,
-            max(EXCERPT_MIN_CHARS, report.high_water_chars // 2),
-            facts,
-        )
+        room = max(EXCERPT_MIN_CHARS, run.report.high_water_chars // 2)
+        excerpt = render_excerpt(run.report.dropped, previous, run.focus, plan.kept_user is not None, room, run.facts)
         excerpt = "\n\n".join(part for part in (excerpt, memory_request(self.ask_for_memories)) if part)
         return SummaryRequest(
             [{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False

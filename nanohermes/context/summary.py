@@ -10,6 +10,8 @@ rendered as a compact excerpt for a separate request.
 The summary message is a *user* message, not a second system message: strict chat templates
 (Mistral, Llama 2, Gemma) accept one system message and alternating roles only. When the
 kept messages also start with a user message, a short assistant acknowledgement sits between.
+Knowing a summary message when it sees one, this module also sorts a conversation's chars by
+kind (size_by_kind, for /context).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
-from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS
+from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS, message_size
 from nanohermes.memory.candidates import MEMORY_INSTRUCTION, Candidate, split_memories
+from nanohermes.synthetic import is_users
 from nanohermes.text import head_tail_text, strip_thinking
 
 SUMMARY_HEADER = "[Earlier conversation summary]"
@@ -144,3 +147,24 @@ def find_summary(messages: list[dict]) -> int | None:
     if len(messages) > 1 and is_summary_message(messages[1]):
         return 1
     return None
+
+
+def size_by_kind(messages: list[dict]) -> dict[str, int]:
+    """Chars per kind of content (for /context): system, summary, user, notes (what the loop told
+    the model in the user role, synthetic.py), assistant, tool_calls, tool."""
+    kinds = dict.fromkeys(("system", "summary", "user", "notes", "assistant", "tool_calls", "tool"), 0)
+    for m in messages:
+        role = m.get("role")
+        if role == "user" and not is_users(m):
+            kinds["notes"] += message_size(m)
+        elif is_summary_message(m):
+            kinds["summary"] += message_size(m)
+        elif role == "system":
+            kinds["system"] += message_size(m)
+        elif role == "assistant" and m.get("tool_calls"):
+            calls = message_size({"tool_calls": m["tool_calls"]})
+            kinds["tool_calls"] += calls
+            kinds["assistant"] += message_size(m) - calls
+        elif role in kinds:
+            kinds[role] += message_size(m)
+    return kinds

@@ -139,15 +139,16 @@ class PromptTokenTracker:
     unchanged prefix (same objects, same content) the anchor is exact and only new messages
     are estimated. After a compaction or a system-prompt refresh the anchor no longer
     applies: then it is the estimate of every message plus the part of the last real count
-    the estimate did not explain (tool schemas, chat template), never less than zero.
-    `fixed_tokens` stands in for that part before the first usage arrives.
+    the estimate did not explain (tool schemas, chat template), never less than zero. Until
+    a server has reported usage (and for one that never does), `fixed_tokens`, or the
+    `tools_tokens` estimate() is given, stands in for that part.
     """
 
-    def __init__(self, fixed_tokens: int = 0) -> None:
+    def __init__(self, fixed_tokens: int | None = None) -> None:
         self._cache = SizeCache(message_tokens)
         self._anchor: list[tuple[dict, object]] = []
         self._anchor_tokens = 0
-        self._unexplained = fixed_tokens
+        self._unexplained = fixed_tokens  # None: no usage reported yet
 
     def tokens(self, message: dict) -> int:
         """Estimated tokens of one message, cached by identity."""
@@ -164,11 +165,12 @@ class PromptTokenTracker:
             return False
         return all(m is a and m.get("content") is c for m, (a, c) in zip(messages, self._anchor))
 
-    def estimate(self, messages: list[dict]) -> int:
+    def estimate(self, messages: list[dict], tools_tokens: int = 0) -> int:
+        """The prompt's tokens if `messages` were sent now, with tool schemas of `tools_tokens`."""
         own = sum(self.tokens(m) for m in messages)
         if self._anchor_holds(messages):
             anchored = self._anchor_tokens + sum(self.tokens(m) for m in messages[len(self._anchor) :])
             # Tokenizers differ by a fifth, not by half: a server reporting far less than the
             # messages hold is miscounting (a proxy's constant, a cached-only figure), not right.
             return anchored if anchored >= own * IMPLAUSIBLE_SHARE else own
-        return self._unexplained + own
+        return (tools_tokens if self._unexplained is None else self._unexplained) + own

@@ -3,8 +3,7 @@
 One small class owns the conversation (its transcript) and the tool context. A turn (turn.py)
 lives for one request and leaves the loop by an exception — Answered, StopTurn (a code the front
 ends word, stops.py) or an interrupt — with the history valid whichever way. Collaborators: the
-sender, the keeper, the tool runner and nudges. Front ends see events, and read the properties
-at the end.
+sender, the keeper, the tool runner and nudges; front ends see events and the last properties.
 """
 
 from __future__ import annotations
@@ -63,17 +62,15 @@ class Agent:
         """A run killed mid-tool left calls without results: answer them, so the history is valid."""
         self.transcript.answer_open_calls(history.NO_RESULT_AFTER_CRASH)
 
-    def run_turn(self, user_text: str) -> ev.TurnResult:
-        """Run one user request to its answer. Ctrl-C and SIGTERM end it with a valid history (SIGTERM
-        is then raised again); cannot_ask names the calls refused because nothing could ask."""
-        self.approvals.unasked.clear()
+    def run_turn(self, user_text: str, context: str = "") -> ev.TurnResult:
+        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output). Ctrl-C
+        and SIGTERM end it with a valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
+        self.runner.new_turn()
         turn = Turn(user_text)
         self.sender.usage = turn.usage
         try:
-            if self.window is None and (n_ctx := self.sender.advertised_window()):
-                self.keeper.learn_window(n_ctx)
-            self.runner.guard.reset()
-            self.transcript.add_request(user_text, self.memory_for)
+            self.learn_window()
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -90,16 +87,17 @@ class Agent:
         """One request and what follows from it; Answered or StopTurn when the turn is over."""
         if turn.steps >= self.config.max_steps:
             raise StopTurn(ev.StopCode.MAX_STEPS, steps=turn.steps, max_steps=self.config.max_steps)
-        answer_now = nudges.answer_now(turn)
-        if answer_now:
+        if answer_now := nudges.answer_now(turn):
             self._nudge(answer_now)
         self.fit_context()
         reply = self._request(turn, **({"tool_choice": "none"} if answer_now else {}))
         turn.steps += 1
+        if calls := nudges.repaired(reply, self.tool_schemas()):  # the reply was nothing but calls as text
+            self.emit(ev.Notice("the model wrote its tool call as text; it was run as a call", "warning"))
+            reply = calls
         if nudge := nudges.after_reply(turn, reply, self.tool_schemas()):
             self.transcript.add(nudge.kept_of(reply))
-            if nudge.keeps_reply:
-                self.emit(ev.AssistantMessageDone(reply.content, True))
+            self.emit(ev.AssistantMessageDone(reply.content, True))  # what streamed of it is over
             self._nudge(nudge)
             return
         self.transcript.add(reply.as_message())
@@ -168,12 +166,9 @@ class Agent:
 
     def fit_context(self, **how):
         """Keep what is sent within the window (`how`: keeper.fit's force, focus, overflow_tokens)."""
-
-        def summarize(request) -> str:
-            return self.sender.summarize(request, self.tool_schemas(), self.settings.max_tokens)
-
-        facts = self._ctx.outputs.facts()
-        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, **how)
+        facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
+        summarize = lambda request: self.sender.summarize(request, tools, self.settings.max_tokens)  # noqa: E731
+        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
         self.recall_offered |= bool(report and report.layers)
         return report
 
@@ -202,9 +197,10 @@ class Agent:
     def settings(self):
         return self.keeper.settings
 
-    @property
-    def window(self) -> int | None:  # the model's window in tokens, once known (config, server, overflow)
-        return self.settings.window
+    def learn_window(self) -> None:
+        """Ask the server for the model's window once while unknown (run_turn does; a front end may first)."""
+        if self.settings.window is None and (n_ctx := self.sender.advertised_window()):
+            self.keeper.learn_window(n_ctx)
 
     @property
     def ctx(self) -> ToolContext:  # the tools' context, its output cap scaled to the window

@@ -1,7 +1,7 @@
 """Running a reply's tool calls, in order: the repeat guard first, then the approvals, then the
 tool; each result joins the history with its facts, its full output kept for `recall`. The
-front ends see a start and a finish event per call; the time a call waited for an approval is
-not counted as its own."""
+front ends see a start and a finish event per call (a call Ctrl-C stopped finishes too, with
+what it kept); the time a call waited for an approval is not counted as its own."""
 
 from __future__ import annotations
 
@@ -10,11 +10,16 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from nanohermes import events as ev
+from nanohermes.calls import ResultFacts
+from nanohermes.errors import ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import RepeatGuard
 from nanohermes.loop.turn import StopTurn, Turn
+from nanohermes.prompt.mentions import already_attached
 from nanohermes.provider import AssistantTurn
+from nanohermes.signals import deferred
+from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 SUMMARY_LINE_CHARS = 120  # the one line a finished call shows
@@ -24,6 +29,11 @@ class ToolRunner:
     def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None]):
         self.tools, self.approvals, self.emit = tools, approvals, emit
         self.guard = RepeatGuard()
+
+    def new_turn(self) -> None:
+        """A new user request: old repeats don't count, and no call was refused unasked yet."""
+        self.guard.reset()
+        self.approvals.unasked.clear()
 
     def schemas(self, lean: bool, recall_offered: bool) -> list[dict]:
         """What the model is offered: the mode's tools (plan mode: read-only ones), fixed for a
@@ -51,14 +61,14 @@ class ToolRunner:
             ctx.outputs.add(call_id, result.content, result.full, result.facts)
             summary = _first_line(result.content)
             self.emit(ev.ToolFinished(call_id, name, summary, result.ok, seconds, result.facts))
-        if self.guard.stuck:
+        if self.guard.stuck or turn.hopeless:  # asked for its answer, it went round again: nothing new will come
             raise StopTurn(StopCode.REPEATING)
 
     def _run_one(self, turn: Turn, ctx: ToolContext, call_id: str, name: str, arguments: str):
         """(the result, the seconds it took to run)."""
         refusal = self.guard.see(name, arguments)
         if refusal is not None:
-            turn.went_round()
+            turn.went_round(refused=True)
         tool = self.tools.get(name)
         ctx = replace(ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
         if refusal is None and tool is not None:
@@ -68,7 +78,27 @@ class ToolRunner:
         if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
             ctx = replace(ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
         started = time.monotonic()
-        return dispatch(ctx, self.tools, name, arguments), time.monotonic() - started
+        try:
+            result = dispatch(ctx, self.tools, name, arguments)
+        except ToolInterrupted as stop:  # the Agent answers the call with stop.answer
+            try:
+                self._keep_interrupted(ctx, call_id, name, stop, time.monotonic() - started)
+            except Exception:  # a front end already gone (an editor that closed) must not cost the call its answer
+                pass
+            raise
+        if name == "read_file" and result.ok and result.content in turn.attached.values():
+            shown = already_attached(result.content)  # the same text is in the request: don't send it twice
+            result = replace(result, content=shown, full=shown)
+        return result, time.monotonic() - started
+
+    def _keep_interrupted(self, ctx: ToolContext, call_id: str, name: str, stop: ToolInterrupted, seconds: float):
+        """What a stopped call kept, stored like any output (recall, /show) and shown as its finish."""
+        facts = stop.facts if isinstance(stop.facts, ResultFacts) else ResultFacts(interrupted=True)
+        facts = replace(facts, interrupted=True, tail=ctx.redactor.text(valid_unicode(facts.tail)))
+        with deferred():  # a second Ctrl-C must not tear the session's record of it
+            full = ctx.redactor.text(valid_unicode(stop.full))
+            ctx.outputs.add(call_id, ctx.redactor.text(valid_unicode(stop.answer)), full, facts)
+        self.emit(ev.ToolFinished(call_id, name, "interrupted", False, seconds, facts))
 
 
 def _first_line(text: str, limit: int = SUMMARY_LINE_CHARS) -> str:

@@ -1,97 +1,55 @@
-"""What an "always" answer covers: a command prefix for run_command, a path for the edit
-tools, the whole tool otherwise. Pure: plain strings in, a Grant out.
+"""What an "always" (or "this session") answer covers: a command prefix or an exact command for
+run_command, a path for the edit tools, one MCP tool, the whole tool otherwise. Pure: plain
+strings in, a Grant out; what a command is made of is loop/shellwords.py's.
 
-A prefix grant must never let a second command ride along: a command that chains,
-substitutes or redirects (`pytest; rm -rf ~`, `pytest $(curl …)`) is covered only by a grant
-for exactly that command, and programs that run other programs (`bash -c`, `sudo`, `xargs`)
-get exact grants too.
+A grant never reaches further than what was approved:
+- a prefix grant (`pytest …`, `git status …`) covers only one simple command with that prefix,
+  never a chained, substituted or redirected one (`pytest; rm -rf ~`), and never one that only
+  an exact grant may cover (destructive programs, runners, options that execute or write);
+- a command that names a path outside the workspace (`rm -rf ../victim`, `cat ~/.ssh/id_rsa`)
+  rides no grant at all, exact or prefix, and "always" for one grants nothing: it asks each time;
+- a command the model asked to run outside the sandbox (`unsandboxed`) gets an exact grant,
+  which covers that command outside the sandbox and nothing else; no other grant covers it.
 """
 
 from __future__ import annotations
 
-import os
+import posixpath
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nanohermes.calls import WRITING_TOOLS
+from nanohermes.loop.shellwords import (
+    SUBCOMMAND_PROGRAMS,
+    exact_only,
+    is_interpreter,
+    one_command,
+    outside_paths,
+    program,
+)
 
 COMMAND, EXACT_COMMAND, PATH, TOOL = "command", "exact command", "path", "tool"
 MCP_TOOL = "mcp tool"  # one MCP server's tool (`server.tool`): "always" for one never covers another
-# Chaining, pipes, substitution, redirection, subshells: anything that can hide a second
-# command (or a write) behind an approved prefix. Quoted ones count too: asking is cheap.
-SHELL_METACHARS = frozenset(";&|`$<>()\n\r")
-# Programs whose second word is a subcommand with its own risk (`git status` vs `git push`).
-SUBCOMMAND_PROGRAMS = frozenset(
-    {
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "cargo",
-        "go",
-        "uv",
-        "pip",
-        "pip3",
-        "poetry",
-        "docker",
-        "kubectl",
-        "make",
-        "gh",
-        "dotnet",
-        "bundle",
-        "just",
-        "npx",
-        "rustup",
-        "brew",
-        "apt",
-        "conda",
-    }
-)
-# Interpreters run whatever their script says: the script (or `-m module`) is the program,
-# and inline code (`python3 -c …`, `node -e …`) is granted only exactly.
-INTERPRETERS = frozenset({"python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "Rscript", "lua"})
-# Programs that run whatever their arguments say: a prefix grant would cover any command.
-WRAPPERS = frozenset(
-    {
-        "bash",
-        "sh",
-        "zsh",
-        "dash",
-        "fish",
-        "sudo",
-        "doas",
-        "env",
-        "xargs",
-        "eval",
-        "exec",
-        "nohup",
-        "time",
-        "timeout",
-        "nice",
-        "watch",
-        "ssh",
-        "su",
-        "command",
-        "builtin",
-        "source",
-        ".",
-    }
-)
+KINDS = (COMMAND, EXACT_COMMAND, PATH, TOOL, MCP_TOOL)
+Resolve = Callable[[str], str]
 
 
 @dataclass(frozen=True)
 class Grant:
-    """One "always" answer of this conversation."""
+    """One "always" (or "this session") answer."""
 
-    kind: str  # COMMAND | EXACT_COMMAND | PATH | TOOL
+    kind: str  # COMMAND | EXACT_COMMAND | PATH | TOOL | MCP_TOOL
     scope: str  # the command prefix, the exact command, the path; the tool name for TOOL
+    unsandboxed: bool = False  # an exact command grant that covers running it outside the sandbox
 
     def describe(self) -> str:
         """`run_command pytest …`, `edits to src/x.py`: how /permissions and the prompt name it."""
         if self.kind == COMMAND:
             return f"run_command {self.scope} …"
         if self.kind == EXACT_COMMAND:
-            return f"run_command exactly: {self.scope}"
+            where = ", outside the sandbox" if self.unsandboxed else ""
+            return f"run_command exactly{where}: {self.scope}"
         if self.kind == PATH:
             return f"write_file and edit_file on {self.scope}"
         if self.kind == MCP_TOOL:
@@ -99,44 +57,39 @@ class Grant:
         return f"{self.scope} (any arguments)"
 
 
-def _words(command: str) -> list[str] | None:
-    """The command's words, or None when it is not one simple command."""
-    if any(c in SHELL_METACHARS for c in command):
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError:  # unbalanced quotes
-        return None
-    if not words or "=" in words[0]:  # `LD_PRELOAD=x pytest` is not plain pytest
-        return None
-    return words
-
-
 def command_prefix(command: str) -> list[str] | None:
     """The words an "always" for this command covers, or None when only the exact command may be."""
-    words = _words(command)
-    if words is None:
+    words = one_command(command)
+    if words is None or exact_only(words):
         return None
-    program = os.path.basename(words[0])
-    if program in WRAPPERS:
-        return None
-    if program in INTERPRETERS or program.startswith("python3."):
+    if is_interpreter(program(words)):
         if len(words) >= 3 and words[1] == "-m":
             return words[:3]
         if len(words) < 2 or words[1].startswith("-"):
             return None
         return words[:2]
-    if program in SUBCOMMAND_PROGRAMS:
+    if program(words) in SUBCOMMAND_PROGRAMS:
         if len(words) < 2 or words[1].startswith("-"):  # `git -C elsewhere push`: too loose to generalise
             return None
         return words[:2]
     return words[:1]
 
 
-def grant_for(tool_name: str, args: dict, shown_path: str | None = None) -> Grant:
-    """What "always" would grant for this call. `shown_path`: the edit's path as resolved."""
+def grant_for(
+    tool_name: str,
+    args: dict,
+    shown_path: str | None = None,
+    workspace: str | None = None,
+    resolve: Resolve = posixpath.normpath,
+) -> Grant | None:
+    """What "always" would grant for this call; None when nothing may last (a command naming a
+    path outside `workspace`). `shown_path`: the edit's path as resolved."""
     if tool_name == "run_command":
         command = str(args.get("command", "")).strip()
+        if outside_paths(command, workspace, resolve):
+            return None
+        if args.get("unsandboxed"):
+            return Grant(EXACT_COMMAND, command, unsandboxed=True)
         prefix = command_prefix(command)
         return Grant(EXACT_COMMAND, command) if prefix is None else Grant(COMMAND, shlex.join(prefix))
     if tool_name in WRITING_TOOLS and (shown_path or args.get("path")):
@@ -146,7 +99,14 @@ def grant_for(tool_name: str, args: dict, shown_path: str | None = None) -> Gran
     return Grant(TOOL, tool_name)
 
 
-def covers(grant: Grant, tool_name: str, args: dict, shown_path: str | None = None) -> bool:
+def covers(
+    grant: Grant,
+    tool_name: str,
+    args: dict,
+    shown_path: str | None = None,
+    workspace: str | None = None,
+    resolve: Resolve = posixpath.normpath,
+) -> bool:
     if grant.kind == TOOL:
         return grant.scope == tool_name
     if grant.kind == PATH:
@@ -156,10 +116,14 @@ def covers(grant: Grant, tool_name: str, args: dict, shown_path: str | None = No
     if tool_name != "run_command":
         return False
     command = str(args.get("command", "")).strip()
+    if args.get("unsandboxed") and not grant.unsandboxed:
+        return False
+    if outside_paths(command, workspace, resolve):
+        return False
     if grant.kind == EXACT_COMMAND:
         return command == grant.scope
-    words = _words(command)
-    if words is None or os.path.basename(words[0]) in WRAPPERS:
+    words = one_command(command)  # a prefix grant: checked again here, whatever its scope says
+    if words is None or exact_only(words):
         return False
     prefix = shlex.split(grant.scope)
-    return words[: len(prefix)] == prefix
+    return bool(prefix) and words[: len(prefix)] == prefix

@@ -9,6 +9,7 @@ Agent owns its messages and passes them in.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -18,6 +19,7 @@ from nanohermes.config import Config
 from nanohermes.context import ContextEngine, PromptTokenTracker, SummaryRequest, settings_for_window
 from nanohermes.context.budget import ContextSettings
 from nanohermes.context.engine import CompactionReport
+from nanohermes.context.tokens import count_tokens
 from nanohermes.errors import ContextOverflowError
 from nanohermes.memory.entry_points import save_candidates
 
@@ -51,6 +53,7 @@ class ContextKeeper:
         self.engine.ask_for_memories = memory is not None
         self.tokens = PromptTokenTracker()
         self._last_notice = ""
+        self._tools_text, self._tools_count = "", 0
 
     @classmethod
     def for_config(cls, config: Config, record, emit: Callable[[object], None], memory=None) -> ContextKeeper:
@@ -97,14 +100,17 @@ class ContextKeeper:
         summarize: Callable[[SummaryRequest], str],
         facts: Mapping[str, ResultFacts],
         *,
+        tools: list[dict] = (),
         force: bool = False,
         focus: str | None = None,
         overflow_tokens: int | None = None,
     ) -> tuple[list[dict], CompactionReport | None]:
-        """The messages to send and what was done (None: nothing). `overflow_tokens`: the provider
-        rejected the prompt as that long (or just too long, 0): compaction goes deep and cannot
-        resend the conversation."""
-        estimate = self.tokens.estimate(messages) if self.settings.window or overflow_tokens is not None else None
+        """The messages to send and what was done (None: nothing). `tools`: the schemas sent with
+        them, counted until the server reports usage. `overflow_tokens`: the provider rejected the
+        prompt as that long (or just too long, 0): compaction goes deep and cannot resend the
+        conversation."""
+        counted = self.settings.window or overflow_tokens is not None
+        estimate = self.tokens.estimate(messages, self._tools_tokens(tools)) if counted else None
         if overflow_tokens:
             estimate = max(estimate or 0, overflow_tokens)
         overflow = overflow_tokens is not None
@@ -118,6 +124,13 @@ class ContextKeeper:
             self.record(messages[1:], new[1:], compaction_record(report, force, remembered))
         self._tell(report, remembered)
         return (new if report.layers else messages), report
+
+    def _tools_tokens(self, tools: list[dict]) -> int:
+        """The schemas' tokens (counted once per distinct list: a mode switch or recall changes it)."""
+        text = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":")) if tools else ""
+        if text != self._tools_text:
+            self._tools_text, self._tools_count = text, count_tokens(text) if text else 0
+        return self._tools_count
 
     def _tell(self, report: CompactionReport, remembered: list) -> None:
         """What the user is told of a compaction: once, not at every step it could do nothing."""

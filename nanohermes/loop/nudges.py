@@ -12,13 +12,14 @@ loop stops still ends with an answer: one last request, tools off, marked partia
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nanohermes.events import StopCode
 from nanohermes.loop.turn import AnswerNow, StopTurn, Turn
 from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED
+from nanohermes.provider.textcalls import tool_calls_from_text
 from nanohermes.stops import TO_MODEL
 
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
@@ -78,6 +79,15 @@ class Nudge:
         return reply.as_message() if self.keeps_reply else {"role": "assistant", "content": reply.content}
 
 
+def repaired(reply: AssistantTurn, schemas: list[dict]) -> AssistantTurn | None:
+    """A reply that is nothing but tool calls written as text (provider/textcalls.py), as the
+    calls it means: run and recorded as real ones, so the next request's history is valid."""
+    if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
+        return None
+    calls = tool_calls_from_text(reply.content, schemas)
+    return replace(reply, content="", tool_calls=calls, finish_reason="tool_calls") if calls else None
+
+
 def after_reply(turn: Turn, reply: AssistantTurn, schemas: list[dict]) -> Nudge | None:
     """A reply to send back rather than act on (counted on `turn`); StopTurn when replies keep
     being cut mid tool call. `schemas`: the tools offered."""
@@ -119,7 +129,7 @@ def _unmade_change(turn: Turn, reply_text: str, offered: list[str]) -> Nudge | N
     if not turn.nudged:
         return None
     if turn.answer_now is AnswerNow.DUE:  # the change needs the tools: don't ask for an answer without them
-        turn.answer_now = AnswerNow.DONE
+        turn.answer_now = AnswerNow.WAIVED
     return Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
 
 
@@ -137,7 +147,7 @@ def answer_now(turn: Turn) -> Nudge | None:
     """After the first time a turn went round in circles: ask for the answer, tool calls off."""
     if turn.answer_now is not AnswerNow.DUE:
         return None
-    turn.answer_now = AnswerNow.DONE
+    turn.answer_now = AnswerNow.ASKED
     return Nudge(
         "answer_now", ANSWER_NOW, "the model was going round in circles; asked it for its answer, tool calls off"
     )

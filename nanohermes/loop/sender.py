@@ -41,8 +41,9 @@ class RequestSender:
             self.emit(ev.TextDelta(text))
 
         def restarted() -> None:  # a retried request streams the reply again from its start
-            turn.streamed = []
-            self.emit(ev.StreamRestarted())
+            if turn.streamed:  # nothing shown of the failed attempt: nothing to take back
+                turn.streamed = []
+                self.emit(ev.StreamRestarted())
 
         turn.streamed = []
         valid = not pairing_problems(messages)

@@ -70,7 +70,7 @@ class Subagents:
         config = replace(
             parent.config,
             max_steps=parent.config.task_max_steps,
-            context_window=parent.window or parent.config.context_window,
+            context_window=parent.settings.window or parent.config.context_window,
         )
         tools = [t for t in parent.tools.values() if t.name not in DELEGATION_TOOLS]
         ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)

@@ -10,10 +10,12 @@ from collections.abc import Callable
 from nanohermes.errors import ToolInterrupted
 from nanohermes.loop import history
 from nanohermes.memory.block import attach_block
+from nanohermes.prompt.mentions import attachment
 from nanohermes.redact import Redactor
 from nanohermes.storage.session import Session
 from nanohermes.synthetic import synthetic_message
-from nanohermes.text import valid_unicode
+from nanohermes.text import valid_unicode, with_attachment
+from nanohermes.tools import ToolContext
 
 
 class Transcript:
@@ -32,15 +34,22 @@ class Transcript:
         self.messages.append(message)
         self.session.record_message(message, facts)
 
-    def add_request(self, text: str, memory_for: Callable[[str], str]) -> None:
+    def add_request(
+        self, text: str, memory_for: Callable[[str], str], ctx: ToolContext, context: str = ""
+    ) -> dict[str, str]:
         """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
-        memory block `memory_for(text)` gives; the session keeps the block beside it."""
+        files it names (prompt/mentions.py), `context` the user added (a `!command`'s output, which
+        names no file) and the memory block `memory_for(text)` gives; the session keeps them beside
+        the user's words. Returns what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         text = self.redactor.text(valid_unicode(text))
+        files, attached = attachment(text, ctx)
+        files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files) if part)))
         block = memory_for(text)
-        self.messages.append({"role": "user", "content": attach_block(text, block)})
-        self.session.record_message({"role": "user", "content": text}, memory=block)
+        self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
+        self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
+        return attached
 
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
         """A message the loop writes for the model (loop/nudges.py), tagged as such; `alternate`:

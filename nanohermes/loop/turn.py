@@ -18,7 +18,8 @@ class AnswerNow(Enum):
 
     NOT_NEEDED = "not needed"
     DUE = "due"  # it went round: the next request asks for the answer with tool calls off
-    DONE = "done"  # asked this turn already (or a nudge needs the tools): the guard alone from here
+    ASKED = "asked"  # asked this turn: going round again after that is hopeless (StopTurn)
+    WAIVED = "waived"  # not asked after all (a nudge needs the tools): the guard alone from here
 
 
 @dataclass
@@ -32,12 +33,17 @@ class Turn:
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
     streamed: list[str] = field(default_factory=list)  # the reply in flight, as it arrived
+    attached: dict[str, str] = field(default_factory=dict)  # files the request named -> their text as attached
     mark: str = ""  # put before the streamed text of a stopped run's final answer
 
-    def went_round(self) -> None:
-        """A refused repeat or a look that found the same as before."""
+    hopeless: bool = False  # a repeat refused after the model was asked for its answer: stop the run
+
+    def went_round(self, refused: bool = False) -> None:
+        """A look that found the same as before, or a repeat the guard `refused`."""
         if self.answer_now is AnswerNow.NOT_NEEDED:
             self.answer_now = AnswerNow.DUE
+        elif refused and self.answer_now is AnswerNow.ASKED:
+            self.hopeless = True
 
 
 class StopTurn(Exception):

@@ -28,6 +28,7 @@ from nanohermes.fileio import create_regular
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
 from nanohermes.mcp.transport import CONNECTION_CLOSED, describe_failure, open_client, stderr_tail
+from nanohermes.sandbox.policy import Policy
 
 RETRY_AFTER_FAILURE_S = 30.0  # a server that just failed to start fails the same way when asked again at once
 # (one that ran and then stopped, e.g. crashed on a call, is restarted at its next use)
@@ -62,8 +63,8 @@ class ServerStatus:
 class _Connection:
     """One server's connection, driven by a task on the hub's loop."""
 
-    def __init__(self, settings: McpServerSettings, workspace: Path, log_path: Path):
-        self.settings, self.workspace, self.log_path = settings, workspace, log_path
+    def __init__(self, settings: McpServerSettings, workspace: Path, log_path: Path, sandbox: Policy | None = None):
+        self.settings, self.workspace, self.log_path, self.sandbox = settings, workspace, log_path, sandbox
         self.state, self.error, self.failed_at = STARTING, "", 0.0
         self.retry_at_once = False  # it ran and stopped, or its start was interrupted: the next use starts it again
         self.client = None
@@ -93,7 +94,7 @@ class _Connection:
         try:
             with io.TextIOWrapper(create_regular(self.log_path), encoding="utf-8", errors="replace") as log:
                 async with AsyncExitStack() as stack:
-                    self.client = await open_client(stack, self.settings, self.workspace, log)
+                    self.client = await open_client(stack, self.settings, self.workspace, log, self.sandbox)
                     self.tools = await _list_tools(self.client)
                     self.state, self.retry_at_once = RUNNING, True
                     ready.set_result(self.tools)
@@ -156,8 +157,12 @@ async def _list_tools(client) -> list[McpToolInfo]:
 class McpHub:
     """A session's MCP servers. Thread-safe for one caller at a time (the agent loop)."""
 
-    def __init__(self, servers: tuple[McpServerSettings, ...], home: Path, workspace: Path):
+    def __init__(
+        self, servers: tuple[McpServerSettings, ...], home: Path, workspace: Path, sandbox: Policy | None = None
+    ):
+        """`sandbox`: what confines the servers that opted in (None: the level is off)."""
         self.servers = {s.name: s for s in servers}
+        self.sandbox = sandbox
         self.cache = ToolCache(home)
         self.workspace = workspace
         self.log_dir = Path(home) / "mcp" / "logs"
@@ -172,6 +177,11 @@ class McpHub:
         if conn is None:
             return ServerStatus(NOT_STARTED)
         return ServerStatus(conn.state, conn.error if conn.state == FAILED else "")
+
+    def live_tools(self, name: str) -> list[McpToolInfo] | None:
+        """The running server's own list (None when it does not run: a cached list may be stale)."""
+        conn = self._conns.get(name)
+        return conn.tools if conn is not None and conn.state == RUNNING else None
 
     def known_tools(self, name: str) -> list[McpToolInfo] | None:
         """The live list when the server runs, else the one cached from its last start."""
@@ -205,7 +215,7 @@ class McpHub:
         settings = self.servers[name]
         self._start_loop()
         self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        conn = self._conns[name] = _Connection(settings, self.workspace, self.log_dir / f"{name}.log")
+        conn = self._conns[name] = _Connection(settings, self.workspace, self.log_dir / f"{name}.log", self.sandbox)
         tools = self._wait(conn.start(), settings.startup_timeout)
         self.cache.save(settings, tools)
         return conn

@@ -23,13 +23,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError
 from nanohermes.redact import SECRET_NAME
 
 DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a job too big for a tool call
 DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
 SERVER_KEYS = frozenset(
-    {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout"}
+    {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout", "sandbox"}
 )
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
@@ -45,6 +46,7 @@ class McpServerSettings:
     url: str | None = None  # streamable HTTP
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     trusted: bool = False  # calls run without asking, in every mode but plan
+    sandbox: bool = False  # a stdio server run inside the session's sandbox (opt-in: many need the network)
     timeout: float = DEFAULT_CALL_TIMEOUT_S
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
 
@@ -92,13 +94,11 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
     where = f"{path} [mcp.servers.{name}]"
     if not _NAME.match(name):
         raise ConfigError(f"{where}: a server name is letters, digits, '_' and '-' (up to 40), no dots.")
-    if not isinstance(entry, dict):
-        raise ConfigError(f"{where} must be a table.")
-    unknown = sorted(set(entry) - SERVER_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(SERVER_KEYS))}.")
+    checked_table(entry, SERVER_KEYS, where, f"{where} must be a table.")
     if ("command" in entry) == ("url" in entry):
         raise ConfigError(f"{where} needs either command (a stdio server) or url (streamable HTTP), not both.")
+    if "url" in entry and entry.get("sandbox"):
+        raise ConfigError(f"{where}: sandbox applies to a stdio server (command), not to one reached by url.")
     if "url" in entry and not str(entry["url"]).startswith(("http://", "https://", "${")):
         raise ConfigError(f"{where}: url must be an http(s) URL, got {entry['url']!r}.")
     settings = McpServerSettings(
@@ -110,8 +110,9 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
         url=_text(entry, "url", where),
         headers=_pairs(entry, "headers", where),
         trusted=_flag(entry, "trusted", False, where),
-        timeout=_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
-        startup_timeout=_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
+        sandbox=_flag(entry, "sandbox", False, where),
+        timeout=checked_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
+        startup_timeout=checked_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
     )
     return settings, _flag(entry, "enabled", True, where)
 
@@ -142,10 +143,3 @@ def _flag(entry: dict, key: str, default: bool, where: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{where}: {key} must be true or false.")
     return value
-
-
-def _seconds(entry: dict, key: str, default: float, where: str) -> float:
-    value = entry.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"{where}: {key} must be a positive number of seconds.")
-    return float(value)

@@ -7,7 +7,8 @@ Results go through the same dispatch as every tool (clamp, notes, placeholders, 
 
 Approval: a call needs a yes like run_command unless its server is `trusted` in config.toml.
 Nothing a server says (descriptions, annotations such as readOnlyHint) can change that. A
-listing, or a call that cannot run (unknown tool, wrong arguments), asks nothing.
+listing, or a call the running server's own list says cannot run (unknown tool, wrong
+arguments), asks nothing.
 """
 
 from __future__ import annotations
@@ -48,17 +49,25 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         return _call(hub, server, tool, args)
 
     def asks(args: dict) -> bool:
-        """Whether this call needs the user's yes (before anything starts: no I/O here)."""
+        """Whether this call needs the user's yes (before anything starts: no I/O here). Only
+        the running server's own list can say a call will not be sent: a list cached from an
+        earlier start may lack a tool added since, or hold an old schema."""
         try:
             server, tool_name = resolve(hub, str(args.get("name", "")))
         except ToolError:
             return False  # dispatch answers with the error; nothing runs
         if tool_name is None or hub.servers[server].trusted:
             return False
-        known = hub.known_tools(server)
-        tool = next((t for t in known or () if t.name == tool_name), None)
+        live = hub.live_tools(server)
+        if live is None:
+            return True
+        tool = next((t for t in live if t.name == tool_name), None)
+        try:
+            given = _arguments(args.get("arguments"))
+        except ToolError:
+            return False  # not an object: never sent (the result says why)
         # False when it will not be sent (the result says why)
-        return known is None or (tool is not None and not check_arguments(tool, _arguments(args.get("arguments"))))
+        return tool is not None and not check_arguments(tool, given)
 
     def preview(ctx: ToolContext, name: str, arguments: str | None = None) -> str:
         shown = json.dumps(_arguments(arguments), ensure_ascii=False, indent=1)

@@ -16,8 +16,11 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TextIO
 
+from nanohermes.errors import SandboxUnavailable
 from nanohermes.fileio import open_regular
 from nanohermes.mcp.settings import McpServerSettings
+from nanohermes.sandbox.launch import confine, unconfined
+from nanohermes.sandbox.policy import Policy
 
 STDERR_TAIL_LINES = 3  # the last lines of a failing server's stderr usually say why
 STDERR_TAIL_CHARS = 400
@@ -44,8 +47,11 @@ def expand(text: str, where: str) -> str:
     return _VAR.sub(value, text)
 
 
-async def open_client(stack: AsyncExitStack, settings: McpServerSettings, workspace: Path, log: TextIO):
-    """The SDK's Client, entered on `stack` (connected, the handshake done)."""
+async def open_client(
+    stack: AsyncExitStack, settings: McpServerSettings, workspace: Path, log: TextIO, sandbox: Policy | None = None
+):
+    """The SDK's Client, entered on `stack` (connected, the handshake done); a stdio server that
+    opted in (`sandbox = true`) runs inside `sandbox` (None: the level is off)."""
     from mcp import Client, Implementation, StdioServerParameters
 
     from nanohermes import __version__
@@ -61,12 +67,12 @@ async def open_client(stack: AsyncExitStack, settings: McpServerSettings, worksp
     else:
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(
-            command=expand(settings.command or "", "command"),
-            args=[expand(a, "args") for a in settings.args],
-            env={k: expand(v, "env") for k, v in settings.env},
-            cwd=settings.cwd or str(workspace),
-        )
+        argv = [expand(settings.command or "", "command"), *(expand(a, "args") for a in settings.args)]
+        cwd = settings.cwd or str(workspace)
+        launch = confine(argv, sandbox, cwd) if settings.sandbox and sandbox is not None else unconfined(argv)
+        stack.callback(launch.release)  # after the SDK has ended the server's process group
+        env = {k: expand(v, "env") for k, v in settings.env}
+        params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env={**env, **launch.env}, cwd=cwd)
         transport = stdio_client(params, errlog=log)
     client = Client(transport, client_info=Implementation(name="nanohermes", version=__version__))
     return await stack.enter_async_context(client)
@@ -79,6 +85,8 @@ def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
         return "it was stopped"
     if isinstance(cause, McpSetupError):
         return str(cause)
+    if isinstance(cause, SandboxUnavailable):  # fail closed: it asked to run confined
+        return f"it was not started: {cause}"
     if isinstance(cause, FileNotFoundError) and not settings.url:
         return f"its command {settings.command!r} was not found (is it installed and on PATH?)"
     if isinstance(cause, PermissionError) and not settings.url:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -20,7 +19,7 @@ from pathlib import Path
 from nanohermes.errors import NanoHermesError
 from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS, Entry
 from nanohermes.memory.ranking import Bm25Index, bm25_rank, build_index, is_near_duplicate, tokenize
-from nanohermes.storage.locking import FileLock, LockTimeout
+from nanohermes.storage.locking import FileLock, LockTimeout, holding, replace_atomically
 
 MAX_ENTRIES = 500  # a memory, not a database: ranking 500 short entries stays well under 2 ms
 INJECT_TOP_K = 4  # only the few most relevant: every injected line is paid on every request
@@ -186,7 +185,7 @@ class MemoryStore:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
             raise MemoryStoreError(f"cannot create {self.path.parent}: {exc.strerror}") from None
-        return _LockGuard(self._lock, timeout, self.path)
+        return holding(self._lock, timeout, MemoryStoreError, self.path)
 
     def _record_uses(self, ids: set[str]) -> None:
         try:
@@ -224,23 +223,11 @@ class MemoryStore:
         self._cache_key, self._entries = key, entries
 
     def _save(self, entries: list[Entry]) -> None:
-        """Atomic: a temp file (mkstemp: mode 0600) in the same directory, then os.replace."""
+        """Atomic: a temp file in the same directory, then os.replace."""
         # One entry per line: readable and diffable, and far cheaper than indent= on every turn.
         lines = ",\n".join(json.dumps(_stored(e), ensure_ascii=False) for e in entries)
         payload = f'{{"version": {FILE_VERSION}, "entries": [\n{lines}\n]}}\n'
-        try:
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".memory.", suffix=".tmp")
-        except OSError as exc:  # a read-only state directory: say so, never crash the turn
-            raise MemoryStoreError(f"cannot write {self.path}: {exc.strerror}") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(payload)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        replace_atomically(self.path, payload.encode("utf-8"), ".memory.", MemoryStoreError)
         st = os.stat(self.path)
         self._set_cache((st.st_ino, st.st_mtime_ns, st.st_size), list(entries))
 
@@ -249,26 +236,3 @@ def _stored(entry: Entry) -> dict:
     """An entry as memory.json holds it: `auto` only when set, so a file without automatic
     entries stays readable by versions that do not know the mark."""
     return {k: v for k, v in vars(entry).items() if k != "auto" or v}
-
-
-class _LockGuard:
-    """FileLock with a timeout that becomes a MemoryStoreError naming the lock file."""
-
-    def __init__(self, lock: FileLock, timeout: float, path: Path):
-        self._lock, self._timeout, self._path = lock, timeout, path
-
-    def __enter__(self):
-        try:
-            self._lock.acquire(timeout=self._timeout)
-        except LockTimeout as exc:
-            raise MemoryStoreError(
-                f"{self._path} is locked by another NanoHermes process (waited {self._timeout:g} s); try again"
-            ) from exc
-        except OSError as exc:  # the lock's path is a directory, or the state directory is read-only
-            raise MemoryStoreError(
-                f"cannot lock {self._path}: {self._lock.path} cannot be opened ({exc.strerror})"
-            ) from None
-        return self
-
-    def __exit__(self, *exc_info):
-        self._lock.release()

@@ -20,7 +20,7 @@ from pathlib import Path
 from nanohermes.fileio import read_regular
 from nanohermes.prompt.overview import workspace_overview
 from nanohermes.prompt.skills import Skills, discover_skills
-from nanohermes.tools.listing import list_workspace
+from nanohermes.tools.workspace import list_workspace
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
 MAX_NANOHERMES_MD = 20_000  # same cap for the project context file (a long one is resent on every request too)
@@ -35,8 +35,10 @@ _PLACEHOLDER_RE = re.compile(r"\{(workspace|date|platform)\}")
 MODE_LINES = {
     "plan": "Mode: plan. Only read-only tools are available: investigate, then propose a step-by-step plan; "
     "change nothing.",
-    "ask": "Mode: ask. Writes, edits and commands need the user's yes; if one is refused, ask what to do "
-    "instead of retrying it.",
+    "ask": "Mode: ask. Writes, edits and commands outside the sandbox need the user's yes; if one is refused, "
+    "ask what to do instead of retrying it.",
+    "accept-edits": "Mode: accept-edits. Writes and edits are applied without asking (the user sees each); commands "
+    "outside the sandbox and other actions need the user's yes; if one is refused, ask what to do instead.",
     "auto": "Mode: auto. Act without asking for approval.",
 }
 

@@ -2,7 +2,7 @@
 
 A small model that sees the file names before its first call reads the right file instead of
 grepping for one that does not exist. The overview is built from the sorted, .gitignore-aware
-listing (tools/listing.py) when the system message is built (start, resume, /reset), so it is
+listing (tools/workspace.py) when the system message is built (start, resume, /reset), so it is
 byte-identical across a session's requests, like the rest of the prefix. Pure: a Listing in,
 text out.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nanohermes.tools.listing import Listing
+from nanohermes.tools.workspace import Listing
 
 OVERVIEW_MAX_CHARS = 1_000  # ~280 o200k tokens of paths: the fixed cost stays under 1,500 at 8K windows
 OVERVIEW_HEADER = "Workspace files"

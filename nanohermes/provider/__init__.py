@@ -12,7 +12,16 @@ from urllib.parse import quote
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
-from nanohermes.provider.stream import AssistantTurn, NotTheAPI, StreamCut, assemble_stream, describe_body, text_of
+from nanohermes.provider.served import base_url_question, is_served, wrong_model_message
+from nanohermes.provider.stream import (
+    AssistantTurn,
+    NotTheAPI,
+    StreamCut,
+    assemble_stream,
+    describe_body,
+    is_web_page,
+    text_of,
+)
 from nanohermes.provider.watch import ReplyWatch
 from nanohermes.provider.window import (
     LearnedWindow,
@@ -85,9 +94,12 @@ class Provider:
             )
         return self._client
 
-    def _with_retries(self, request: Callable[[], object], retries: int | None = None, on_restart=None):
+    def _with_retries(
+        self, request: Callable[[], object], retries: int | None = None, on_restart=None, model: str | None = None
+    ):
         """Run `request`, retrying as RETRY_POLICY says for the kind of failure (at most
-        `retries`, or the configured max_retries)."""
+        `retries`, or the configured max_retries). `model`: the chat request's model, which a
+        final error names with the served ones when the server says it does not know it."""
         configured = self.config.max_retries if retries is None else min(retries, self.config.max_retries)
         attempt = 0
         while True:
@@ -104,21 +116,46 @@ class Provider:
                 rule = RETRY_POLICY[kind]
                 limit = retry_limit(rule, configured)
                 if attempt >= limit:
-                    raise self._error(kind, info) from None
+                    raise self._error(kind, info, model) from None
                 delay = backoff_delay(attempt, info["retry_after"], rule)
                 why = info["status"] or info["detail"][:60]
-                self.on_retry(f"{kind.replace('_', ' ')} ({why}); retry {attempt + 1}/{limit} in {delay:.1f}s")
+                said = rule.said or kind.replace("_", " ")
+                self.on_retry(f"{said} ({why}); retry {attempt + 1}/{limit} in {delay:.1f}s")
                 self._sleep(delay)
                 attempt += 1
 
-    def _error(self, kind: str, info: dict) -> ProviderError:
+    def _error(self, kind: str, info: dict, model: str | None = None) -> ProviderError:
+        url = self.config.effective_base_url
+        if model is not None and (unknown := self._unknown_model(kind, info, model)) is not None:
+            return ProviderError(unknown, kind=kind, info=info)
         advice = RETRY_POLICY[kind].advice
-        text = advice.format(url=self.config.effective_base_url, model=self.config.model, **info)
+        text = advice.format(url=url, model=self.config.model, ask=base_url_question(url), **info)
         if "{detail}" not in advice and info["detail"] and kind != "timeout":
             text += f" The server said: {info['detail']}"  # its own words, whatever the kind
         if kind == "overflow":
             return ContextOverflowError(text, n_ctx=info["n_ctx"], n_prompt=info["n_prompt"], kind=kind, info=info)
         return ProviderError(text, kind=kind, info=info)
+
+    def _unknown_model(self, kind: str, info: dict, model: str) -> str | None:
+        """For a chat request refused as not found (404), or as bad with the model's name in the
+        server's words (OpenRouter, LM Studio: 400): the served models, when the server lists
+        them and `model` is not among them; else None (the address may be wrong instead)."""
+        if kind != "not_found" and not (kind == "bad_request" and model in info["detail"]):
+            return None
+        served = self.served_models()
+        if served is None or is_served(model, served):
+            return None
+        said = f"HTTP {info['status']}: {info['detail']}" if info["detail"] else f"HTTP {info['status']}"
+        info["served"] = served  # the error is about the model (doctor, the REPL's check)
+        return wrong_model_message(self.config.effective_base_url, model, served, said)
+
+    def served_models(self) -> list[str] | None:
+        """The ids GET /models lists, or None when it lists nothing usable (fails, or is empty)."""
+        try:
+            served = [str(m["id"]) for m in self.list_models() if m.get("id")]
+        except (ProviderError, ValueError):
+            return None
+        return served or None
 
     def stream_chat(
         self,
@@ -156,7 +193,7 @@ class Provider:
             with ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait) as watch:
                 return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text), watch)
 
-        return self._with_retries(request, retries, on_restart=on_restart)
+        return self._with_retries(request, retries, on_restart=on_restart, model=model or self.config.model)
 
     def _wire(self, messages: list[dict]) -> list[dict]:
         """The messages as the API takes them. With `cache_breakpoints` (Anthropic models through
@@ -185,9 +222,8 @@ class Provider:
             try:
                 body = response.json()
             except ValueError:  # a web page or plain text where the API should be
-                raise NotTheAPI(
-                    describe_body(response.headers.get("content-type", ""), response.content[:2048])
-                ) from None
+                content_type, head = response.headers.get("content-type", ""), response.content[:2048]
+                raise NotTheAPI(describe_body(content_type, head), is_web_page(content_type, head)) from None
             data = body.get("data") if isinstance(body, dict) else None
             return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
 

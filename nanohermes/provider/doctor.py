@@ -9,11 +9,13 @@ reachable server that accepts it, the model, streaming, and tool calls parsed as
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from dataclasses import dataclass, replace
 
 from nanohermes.config import Config
 from nanohermes.errors import ConfigError, ProviderError
+from nanohermes.provider.served import is_served, near_match
 
 OK, WARN, FAIL, SKIP = "✓", "!", "✗", "-"
 # A doctor should answer in seconds; a local model on a CPU still needs a few for a reply.
@@ -81,6 +83,30 @@ def run_checks(config: Config) -> list[Check]:
         checks += _endpoint_checks(config, provider)
     checks.append(_window_check(config, checks))
     checks.append(_token_counting_check())
+    return checks + sandbox_checks(config)
+
+
+def sandbox_checks(config: Config) -> list[Check]:
+    """What confines commands here, proved live: from inside the sandbox a write outside the
+    workspace, a connect to a local port and a read of a hidden path are tried (and a write to
+    the private temp dir, which must work)."""
+    from nanohermes.runtime import sandbox_for
+    from nanohermes.sandbox.proof import NOT_TRIED, prove
+
+    policy, summary = sandbox_for(config)
+    if policy is None:
+        return [Check("sandbox", WARN, summary, "leave [sandbox] level at its default to confine commands", False)]
+    try:
+        proof = prove(policy)
+    finally:
+        shutil.rmtree(policy.temp_dir, ignore_errors=True)
+    if any(p.outcome == "not run" for p in proof):
+        return [Check("sandbox", FAIL, summary, "commands will not run until it can be enforced")]
+    checks = [Check("sandbox", OK, summary)]
+    for p in proof:
+        said = f"{p.outcome} (as it must be)" if p.ok else f"{p.outcome}, expected {p.expected}: {p.detail}"
+        status = (WARN if p.outcome == NOT_TRIED else OK) if p.ok else FAIL
+        checks.append(Check(f"sandbox: {p.name}", status, p.detail if p.outcome == NOT_TRIED else said))
     return checks
 
 
@@ -127,6 +153,8 @@ def _reachability(config: Config, listing) -> list[Check]:
     if kind == "not_api":
         fix = "point --base-url at the API itself: OpenAI-compatible servers usually end in /v1"
         return [Check("reachable", FAIL, f"{url} answers, but GET /models returned {info['detail']}", fix)]
+    if kind == "web_page":  # one sentence, with the base URL it probably should be
+        return [Check("reachable", FAIL, f"GET /models: {listing}")]
     reachable = Check("reachable", OK, f"{url} answers (HTTP {info['status']})")
     if kind == "auth":
         fix = 'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml'
@@ -145,25 +173,34 @@ def _reachability(config: Config, listing) -> list[Check]:
 
 def _probe(provider, messages: list[dict], tools: list[dict]):
     """One small streamed request through the agent's own provider, without retries: (turn,
-    None), or (None, (kind, info)) with the retry policy's kind of the failure."""
+    None), or (None, the ProviderError: its kind is the retry policy's)."""
     try:
         return provider.stream_chat(
             messages, tools, lambda text: None, max_tokens=PROBE_MAX_TOKENS, temperature=0
         ), None
     except ProviderError as exc:  # every failure is reported as a check, never raised
-        return None, (exc.kind, exc.info)
+        return None, exc
 
 
-def _model_check(config: Config, models: list[str] | None, error) -> Check:
+# Failures after the server took the request with HTTP 200: the model was accepted, the stream
+# is what failed (judged by the streaming check).
+ANSWERED_KINDS = ("not_api", "incomplete_stream", "stream_error", "dropped")
+
+
+def _model_check(config: Config, models: list[str] | None, error: ProviderError | None) -> Check:
+    """✓ only when the server took a request for the model (a failure before that is no answer)."""
     model = config.model
-    kind, info = error or (None, {})
-    if kind == "not_found":
-        known = f"; the server lists: {', '.join(models[:8])}" if models else ""
+    kind, info = (error.kind, error.info) if error else (None, {})
+    if kind == "not_found" or "served" in info:
+        served = info.get("served") or models
+        known = f"; the server serves: {', '.join(served[:8])}" if served else ""
+        guess = near_match(model, served) if served else None
+        ask = f"did you mean {guess!r}? " if guess else ""
         return Check(
             "model",
             FAIL,
-            f"{model!r} not found (HTTP 404){known}",
-            "pick a model it serves with --model or NANOHERMES_MODEL",
+            f"{model!r} is not served (HTTP {info['status']}){known}",
+            f"{ask}pick a model it serves with --model or NANOHERMES_MODEL",
         )
     if kind == "auth":
         return Check(
@@ -172,7 +209,9 @@ def _model_check(config: Config, models: list[str] | None, error) -> Check:
             f"the server rejected the key (HTTP {info['status']})",
             'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml',
         )
-    if models is None or model in models:
+    if kind is not None and kind not in ANSWERED_KINDS:
+        return Check("model", FAIL, f"not confirmed: the test request failed: {error}")
+    if models is None or is_served(model, models):
         return Check("model", OK, f"{model!r} is served" if models else f"{model!r} accepted")
     return Check(
         "model",
@@ -182,9 +221,9 @@ def _model_check(config: Config, models: list[str] | None, error) -> Check:
     )
 
 
-def _streaming_check(turn, error) -> Check:
+def _streaming_check(turn, error: ProviderError | None) -> Check:
     if error is not None:
-        kind, info = error
+        kind, info = error.kind, error.info
         return Check(
             "streaming",
             FAIL,
@@ -196,9 +235,9 @@ def _streaming_check(turn, error) -> Check:
     return Check("streaming", OK, f"replied {turn.content.strip()[:40]!r} (finish_reason {turn.finish_reason})")
 
 
-def _tool_check(turn, error) -> Check:
+def _tool_check(turn, error: ProviderError | None) -> Check:
     if error is not None:
-        kind, info = error
+        kind, info = error.kind, error.info
         return Check(
             "tool calls", FAIL, f"a request with tools failed ({kind}: {info['detail'][:160]})", TOOL_PARSER_FIX
         )

@@ -10,7 +10,16 @@ import re
 import socket
 from dataclasses import dataclass
 
-from nanohermes.provider.stream import SNIPPET_CHARS, NotTheAPI, ReplyTimeout, StreamCut
+from nanohermes.provider.stream import (
+    SNIPPET_BYTES,
+    SNIPPET_CHARS,
+    NotTheAPI,
+    ReplyTimeout,
+    StreamCut,
+    StreamDropped,
+    describe_body,
+    root_cause,
+)
 
 BASE_URL_HINT = (
     "Check --base-url / OPENAI_BASE_URL: OpenAI-compatible servers usually end in /v1 (e.g. http://127.0.0.1:8080/v1)."
@@ -24,6 +33,7 @@ class RetryRule:
     advice: str  # what to tell the user when retries run out or retrying makes no sense
     max_retries: int | None = None  # a cap below the configured max_retries; None: the configured number
     delay_s: float | None = None  # a fixed pause before the retry; None: exponential backoff
+    said: str = ""  # the failure in a retry line's words; "": the kind's name
 
 
 # Nothing listens, or the name does not resolve: a server being started may be up a moment
@@ -39,7 +49,9 @@ RETRY_POLICY = {
         True,
         "The provider is rate-limiting requests (HTTP 429). Wait a little, or check your plan's limits.",
     ),
-    "server": RetryRule("server", True, "The provider returned a server error (HTTP {status}). Try again later."),
+    "server": RetryRule(
+        "server", True, "The provider returned a server error (HTTP {status}). Try again later.", said="server error"
+    ),
     # A request that timed out already waited request_timeout seconds (600 by default) without
     # a byte of the reply: one quick retry for a connection that died quietly; more would only
     # multiply the wait (it was 4, about 50 minutes before the user heard anything).
@@ -73,10 +85,29 @@ RETRY_POLICY = {
         max_retries=1,
         delay_s=QUICK_RETRY_S,
     ),
+    # The connection broke after the reply had started: the server was reachable, and may have
+    # crashed or restarted. Two retries ride out a restart; a server that dies on every long
+    # reply (out of memory) would only repeat it.
+    "dropped": RetryRule(
+        "dropped",
+        True,
+        "The connection to {url} dropped in the middle of the reply ({detail}). The server was answering: "
+        "it may have crashed or restarted (see its log), or a proxy between cut the request.",
+        max_retries=2,
+        said="the connection dropped mid-reply",
+    ),
     "not_api": RetryRule(
         "not_api",
         False,
         "The server at {url} answered HTTP 200 with {detail}, not an OpenAI-compatible reply. " + BASE_URL_HINT,
+    ),
+    # An HTML page where a 200 should be, or "nothing here" (404, 405, 501) without a JSON body:
+    # a web server, not the API. Asking again cannot change that ({ask}: the base URL meant).
+    "web_page": RetryRule(
+        "web_page",
+        False,
+        "The server at {url} answered HTTP {status} with {detail}: this looks like a web page, not an "
+        "OpenAI-compatible API — {ask}",
     ),
     "stream_error": RetryRule(
         "stream_error", True, "The provider reported an error in the middle of the reply: {detail}"
@@ -108,6 +139,9 @@ _OVERFLOW_PATTERNS = re.compile(
 _N_CTX = re.compile(r"context size \((\d+) tokens\)|maximum context length is (\d+)", re.IGNORECASE)
 # No connection could be opened at all (as opposed to one that broke mid-request).
 _CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EADDRNOTAVAIL}
+# How a web server says there is nothing at a path, or that it takes no POST there: with a body
+# that is not JSON (an API's errors are), the base URL points at a web site.
+NOTHING_HERE_STATUSES = (404, 405, 501)
 
 
 def classify(exc: Exception) -> tuple[str, dict]:
@@ -125,7 +159,14 @@ def classify(exc: Exception) -> tuple[str, dict]:
         "retry_after": _retry_after(exc),
     }
     if isinstance(exc, NotTheAPI):
-        return "not_api", info
+        return ("web_page", {**info, "status": 200}) if exc.web_page else ("not_api", info)
+    if isinstance(exc, StreamDropped):
+        return "dropped", info
+    page = _page(exc, body)
+    if page is not None:  # what came back in a few words (a page's title), not its raw HTML
+        info["detail"] = page
+        if status in NOTHING_HERE_STATUSES:
+            return "web_page", info
     if isinstance(exc, json.JSONDecodeError):  # an event whose data is not JSON
         return "not_api", {**info, "detail": f"an event stream whose data is not JSON ({exc.doc[:SNIPPET_CHARS]!r})"}
     if isinstance(exc, StreamCut):
@@ -138,7 +179,7 @@ def classify(exc: Exception) -> tuple[str, dict]:
         refused = _connect_failure(exc)
         if refused is not None:
             return "refused", {**info, "detail": refused}
-        return "connection", {**info, "detail": _root_cause(exc)[:DETAIL_CHARS]}
+        return "connection", {**info, "detail": root_cause(exc)[:DETAIL_CHARS]}
     if status == 413 or (status in (400, None) and _OVERFLOW_PATTERNS.search(detail + " " + _error_code(body))):
         return "overflow", info
     if status == 429:
@@ -167,13 +208,13 @@ def _connect_failure(exc: BaseException) -> str | None:
     return None
 
 
-def _root_cause(exc: BaseException) -> str:
-    """The innermost error's words ("peer closed connection …"), not the SDK's "Connection error."."""
-    seen = set()
-    while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return str(exc) or type(exc).__name__
+def _page(exc: Exception, body) -> str | None:
+    """What an HTTP error's body that is not JSON says, in a few words (an HTML page by its
+    title), else None."""
+    response = getattr(exc, "response", None)
+    if response is None or getattr(exc, "status_code", None) is None or isinstance(body, (dict, list)):
+        return None
+    return describe_body(response.headers.get("content-type", ""), response.content[:SNIPPET_BYTES])
 
 
 def _error_text(exc: Exception, body) -> str:
@@ -193,12 +234,7 @@ _N_PROMPT = re.compile(r"request \((\d+) tokens\)|resulted in (\d+) tokens|you r
 
 def _n_prompt(body, detail: str) -> int | None:
     """How long the provider says the rejected prompt was (llama.cpp's n_prompt_tokens, or the text)."""
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("n_prompt_tokens"), int):
-            return err["n_prompt_tokens"]
-    match = _N_PROMPT.search(detail)
-    return int(next(g for g in match.groups() if g)) if match else None
+    return _token_count(body, "n_prompt_tokens", _N_PROMPT, detail)
 
 
 def _error_code(body) -> str:
@@ -207,11 +243,16 @@ def _error_code(body) -> str:
 
 
 def _n_ctx(body, detail: str) -> int | None:
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("n_ctx"), int):
-            return err["n_ctx"]
-    match = _N_CTX.search(detail)
+    """The context size the provider says it has (llama.cpp's n_ctx, or the text)."""
+    return _token_count(body, "n_ctx", _N_CTX, detail)
+
+
+def _token_count(body, field: str, said: re.Pattern, detail: str) -> int | None:
+    """A count from the error body's `field` (llama.cpp), else the first number `said` finds in the text."""
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and isinstance(err.get(field), int):
+        return err[field]
+    match = said.search(detail)
     return int(next(g for g in match.groups() if g)) if match else None
 
 

@@ -47,26 +47,54 @@ def text_of(content) -> str:
     return ""
 
 
+MAX_REPORTED_TOKENS = 10**9  # far above any window: a bigger count from a server is garbage, not usage
+
+
 def normalise_usage(usage: dict, timings: dict | None) -> dict:
-    """prompt_tokens, completion_tokens and cached_tokens (None when the server does not say):
-    from usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp), or llama.cpp's
-    timings.cache_n (prompt tokens it did not evaluate)."""
-    usage = dict(usage or {})
+    """prompt_tokens, completion_tokens and cached_tokens (or {} when neither count is usable),
+    each a whole number >= 0 or None (the server did not say, or said a string, an object, a
+    negative, NaN or ∞); cached tokens from
+    usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp) or llama.cpp's
+    timings.cache_n (prompt tokens it did not evaluate), never more than the prompt's."""
+    usage = usage if isinstance(usage, dict) else {}
+    timings = timings if isinstance(timings, dict) else {}
+    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
     details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    if cached is None and timings and isinstance(timings.get("cache_n"), int):
-        cached = timings["cache_n"]
-        if not usage.get("prompt_tokens") and isinstance(timings.get("prompt_n"), int):
-            usage["prompt_tokens"] = timings["prompt_n"] + cached
-    if cached is None:
-        cached = usage.get("cached_tokens")
-    usage["cached_tokens"] = cached if isinstance(cached, int) and not isinstance(cached, bool) else None
-    return usage
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None:  # the name this function gives it (llama.cpp's timings follow usage)
+        cached = _count(usage.get("cached_tokens"))
+    if cached is None and _count(timings.get("cache_n")) is not None:
+        cached = _count(timings["cache_n"])
+        if not prompt and _count(timings.get("prompt_n")) is not None:
+            prompt = _count(timings["prompt_n"]) + cached
+    if cached is not None and prompt is not None:
+        cached = min(cached, prompt)
+    if prompt is None and completion is None:
+        return {}  # nothing usable: counted as a request without a usage report
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+
+
+def _count(value) -> int | None:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPORTED_TOKENS:
+        return value
+    return None
 
 
 class NotTheAPI(Exception):
     """A 200 whose body is not what the API sends (an HTML page, plain text, JSON to a stream
-    request): the base URL points somewhere else. The message says what came back."""
+    request): the base URL points somewhere else. The message says what came back; `web_page`:
+    it was HTML."""
+
+    def __init__(self, described: str, web_page: bool = False):
+        super().__init__(described)
+        self.web_page = web_page
+
+
+class StreamDropped(Exception):
+    """The connection broke after the reply had started (the server crashed or restarted, a
+    proxy cut it): not the same as a server that cannot be reached. The message is the cause."""
 
 
 SNIPPET_BYTES = 2048  # enough to find an HTML <title>; the rest of a wrong page is not read
@@ -80,6 +108,12 @@ _BODY_KINDS = {
 }
 
 
+def is_web_page(content_type: str, head: bytes) -> bool:
+    """An HTML page: labelled so, or starting like one whatever its label."""
+    mime = content_type.split(";")[0].strip().lower()
+    return "html" in mime or head.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
+
+
 def describe_body(content_type: str, head: bytes) -> str:
     """`an HTML page (text/html): 'Welcome to nginx!'`: what a wrong endpoint sent, in a few words."""
     mime = content_type.split(";")[0].strip().lower()
@@ -88,7 +122,9 @@ def describe_body(content_type: str, head: bytes) -> str:
     snippet = " ".join((title.group(1) if title else text).split())
     if len(snippet) > SNIPPET_CHARS:
         snippet = snippet[: SNIPPET_CHARS - 1] + "…"
-    kind = _BODY_KINDS.get(mime, f"a {mime or 'typeless'} body")
+    kind = _BODY_KINDS.get(mime, f"a {mime} body" if mime else "a body without a content type")
+    if not mime:
+        return f"{kind}: {snippet!r}" if snippet else "an empty body"
     return f"{kind} ({mime}): {snippet!r}" if snippet else f"{kind} ({mime}, empty)"
 
 
@@ -109,7 +145,7 @@ def reject_non_stream(stream) -> None:
                 break
     finally:
         response.close()
-    raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]))
+    raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]), is_web_page(content_type, head))
 
 
 class ReplyTimeout(Exception):
@@ -148,6 +184,12 @@ def _piece(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _choice_index(choice, position: int) -> int:
+    """A choice's `index`, or its place in the list when a server leaves the index out."""
+    index = _field(choice, "index")
+    return index if isinstance(index, int) and not isinstance(index, bool) else position
+
+
 # Delta fields that carry a reasoning model's thinking: not kept, but they are the reply moving.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
@@ -172,14 +214,15 @@ class _Assembly:
         self.chunks += 1
         carried = self._usage(chunk)
         choices = _field(chunk, "choices")
-        for choice in choices if isinstance(choices, list) else ():
-            carried |= self._choice(choice)
+        for position, choice in enumerate(choices if isinstance(choices, list) else ()):
+            if _choice_index(choice, position) == 0:  # one reply was asked for: other choices are no part of it
+                carried |= self._choice(choice)
         return carried
 
     def _usage(self, chunk) -> bool:
         usage, timings = _field(chunk, "usage"), _field(chunk, "timings")
         if usage is not None and not isinstance(usage, dict):
-            usage = usage.model_dump() if hasattr(usage, "model_dump") else None
+            usage = usage.model_dump(warnings=False) if hasattr(usage, "model_dump") else None  # odd types: no warning
         if isinstance(usage, dict) and usage:
             self.turn.usage = normalise_usage(usage, None)
             self.usage_seen = True
@@ -255,6 +298,26 @@ class _Assembly:
         return turn
 
 
+def _raise_if_dropped(exc: Exception) -> None:
+    """StreamDropped when a read failed because the connection broke (the SDK's connection
+    error, not its timeout), with the innermost cause's words."""
+    import sys
+
+    openai = sys.modules.get("openai")  # a stream that fails so came from the SDK: it is imported
+    if openai is None or not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
+        return
+    raise StreamDropped(root_cause(exc)) from exc
+
+
+def root_cause(exc: BaseException) -> str:
+    """The innermost error's words ("peer closed connection …"), not the SDK's "Connection error."."""
+    seen = set()
+    while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return str(exc) or type(exc).__name__
+
+
 def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> AssistantTurn:
     """Fold chat.completion.chunk deltas into one AssistantTurn. With a ReplyWatch, report the
     reply's progress to it; a reply complete up to its finish_reason is kept whatever happens
@@ -270,11 +333,12 @@ def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> Assis
                 chunk = next(chunks)
             except StopIteration:
                 break
-            except Exception:
+            except Exception as exc:
                 if assembly.turn.finish_reason is not None:
                     break  # the reply was complete: what failed after it changes nothing
                 if watch.timed_out:
                     raise ReplyTimeout(f"no reply for {watch.timeout:g} s") from None
+                _raise_if_dropped(exc)
                 raise
             finished_before = assembly.turn.finish_reason is not None
             if assembly.add(chunk):

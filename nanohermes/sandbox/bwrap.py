@@ -23,9 +23,10 @@ Flags, and why:
 - `--unshare-net` unless the network is allowed: only a loopback of its own.
 
 A protected path that does not exist yet (no `.nanohermes/` in this project) is kept from being
-created by a /dev/null bound at its first missing component; bwrap leaves that mount point
-behind as an empty read-only file, which `Placeholders.release` removes once no sandbox uses
-it (a shared flock per placeholder, across threads and processes).
+created by an empty directory made at its first missing component and bound read-only over
+itself. A directory, not a file: git does not list an empty directory, so a `git add -A` run
+meanwhile cannot take it into a commit. `Placeholders.release` removes it once no sandbox uses
+it (a shared flock per placeholder, across threads and processes), and only while it is empty.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from pathlib import Path
 
 from nanohermes.sandbox.policy import Policy
 
-PLACEHOLDER_MODE = 0o444  # what bwrap gives the empty file it creates as a mount point
+PLACEHOLDER_MODE = 0o444  # the empty file an older version left as a mount point (still cleaned up)
+PLACEHOLDER_DIR_MODE = 0o555  # the empty directory made as one now: read-only, so a user's own is told apart
 CLAIM_TRIES = 20  # × CLAIM_WAIT_S: another sandbox removing the same placeholder takes microseconds
 CLAIM_WAIT_S = 0.005
 # Every command gets these (see the module docstring); the probe runs bwrap with them too.
@@ -71,9 +73,9 @@ def _spot(path: Path) -> Spot:
         info = path.stat()
     except OSError:
         return _missing(path)
-    if stat.S_ISDIR(info.st_mode):
-        return Spot("dir")
-    return Spot("placeholder" if is_placeholder(path) else "file")
+    if is_placeholder(path):
+        return Spot("placeholder")
+    return Spot("dir" if stat.S_ISDIR(info.st_mode) else "file")
 
 
 def _missing(path: Path) -> Spot:
@@ -88,6 +90,8 @@ def _missing(path: Path) -> Spot:
 def is_placeholder(path: Path) -> bool:
     try:
         info = path.lstat()
+        if stat.S_ISDIR(info.st_mode):
+            return stat.S_IMODE(info.st_mode) == PLACEHOLDER_DIR_MODE and not any(os.scandir(path))
     except OSError:
         return False
     return stat.S_ISREG(info.st_mode) and info.st_size == 0 and stat.S_IMODE(info.st_mode) == PLACEHOLDER_MODE
@@ -110,11 +114,9 @@ def bwrap_argv(
     for path in policy.read_only:
         target = _protected_target(policy, path, spots[path])
         if target is not None:
-            real = spots[path].kind in ("dir", "file") or target == spots[path].blocker
-            source = str(target) if real else "/dev/null"
-            mounts.append((target, "read_only", ["--ro-bind", source, str(target)]))
-            if source == "/dev/null":
-                placeholders[target] = None
+            mounts.append((target, "read_only", ["--ro-bind", str(target), str(target)]))
+            if spots[path].kind not in ("dir", "file") and target != spots[path].blocker:
+                placeholders[target] = None  # made before bwrap starts (Placeholders)
     remount = []
     for path in policy.hidden:
         kind = spots[path].kind
@@ -158,6 +160,7 @@ class Placeholders:
                 pass
         for path in paths:
             self._held.append((path, _claim(lock_dir / (hashlib.sha256(bytes(path)).hexdigest()[:24] + ".lock"))))
+            _make_placeholder(path)
 
     def release(self) -> None:
         """After the sandbox has ended: remove each placeholder no other sandbox still uses."""
@@ -168,11 +171,22 @@ class Placeholders:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 if is_placeholder(path):
-                    path.unlink()
+                    path.rmdir() if path.is_dir() else path.unlink()
             except OSError:  # BlockingIOError: still in use; the last user removes it
                 pass
             finally:
                 os.close(fd)
+
+
+def _make_placeholder(path: Path) -> None:
+    """The empty read-only directory bwrap binds over itself (kept if a sandbox made it already)."""
+    try:
+        path.mkdir()
+    except FileExistsError:
+        return
+    except OSError:  # bwrap then fails to mount it, and the command is not run (fail closed)
+        return
+    path.chmod(PLACEHOLDER_DIR_MODE)
 
 
 def _claim(lock: Path) -> int | None:

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from nanohermes.config import checked_table
 from nanohermes.errors import ConfigError
 
 LEVELS = ("read-only", "workspace-write", "off")
@@ -60,11 +61,7 @@ def _level(value, where: str) -> str:
 def parse_sandbox_table(table, path: Path) -> SandboxSettings:
     """`[sandbox]` as settings, or a ConfigError naming the key to fix."""
     where = f"{path} [sandbox]"
-    if not isinstance(table, dict):
-        raise ConfigError(f'{where} must be a table, e.g. [sandbox] with level = "workspace-write".')
-    unknown = sorted(set(table) - TABLE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(TABLE_KEYS))}.")
+    checked_table(table, TABLE_KEYS, where, f'{where} must be a table, e.g. [sandbox] with level = "workspace-write".')
     network = table.get("network", False)
     if not isinstance(network, bool):
         raise ConfigError(f"{where}: network must be true or false.")
@@ -147,16 +144,9 @@ def build_policy(
         user_home / p[2:] if p.startswith("~/") else user_home if p == "~" else Path(p) for p in settings.hidden
     )
     hidden = (*(user_home / p for p in HIDDEN_IN_HOME), *(state_dir / p for p in HIDDEN_IN_STATE), *user_hidden)
+    places = (workspace, temp_dir, state_dir, user_home)  # in Policy's order
     return Policy(
-        level=settings.level,
-        network=settings.network,
-        workspace=workspace,
-        temp_dir=temp_dir,
-        state_dir=state_dir,
-        user_home=user_home,
-        writable=writable,
-        read_only=_unique(read_only),
-        hidden=_unique((*hidden, *extra_hidden)),
+        settings.level, settings.network, *places, writable, _unique(read_only), _unique((*hidden, *extra_hidden))
     )
 
 

@@ -43,6 +43,10 @@ attempt("temp", lambda: open(temp, "w").write("ok") and None)
 """
 
 
+NOT_TRIED = "not tried"
+NO_OUTSIDE = "every place to try a write is inside the workspace (is the workspace / ?)"
+
+
 @dataclass(frozen=True)
 class ProofCheck:
     name: str
@@ -58,8 +62,9 @@ class ProofCheck:
 def prove(policy: Policy, capabilities: Capabilities | None = None, prefer: str | None = None) -> list[ProofCheck]:
     """Four checks, each blocked or allowed as it happened (all 'not run' when the sandbox cannot start)."""
     names = ("write outside the workspace", "connect to a local port", "read a hidden path", "write the temp dir")
-    expected = ("blocked", "allowed" if policy.network else "blocked", "blocked", "allowed")
-    outside = Path(tempfile.mkdtemp(prefix="nanohermes-proof-")).resolve()
+    elsewhere = _outside_dir(policy)  # None: the workspace holds every place to try (a workspace of /)
+    expected = ("blocked" if elsewhere else NOT_TRIED, "allowed" if policy.network else "blocked", "blocked", "allowed")
+    outside = Path(tempfile.mkdtemp(prefix="nanohermes-proof-", dir=elsewhere)).resolve()
     canary_dir = policy.state_dir / "sessions"
     canary_dir.mkdir(parents=True, exist_ok=True)
     canary, token = canary_dir / f".sandbox-proof-{os.getpid()}", secrets.token_hex(8)
@@ -84,10 +89,27 @@ def prove(policy: Policy, capabilities: Capabilities | None = None, prefer: str 
         shutil.rmtree(outside, ignore_errors=True)
         canary.unlink(missing_ok=True)
         temp.unlink(missing_ok=True)
-    return [
-        ProofCheck(name, want, "allowed" if did else "blocked", said.get(key, "no report"))
-        for name, want, did, key in zip(names, expected, happened, ("write", "connect", "read", "temp"))
+    outcomes = [
+        NOT_TRIED if want == NOT_TRIED else "allowed" if did else "blocked" for want, did in zip(expected, happened)
     ]
+    return [
+        ProofCheck(name, want, outcome, said.get(key, "no report") if outcome != NOT_TRIED else NO_OUTSIDE)
+        for name, want, outcome, key in zip(names, expected, outcomes, ("write", "connect", "read", "temp"))
+    ]
+
+
+def _outside_dir(policy: Policy) -> Path | None:
+    """Where to try a write outside the workspace: the system's temp dir, unless the workspace
+    holds it (a workspace of /tmp), then the user's home or the state directory's parent."""
+    for where in (Path(tempfile.gettempdir()), policy.user_home, policy.state_dir.parent):
+        where = where.resolve()
+        if not policy.is_writable(where / "x") and not _inside(where, policy.workspace) and os.access(where, os.W_OK):
+            return where
+    return None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def _run(launch, policy: Policy) -> dict[str, str]:

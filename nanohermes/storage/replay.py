@@ -21,6 +21,7 @@ from nanohermes.calls import ResultFacts
 from nanohermes.errors import SessionError
 from nanohermes.memory.block import attach_block
 from nanohermes.synthetic import tagged
+from nanohermes.text import with_attachment
 
 ROLES = ("user", "assistant", "tool", "system")
 TITLE_MAX_CHARS = 200  # stored; listings cut it to their column
@@ -147,8 +148,9 @@ def _apply_message(state: SessionState, event: dict, where: StoredOutput) -> Non
     message = checked_message(event["message"])
     if state.title is None and message["role"] == "user":  # files without a title event
         state.title = title_of(message.get("content") or "")
-    if event.get("memory"):
-        message = {**message, "content": attach_block(str(message.get("content") or ""), str(event["memory"]))}
+    if event.get("memory") or event.get("files"):
+        content = with_attachment(str(message.get("content") or ""), str(event.get("files") or ""))
+        message = {**message, "content": attach_block(content, str(event.get("memory") or ""))}
     message = tagged(message, event.get("synthetic") and str(event["synthetic"]))
     state.messages.append(message)
     state.total_messages += 1

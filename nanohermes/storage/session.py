@@ -6,10 +6,11 @@ Events (one JSON object per line):
                                                   helper agent's session names its parent's
   {"type": "title", "title": ...}                 the first request (whitespace collapsed, cut), written
                                                   just before it, so listing reads it from the head
-  {"type": "message", "message": {...}, "facts": {...}, "memory": "...", "synthetic": "..."}
+  {"type": "message", "message": {...}, "facts": {...}, "memory": "...", "files": "...", "synthetic": "..."}
                                                   every non-system message, in full; a tool
                                                   result's facts (exit code, path, …), the
-                                                  memory block sent with a user message, and
+                                                  memory block and the named files sent with a
+                                                  user message, and
                                                   the kind of a message the loop wrote for the
                                                   model (synthetic.py) beside it
   {"type": "tool_output", "id": ..., "full": ...}   a tool's whole output when the model saw less
@@ -194,8 +195,9 @@ class Session:
         except OSError as exc:
             raise SessionError(f"Cannot write session file {self.path}: {exc.strerror}.") from None
 
-    def record_message(self, message: dict, facts: dict | None = None, memory: str = "") -> None:
-        """`memory`: the memory block sent with this user message (`message` holds the user's own words)."""
+    def record_message(self, message: dict, facts: dict | None = None, memory: str = "", files: str = "") -> None:
+        """`memory`: the memory block sent with this user message, `files`: the files it named,
+        as they were attached (`message` holds the user's own words)."""
         if self.state.title is None and message.get("role") == "user":
             self.state.title = title_of(message.get("content") or "")
             self.append({"type": "title", "title": self.state.title})
@@ -207,6 +209,8 @@ class Session:
             event["facts"] = facts
         if memory:
             event["memory"] = memory
+        if files:
+            event["files"] = files
         self.append(event)
 
     def record_usage(self, usage: dict) -> None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from nanohermes.loop.subagents import Subagents
     from nanohermes.memory.store import MemoryStore
     from nanohermes.prompt.skills import Skills
+    from nanohermes.sandbox.policy import Policy
     from nanohermes.storage.checkpoints import Checkpoints
     from nanohermes.tools.background import BackgroundTasks
 
@@ -47,6 +48,7 @@ class ToolContext:
     subagents: Subagents | None = None  # runs helper agents for `task` (None inside a helper)
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
+    sandbox: Policy | None = None  # commands run confined by it (sandbox/); None: unconfined
     call_id: str = ""  # the call being run (set by the loop for each call)
     progress: Callable[[str], None] | None = None  # a long tool reports its latest output here, throttled
     redactor: Redactor = NO_SECRETS  # secrets taken out of every result (redact.py)

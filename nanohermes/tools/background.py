@@ -2,9 +2,10 @@
 
 `run_command` with `background: true` starts one and returns at once; `task_output` reads what
 it printed since the last read; `task_stop` ends it; the end of the session stops them all.
-Each task is its own process group, so stopping it stops its children too. One reader thread
-per task drains both pipes to the end, so a chatty task never blocks on a full pipe; the
-capture keeps the first TASK_CAPTURE_BYTES of each stream and counts what it dropped.
+Each task is its own process group (started by tools/processes.py, like run_command's), so
+stopping it stops its children too. One reader thread per task drains both pipes to the end, so
+a chatty task never blocks on a full pipe; the capture keeps the first TASK_CAPTURE_BYTES of
+each stream and counts what it dropped.
 """
 
 from __future__ import annotations
@@ -12,15 +13,15 @@ from __future__ import annotations
 import os
 import selectors
 import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nanohermes.errors import ToolError
+from nanohermes.sandbox.policy import Policy
 from nanohermes.signals import held
-from nanohermes.tools.shell import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SECRET_ENV
+from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, release, signal_group, start_child
 
 TASK_CAPTURE_BYTES = 524_288  # per stream, 512 KB: enough for a server's start-up lines, which say whether it came up
 MAX_RUNNING_TASKS = 8  # a session is not a process manager; each task may hold 1 MB of capture
@@ -56,7 +57,7 @@ class StreamCapture:
 class Task:
     """One background command: its process group, its captures, and how it ended."""
 
-    def __init__(self, task_id: str, command: str, cwd: Path, timeout: float | None):
+    def __init__(self, task_id: str, command: str, cwd: Path, timeout: float | None, sandbox: Policy | None = None):
         self.id, self.command, self.timeout = task_id, command, timeout
         self.stdout, self.stderr = StreamCapture(), StreamCapture()
         self.started = time.monotonic()
@@ -64,15 +65,7 @@ class Task:
         self.ended_by: str | None = None  # STOPPED or TIMED_OUT when we ended it
         self.lock = threading.Lock()  # the reader writes the captures while task_output reads them
         self.done = threading.Event()  # set once the pipes are drained and the process reaped
-        self.proc = subprocess.Popen(
-            ["bash", "-c", command],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            env=_child_env(),
-        )
+        self.proc = start_child([*SHELL, command], cwd, sandbox)
         self._reader = threading.Thread(target=self._drain, name=f"nanohermes-{task_id}", daemon=True)
         self._reader.start()
 
@@ -111,13 +104,13 @@ class Task:
             return False  # finished and drained: its group is gone (and its id may be reused)
         with self.lock:
             self.ended_by = self.ended_by or reason
-        _signal_group(self.proc.pid, signal.SIGTERM)
+        signal_group(self.proc.pid, signal.SIGTERM)
         return True
 
     def finish_stopping(self, deadline: float) -> None:
         """After terminate(): KILL the group if it is not done by `deadline` (monotonic)."""
         if not self.done.wait(max(deadline - time.monotonic(), 0)):
-            _signal_group(self.proc.pid, signal.SIGKILL)  # something ignores TERM, or holds the pipes
+            signal_group(self.proc.pid, signal.SIGKILL)  # something ignores TERM, or holds the pipes
             self.done.wait(KILL_GRACE)
 
     def _drain(self) -> None:
@@ -143,6 +136,7 @@ class Task:
         finally:
             self.proc.stdout.close()
             self.proc.stderr.close()
+            release(self.proc)
             self.ended = time.monotonic()
             self.done.set()
 
@@ -154,7 +148,7 @@ class BackgroundTasks:
         self._tasks: dict[str, Task] = {}
         self._numbers = 0
 
-    def start(self, command: str, cwd: Path, timeout: float | None = None) -> Task:
+    def start(self, command: str, cwd: Path, timeout: float | None = None, sandbox: Policy | None = None) -> Task:
         running = [t.id for t in self._tasks.values() if t.state == RUNNING]
         if len(running) >= MAX_RUNNING_TASKS:
             raise ToolError(
@@ -163,7 +157,7 @@ class BackgroundTasks:
             )
         self._numbers += 1
         with held():  # a Ctrl-C before the task is on the list would leave its process unowned
-            task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout)
+            task = Task(f"{ID_PREFIX}{self._numbers}", command, cwd, timeout, sandbox)
             self._tasks[task.id] = task
         return task
 
@@ -185,15 +179,3 @@ class BackgroundTasks:
         for task in stopped:
             task.finish_stopping(deadline)
         return stopped
-
-
-def _child_env() -> dict[str, str]:
-    """As for run_command: the provider's key stays out of what a command can print."""
-    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
-
-
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)  # start_new_session made the pid the group id
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -20,10 +20,10 @@ BUILTIN_TOOLS: list[Tool] = [read_file, grep, glob, run_command, web_fetch, writ
 def all_tools(skills: Skills, configured: list[Tool] = ()) -> list[Tool]:
     """The built-in tools, then those config.toml adds (web_search, mcp), then `task` last: a
     helper's list (all but `task`) is then a prefix of it, for prompt caches."""
+    from nanohermes.tools.background_tools import TASK_TOOLS
     from nanohermes.tools.delegate import task
     from nanohermes.tools.knowledge import remember, skill
     from nanohermes.tools.recall import recall
-    from nanohermes.tools.task_tools import TASK_TOOLS
 
     tools = [*BUILTIN_TOOLS, *TASK_TOOLS, remember, recall]
     if len(skills):  # an unused tool schema is paid for on every request

@@ -12,6 +12,7 @@ from nanohermes.tools import Tool
 if TYPE_CHECKING:
     from nanohermes.config import Config
     from nanohermes.mcp.hub import McpHub
+    from nanohermes.sandbox.policy import Policy
 
 
 @dataclass
@@ -26,7 +27,8 @@ class ConfiguredTools:
             self.mcp.close()
 
 
-def configured_tools(config: Config) -> ConfiguredTools:
+def configured_tools(config: Config, sandbox: Policy | None = None) -> ConfiguredTools:
+    """`sandbox`: what confines the MCP stdio servers that opted in."""
     found = ConfiguredTools()
     if config.web_search is not None and config.web_search.unavailable:
         found.warnings.append(config.web_search.unavailable)
@@ -39,7 +41,7 @@ def configured_tools(config: Config) -> ConfiguredTools:
         from nanohermes.mcp.listing import prompt_section
         from nanohermes.mcp.tool import make_mcp_tool
 
-        found.mcp = McpHub(config.mcp, config.home, config.workspace)
+        found.mcp = McpHub(config.mcp, config.home, config.workspace, sandbox)
         # Decided now, from the tool lists of the servers' last start: no server starts here.
         found.prompt_section = prompt_section([(s, found.mcp.known_tools(s.name)) for s in config.mcp])
         found.tools.append(make_mcp_tool(found.mcp))

@@ -21,11 +21,11 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import (
-    BINARY_SNIFF_BYTES,
     DIFF_LINE_CHARS,
     MAX_FILE_BYTES,
     PREVIEW_DIFF_LINES,
     RESULT_DIFF_LINES,
+    UNCAPPED,
     capped_diff,
     cut_line,
     encode_text,
@@ -36,6 +36,7 @@ from nanohermes.tools.files import (
 )
 from nanohermes.tools.paths import display_path, resolve_path
 from nanohermes.tools.tolerant import line_of, tolerant_placements
+from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
 MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
 MAX_LOOSE_CANDIDATES = 5  # places a loose match names: enough to choose from, few enough to read
@@ -182,24 +183,26 @@ def _not_found(shown: str, content: str, old_text: str) -> str:
     return message + "\nRe-read the file with read_file and copy old_text exactly."
 
 
-def _preview_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+def _preview_edit(
+    ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False, whole: bool = False
+) -> str:
+    """The diff the user approves (`whole`: uncapped, for the REPL's Ctrl-O at the question)."""
     try:
         edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
     except ToolError as exc:
         return f"will fail: {exc}"
-    return capped_diff(edit.before, edit.after, edit.shown, PREVIEW_DIFF_LINES)[0]
+    return capped_diff(edit.before, edit.after, edit.shown, UNCAPPED if whole else PREVIEW_DIFF_LINES)[0]
 
 
-@tool(
-    params={
-        "path": "file path",
-        "old_text": "exact text to replace",
-        "new_text": "replacement",
-        "replace_all": "replace every occurrence",
-    },
-    approval=True,
-    preview=_preview_edit,
-)
+EDIT_PARAMS = {
+    "path": "file path",
+    "old_text": "exact text to replace",
+    "new_text": "replacement",
+    "replace_all": "replace every occurrence",
+}
+
+
+@tool(params=EDIT_PARAMS, approval=True, preview=_preview_edit)
 def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> ToolOutput:
     """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
     edit = _plan_edit(ctx, path, old_text, new_text, replace_all)

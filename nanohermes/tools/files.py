@@ -22,16 +22,17 @@ from nanohermes.fileio import open_regular, read_regular
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
+from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
 DEFAULT_LINES = 2_000  # a page of a long file; the output budget usually stops a page earlier
 MIN_LINES = 20  # a smaller limit reads this many: a small model paging with limit=1 spent a request per line
 MAX_LINE_CHARS = 2_000  # one minified line must not eat the whole result
 LINE_READ_BYTES = MAX_LINE_CHARS * 4  # worst-case UTF-8 width: a cut line still has its 2,000 chars
-BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
 NOTES_RESERVE = 200  # bytes of max_output kept for the header and the "more lines" note, besides the path
 RESULT_DIFF_LINES = 60  # diff echoed to the model after a change: enough to verify it, cheap
 PREVIEW_DIFF_LINES = 400  # the user approving a change gets to see more of it
+UNCAPPED = 1 << 62  # a preview asked for whole: no line cap
 PREVIEW_NEW_FILE_LINES = 40
 DIFF_LINE_CHARS = 240  # same cut as grep lines
 
@@ -265,8 +266,9 @@ def _plan_write(ctx: ToolContext, path: str) -> tuple[Path, str]:
     return target, shown
 
 
-def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
-    """What the user approves: the diff, or a new file's first lines (the UI names the action)."""
+def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = False) -> str:
+    """What the user approves: the diff, or a new file's first lines (the UI names the action);
+    `whole`: all of it (the REPL's Ctrl-O at the question)."""
     try:
         target, shown = _plan_write(ctx, path)
     except ToolError as exc:
@@ -274,14 +276,15 @@ def _preview_write(ctx: ToolContext, path: str, content: str) -> str:
     old = _existing_text(target)
     if not target.exists():
         lines = content.splitlines()
-        added = "\n".join("+" + cut_line(printable(line), DIFF_LINE_CHARS) for line in lines[:PREVIEW_NEW_FILE_LINES])
-        more = len(lines) - PREVIEW_NEW_FILE_LINES
+        shown = len(lines) if whole else PREVIEW_NEW_FILE_LINES
+        added = "\n".join("+" + cut_line(printable(line), DIFF_LINE_CHARS) for line in lines[:shown])
+        more = len(lines) - shown
         return f"new file, {_lines(len(lines))}\n{added}" + (f"\n… {more} more lines" if more > 0 else "")
     if old is None:
         return f"overwrites a {target.stat().st_size}-byte binary or huge file"
     if old == content:
         return "no change: the file already has this content"
-    return capped_diff(old, content, shown, PREVIEW_DIFF_LINES)[0]
+    return capped_diff(old, content, shown, UNCAPPED if whole else PREVIEW_DIFF_LINES)[0]
 
 
 @tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)

@@ -1,4 +1,4 @@
-"""Where a model-given path may point, and the one gitignore-aware walk used by glob and grep.
+"""Where a model-given path may point, and how results name it.
 
 Small models invent paths, so a missing path is an error that names the closest existing
 ones. Paths resolve inside the workspace; NANOHERMES_HOME (sessions, memory, keys in
@@ -11,24 +11,17 @@ import difflib
 import itertools
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from nanohermes.errors import ToolError
-from nanohermes.fileio import read_regular
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext
+from nanohermes.tools.steering import missing_path_note_for
+from nanohermes.tools.workspace import state_dir, walk
 
 MAX_SUGGESTIONS = 5  # enough to contain the right one, few enough to read at a glance
 SUGGEST_SCAN_LIMIT = 20_000  # paths looked at for suggestions: keeps a typo's error fast in huge trees
 DIR_LISTING_LIMIT = 10  # entries named when a directory is given where a file was expected
-ALWAYS_SKIPPED = frozenset({".git"})  # git's own database: never source, often huge
-
-if TYPE_CHECKING:
-    import pathspec
-
-Rules = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
 # A byte of a file name that is not UTF-8, as results show it (`bad\xffname.txt`, text.py:
 # valid_unicode); a model that sends the name back as shown reaches the file.
 _SHOWN_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
@@ -94,8 +87,6 @@ def display_path(ctx: ToolContext, path: Path) -> str:
 
 def missing_path_error(ctx: ToolContext, raw: str, target: Path) -> ToolError:
     """The error names the closest paths, then what the workspace holds (tools/steering.py)."""
-    from nanohermes.tools.steering import missing_path_note_for  # steering lists through this module
-
     found = closest_paths(ctx, target)
     hint = f" Closest existing paths: {', '.join(found)}." if found else ""
     return ToolError(
@@ -153,80 +144,3 @@ def list_directory(path: Path, limit: int = DIR_LISTING_LIMIT) -> tuple[list[str
     except OSError:
         return [], 0
     return [_shown(e.name, e) for e in entries[:limit]], len(entries)
-
-
-def state_dir(ctx: ToolContext) -> Path:
-    """NanoHermes' home, which no tool may show, also when it lies inside the workspace."""
-    return ctx.home.resolve()
-
-
-def walk(
-    root: Path, base: Path, *, include_dirs: bool = False, exclude: Path | None = None
-) -> Iterator[tuple[str, os.DirEntry]]:
-    """Yield (path relative to base, entry) for files under root, sorted, depth first.
-
-    Honours every .gitignore from base down (deeper files override shallower, as in git),
-    always skips .git and the `exclude` directory (NanoHermes' own state), and does not
-    follow symlinks (as ripgrep). `base` is the workspace (or root itself when root lies
-    outside it)."""
-    excluded = str(exclude) if exclude is not None else None
-    cut = len(os.path.join(base, ""))  # string slicing: Path.relative_to per entry would double the walk time
-    stack = [_open_dir(root, base, _rules_down_to(base, root))]
-    while stack:
-        entries, rules = stack[-1]
-        entry = next(entries, None)
-        if entry is None:
-            stack.pop()
-            continue
-        rel = entry.path[cut:]
-        is_dir = entry.is_dir(follow_symlinks=False)
-        if entry.name in ALWAYS_SKIPPED or entry.is_symlink() or _ignored(rules, rel, is_dir):
-            continue
-        if is_dir and entry.path == excluded:
-            continue
-        if is_dir:
-            if include_dirs:
-                yield rel, entry
-            stack.append(_open_dir(entry.path, base, rules))
-        elif entry.is_file(follow_symlinks=False):
-            yield rel, entry
-
-
-def _open_dir(directory: Path | str, base: Path, rules: Rules) -> tuple[Iterator[os.DirEntry], Rules]:
-    """Sorted entries of directory and the rules that apply inside it."""
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:  # unreadable or vanished: skip it, like rg
-        entries = []
-    return iter(entries), _with_gitignore(rules, directory, base)
-
-
-def _rules_down_to(base: Path, root: Path) -> Rules:
-    """Rules from the .gitignore files of base and every directory between it and root."""
-    rules: Rules = ()
-    directory = base
-    for part in root.relative_to(base).parts:
-        rules = _with_gitignore(rules, directory, base)
-        directory = directory / part
-    return rules
-
-
-def _with_gitignore(rules: Rules, directory: Path | str, base: Path) -> Rules:
-    try:  # a .gitignore that is a FIFO must not hang the walk
-        lines = read_regular(os.path.join(directory, ".gitignore")).decode("utf-8", "replace").splitlines()
-    except OSError:
-        return rules
-    rel = os.path.relpath(directory, base)
-    prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-    import pathspec  # ~9 ms; only walks need it
-
-    return rules + ((prefix, pathspec.GitIgnoreSpec.from_lines(lines)),)
-
-
-def _ignored(rules: Rules, rel: str, is_dir: bool) -> bool:
-    """The deepest .gitignore with an opinion decides, as in git."""
-    for prefix, spec in reversed(rules):
-        verdict = spec.check_file(rel[len(prefix) :] + ("/" if is_dir else "")).include
-        if verdict is not None:
-            return verdict
-    return False

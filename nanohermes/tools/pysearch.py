@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from nanohermes.fileio import read_regular
+from nanohermes.tools.workspace import walk
 
 
 def search(
@@ -29,8 +30,6 @@ def search(
     max_file_bytes: int,
 ) -> dict:
     """{"matches": [[path relative to base, line, text], …], "stopped": bool} — what the child prints."""
-    from nanohermes.tools.paths import walk
-
     regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     root = Path(target)
     if root.is_file():  # as rg: a file named explicitly is searched whatever the filters say

@@ -6,17 +6,15 @@ glob tool inside grep's body only; nothing there needs the tool.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
 import threading
 from base64 import b64decode
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,9 +25,18 @@ from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
 from nanohermes.fileio import NotRegularFile, kind_of, read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
-from nanohermes.tools.files import BINARY_SNIFF_BYTES, cut_line
-from nanohermes.tools.paths import display_path, resolve_path, shown_path, state_dir, walk
+from nanohermes.tools.files import cut_line
+from nanohermes.tools.paths import display_path, resolve_path, shown_path
 from nanohermes.tools.steering import glob_note_for, grep_note_for
+from nanohermes.tools.workspace import (
+    BINARY_SNIFF_BYTES,
+    excluded_prefix,
+    exclusion_args,
+    find_rg,
+    rg_files,
+    state_dir,
+    walk,
+)
 
 MAX_MATCHES = 200  # enough to locate anything; more is a listing nobody reads
 MAX_LINE_CHARS = 240  # a match line is context, not content
@@ -50,17 +57,22 @@ class _Found:
     note: str = ""  # how the search was made, when not the usual way
 
 
+@dataclass(frozen=True)
+class Search:
+    """One grep: what to look for, where (paths are shown relative to `base`), what to leave out
+    (NanoHermes's state directory) and for how long."""
+
+    pattern: str
+    target: Path
+    base: Path
+    glob: str | None = None
+    ignore_case: bool = False
+    exclude: Path | None = None
+    timeout: float = SEARCH_TIMEOUT_S
+
+
 class _TimedOut(Exception):
     """rg did not finish within its time."""
-
-
-@functools.cache
-def find_rg() -> str | None:
-    """The pinned rg the `ripgrep` wheel put beside our python (its bin may not be on PATH), else any rg."""
-    beside = Path(sys.executable).parent / "rg"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("rg")
 
 
 @tool(
@@ -94,36 +106,28 @@ def run_grep(
     base = workspace if target.is_relative_to(workspace) else target.parent
     if not target.is_dir():  # rg reads a FIFO or /dev/zero named explicitly for ever: only files
         _check_searchable(target, display_path(ctx, target))
-    found = _search(pattern, target, base, glob, ignore_case, state_dir(ctx), rg, timeout)
+    search = Search(pattern, target, base, glob, ignore_case, state_dir(ctx), timeout)
+    found = _search(search, rg)
     out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
     if found.matches:
         return _steered(out, _inside_words_note(found, pattern, ignore_case, target.is_file()))
     if not ignore_case and pattern.lower() != pattern.upper():  # `relay_port` for RELAY_PORT: show what is there
-        other_case = _search(pattern, target, base, glob, True, state_dir(ctx), rg, timeout)
+        other_case = _search(replace(search, ignore_case=True), rg)
         if other_case.matches:
             return _steered(out, _other_case_note(other_case))
     return _steered(out, grep_note_for(ctx, target, glob, pattern))
 
 
-def _search(
-    pattern: str,
-    target: Path,
-    base: Path,
-    glob: str | None,
-    ignore_case: bool,
-    home: Path,
-    rg: str | None,
-    timeout: float,
-) -> _Found:
+def _search(search: Search, rg: str | None) -> _Found:
     try:
         if not rg:
             raise _TimedOut  # no rg at all: the built-in search
-        return search_with_rg(rg, pattern, target, base, glob, ignore_case, home, timeout)
+        return search_with_rg(rg, search)
     except _TimedOut:
-        found = search_with_python(pattern, target, base, glob, ignore_case, home, timeout)
+        found = search_with_python(search)
         if rg:
             found.note = (
-                f"(rg did not finish within {timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
+                f"(rg did not finish within {search.timeout:g} s — a huge tree, or an ignore file that is a FIFO — "
                 "so the built-in search was used)"
             )
         return found
@@ -183,30 +187,30 @@ def _check_searchable(file: Path, shown: str) -> None:
         raise ToolError(f"{shown} is a binary file; grep searches text files only")
 
 
-def search_with_rg(
-    rg: str,
-    pattern: str,
-    target: Path,
-    base: Path,
-    glob: str | None,
-    ignore_case: bool,
-    exclude: Path | None = None,
-    timeout: float = SEARCH_TIMEOUT_S,
-) -> _Found:
+def search_with_rg(rg: str, search: Search) -> _Found:
     """Stream `rg --json`, keep MAX_MATCHES, and kill rg as soon as one more shows up (or at
     `timeout`: _TimedOut)."""
+    pattern, base = search.pattern, search.base
     args = [rg, "--json", "--no-config", "--no-messages", "--hidden", "--no-require-git"]
     args += ["--max-filesize", RG_MAX_FILESIZE]
-    args += ["-g", glob] if glob else []
-    args += ["-g", "!.git", "-i" if ignore_case else "-s", "-e", pattern, "--", os.path.relpath(target, base)]
-    hidden = _excluded_prefix(exclude, base)
-    args[-4:-4] = exclusion_args(exclude, base)  # anchored: only that directory
+    args += ["-g", search.glob] if search.glob else []
+    args += [
+        "-g",
+        "!.git",
+        "-i" if search.ignore_case else "-s",
+        "-e",
+        pattern,
+        "--",
+        os.path.relpath(search.target, base),
+    ]
+    hidden = excluded_prefix(search.exclude, base)
+    args[-4:-4] = exclusion_args(search.exclude, base)  # anchored: only that directory
     found = _Found()
     with subprocess.Popen(
         args, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     ) as proc:
         fired: list[bool] = []
-        deadline = threading.Timer(timeout, lambda: (fired.append(True), _end(proc, reap=False)))
+        deadline = threading.Timer(search.timeout, lambda: (fired.append(True), _end(proc, reap=False)))
         deadline.start()
         try:
             _read_rg_matches(proc, found, hidden)
@@ -236,28 +240,6 @@ def _read_rg_matches(proc: subprocess.Popen, found: _Found, hidden: str | None) 
         found.matches.append((path, data["line_number"], _rg_text(data["lines"]).rstrip("\r\n")))
 
 
-def _excluded_prefix(exclude: Path | None, base: Path) -> str | None:
-    """The state directory relative to base (as rg names paths), when it lies inside."""
-    if exclude is None or exclude == base or not exclude.is_relative_to(base):
-        return None
-    return exclude.relative_to(base).as_posix()
-
-
-def exclusion_args(exclude: Path | None, base: Path) -> list[str]:
-    """rg's arguments that leave the state directory out: anchored (only that directory) and
-    matched literally."""
-    hidden = _excluded_prefix(exclude, base)
-    return ["-g", "!/" + glob_literal(hidden)] if hidden else []
-
-
-_GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\!])")
-
-
-def glob_literal(path: str) -> str:
-    """A path as an rg glob that matches it and only it: `ws/[s]tate` must not match `ws/state`."""
-    return _GLOB_SPECIAL.sub(r"\\\1", path)
-
-
 def _rg_path(field_: dict) -> str:
     """A path as the file system names it: rg sends a name that is not UTF-8 as base64 bytes."""
     return field_["text"] if "text" in field_ else os.fsdecode(b64decode(field_["bytes"]))
@@ -277,28 +259,21 @@ def _rg_error(pattern: str, stderr: str) -> str:
     return f"grep could not search for {pattern!r}:\n{detail}\n{syntax}"
 
 
-def search_with_python(
-    pattern: str,
-    target: Path,
-    base: Path,
-    glob: str | None,
-    ignore_case: bool,
-    exclude: Path | None = None,
-    timeout: float = SEARCH_TIMEOUT_S,
-) -> _Found:
+def search_with_python(search: Search) -> _Found:
     """The same search without rg (gitignore-aware walk, same size, binary and match caps), in a
     child process ended after `timeout` seconds: a pattern that backtracks cannot hold the session."""
+    pattern, timeout = search.pattern, search.timeout
     try:
-        re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        re.compile(pattern, re.IGNORECASE if search.ignore_case else 0)
     except re.error as exc:
         raise ToolError(f"grep could not search for {pattern!r}: invalid regex: {exc}") from None
     request = {
         "pattern": pattern,
-        "target": str(target),
-        "base": str(base),
-        "glob": glob,
-        "ignore_case": ignore_case,
-        "exclude": str(exclude) if exclude else None,
+        "target": str(search.target),
+        "base": str(search.base),
+        "glob": search.glob,
+        "ignore_case": search.ignore_case,
+        "exclude": str(search.exclude) if search.exclude else None,
         "max_matches": MAX_MATCHES,
         "max_file_bytes": MAX_SEARCH_FILE_BYTES,
     }
@@ -365,8 +340,8 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
     # The patterns' compiled regexes directly: PathSpec.match_file normalises every path
     # again and costs as much as the listing. All patterns here are inclusions.
     regexes = [p.regex for p in _glob_spec(_anchored(pattern), pattern).patterns if p.include and p.regex is not None]
-    rg = find_rg()
-    listed = _files_with_rg(rg, root, state_dir(ctx)) if rg else None
+    rg = find_rg()  # rg lists every file, not the pattern's: a -g glob that matches overrides .gitignore there
+    listed = rg_files(rg, root, state_dir(ctx), timeout=SEARCH_TIMEOUT_S) if rg else None
     if listed is None:  # no rg, or rg failed: the Python walk lists the same files, slower
         listed = [
             e.path[len(os.path.join(root, "")) :]
@@ -393,23 +368,6 @@ def _anchored(pattern: str) -> list[str]:
     """Shell-glob semantics as gitignore globs: anchored at the base, ** spans directories,
     {a,b} expanded."""
     return ["/" + p.removeprefix("./").lstrip("/") for p in _expand_braces(pattern.strip())]
-
-
-def _files_with_rg(rg: str, root: Path, exclude: Path, timeout: float = SEARCH_TIMEOUT_S) -> list[str] | None:
-    """Every file under root that is not ignored, relative to root, from `rg --files` (the
-    same rules as the walk, faster). The glob pattern is not passed to rg: a matching -g glob
-    overrides .gitignore there. None when rg cannot answer (the caller walks instead)."""
-    args = [rg, "--files", "--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
-    hidden = _excluded_prefix(exclude, root)
-    args += exclusion_args(exclude, root)
-    try:
-        proc = subprocess.run(args, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode not in (0, 1):  # 1: nothing matched
-        return None
-    names = (os.fsdecode(line) for line in proc.stdout.split(b"\n") if line)
-    return [n for n in names if not hidden or not (n == hidden or n.startswith(hidden + "/"))]
 
 
 def _glob_spec(patterns: list[str], pattern: str) -> pathspec.PathSpec:

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError, ToolError
 
 DEFAULT_MAX_RESULTS = 5  # enough to choose a page to fetch; each result costs ~80 tokens
@@ -65,11 +66,8 @@ class Hit:
 def parse_web_search_table(table, path: Path) -> WebSearchSettings:
     """The `[web_search]` table as settings, or a ConfigError naming what to fix."""
     where = f"{path} [web_search]"
-    if not isinstance(table, dict):
-        raise ConfigError(f'{path}: web_search must be a table ([web_search] with backend = "searxng", …).')
-    unknown = sorted(set(table) - TABLE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(TABLE_KEYS))}.")
+    not_a_table = f'{path}: web_search must be a table ([web_search] with backend = "searxng", …).'
+    checked_table(table, TABLE_KEYS, where, not_a_table)
     backend = table.get("backend")
     if backend not in BACKENDS:
         raise ConfigError(f"{where}: backend must be one of {', '.join(BACKENDS)}, got {backend!r}.")
@@ -82,8 +80,8 @@ def parse_web_search_table(table, path: Path) -> WebSearchSettings:
         backend,
         url.rstrip("/"),
         key,
-        _number(table, "max_results", DEFAULT_MAX_RESULTS, int, where),
-        _number(table, "timeout", DEFAULT_TIMEOUT_S, float, where),
+        _max_results(table, where),
+        checked_seconds(table, "timeout", DEFAULT_TIMEOUT_S, where),
         unavailable,
     )
 
@@ -107,13 +105,11 @@ def _key(table: dict, default_env: str | None, where: str) -> tuple[str | None, 
     return os.environ[env], ""
 
 
-def _number(table: dict, name: str, default, kind: type, where: str):
-    value = table.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ConfigError(f"{where}: {name} must be a positive number, got {value!r}.")
-    if name == "max_results" and (value != int(value) or value > MAX_RESULTS_LIMIT):
+def _max_results(table: dict, where: str) -> int:
+    value = table.get("max_results", DEFAULT_MAX_RESULTS)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RESULTS_LIMIT:
         raise ConfigError(f"{where}: max_results must be a whole number from 1 to {MAX_RESULTS_LIMIT}, got {value!r}.")
-    return kind(value)
+    return value
 
 
 # ---------------------------------------------------------------- asking

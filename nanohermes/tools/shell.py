@@ -5,7 +5,8 @@ selector loop, no threads) and bytes past the capture are counted and dropped. E
 at the end of a log, so each stream keeps its head and its tail; the note in between says
 how much was not shown. The command runs in its own process group, which ends with it: on
 the timeout (TERM, then KILL), on Ctrl-C or SIGTERM (KILL), and when the shell exits (what it
-put in the background gets TERM, then KILL).
+put in the background gets TERM, then KILL). Stopped by Ctrl-C, it keeps what it printed: the
+model reads it as the call's result (errors.ToolInterrupted), the user sees its last lines.
 """
 
 from __future__ import annotations
@@ -19,21 +20,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nanohermes.calls import ResultFacts
-from nanohermes.errors import ToolError
-from nanohermes.signals import held
+from nanohermes.errors import ToolError, ToolInterrupted
+from nanohermes.sandbox.notes import blocked_note
+from nanohermes.sandbox.policy import Policy
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
 from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.tools.background_tools import start_background
+from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, end_child, signal_group, start_child
 
 CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
 HEAD_BYTES = CAPTURE_BYTES // 2  # the start says what ran ...
 TAIL_BYTES = CAPTURE_BYTES - HEAD_BYTES  # ... the end says how it failed
-READ_CHUNK = 65_536  # one pipe buffer on Linux
-KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL: time to flush and exit cleanly
 BACKGROUND_GRACE = 0.5  # after the shell exits, how long background children may keep the pipes open
-POLL_SECONDS = 0.1  # how often the loop notices an exit while the pipes stay quiet
-GROUP_POLL_S = 0.02  # how often a group told to end is checked for stragglers
 MAX_MODEL_TIMEOUT_S = 600  # a timeout the model asks for is capped here (or at the configured default, if higher)
-SECRET_ENV = frozenset({"OPENAI_API_KEY"})
 COMMAND_ECHO_CHARS = 500  # a heredoc writing a file must not fill the header
 NOTE_RESERVE = 80  # bytes for one "… stdout truncated (N bytes not shown)" note and its newlines
 LABEL_RESERVE = 2 * NOTE_RESERVE + 40  # both notes, both labels
@@ -73,6 +72,12 @@ class _Outcome:
     stderr: _Capture
     timed_out: bool = False
     background: bool = False  # background children held the pipes open after the shell exited
+    interrupted_after: float | None = None  # seconds it ran before Ctrl-C stopped it
+
+
+def new_outcome() -> _Outcome:
+    """An empty outcome for run_shell to fill: what it holds survives a Ctrl-C."""
+    return _Outcome(0, _Capture(), _Capture())
 
 
 @dataclass
@@ -96,14 +101,22 @@ class _Tail:
             self.next_report = now + PROGRESS_INTERVAL_S
             self.report("\n".join(self.lines(PROGRESS_LINES)))
 
-    def lines(self, count: int) -> list[str]:
-        """The last `count` non-empty lines; a carriage return overwrites a line (progress bars)."""
+    def lines(self, count: int, blank: bool = False) -> list[str]:
+        """The last `count` non-empty lines; a carriage return overwrites a line (progress bars).
+        `blank`: the empty lines between them kept too, as a terminal shows them."""
         data = bytes(self.data)
         if self.total > len(data):  # the kept bytes start inside a line: drop that part
             data = data[data.find(b"\n") + 1 :] if b"\n" in data else data
         text = data.decode("utf-8", "replace")
         shown = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
-        return [line for line in shown if line.strip()][-count:]
+        if not blank:
+            return [line for line in shown if line.strip()][-count:]
+        while shown and not shown[-1].strip():
+            shown.pop()
+        shown = shown[-count:]
+        while shown and not shown[0].strip():
+            shown.pop(0)
+        return shown
 
     @property
     def line_count(self) -> int:
@@ -114,8 +127,12 @@ def _preview(ctx: ToolContext, command: str, timeout: float | None = None) -> st
     return f"$ {command}" + (f"\n(timeout {timeout:g} s)" if timeout else "")
 
 
-def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> str:
-    return _preview(ctx, command, timeout) + ("\n(in the background)" if background else "")
+def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, **how) -> str:
+    """The command as it will run; `how`: run_command's other arguments (background, unsandboxed, reason)."""
+    shown = _preview(ctx, command, timeout) + ("\n(in the background)" if how.get("background") else "")
+    if how.get("unsandboxed"):
+        shown += f"\n(outside the sandbox: {str(how.get('reason') or '').strip() or 'no reason given'})"
+    return shown
 
 
 @tool(
@@ -123,31 +140,61 @@ def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, 
         "command": "bash command",
         "timeout": "seconds (default 120)",
         "background": "start it, return a task id at once (servers, long runs)",
+        "unsandboxed": "run outside the sandbox: to write outside the workspace or go online (asks)",
+        "reason": "why, for the user",
     },
     approval=True,
     preview=_preview_call,
     lean_drops=frozenset({"background"}),
 )  # lean: no task tools to read it
-def run_command(ctx: ToolContext, command: str, timeout: float | None = None, background: bool = False) -> ToolOutput:
+def run_command(
+    ctx: ToolContext,
+    command: str,
+    timeout: float | None = None,
+    background: bool = False,
+    unsandboxed: bool = False,
+    reason: str = "",
+) -> ToolOutput:
     """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
     if not command.strip():
         raise ToolError("command is empty")
-    if background:  # tools/task_tools.py; no timeout unless one is asked for (a server runs on)
-        from nanohermes.tools.task_tools import start_background
-
-        return ToolOutput(start_background(ctx, command, timeout))
+    sandbox = None if unsandboxed else ctx.sandbox  # outside it only as the user approved (loop/approvals.py)
+    if background:  # tools/background_tools.py; no timeout unless one is asked for (a server runs on)
+        return ToolOutput(start_background(ctx, command, timeout, sandbox))
     limit = ctx.command_timeout if timeout is None else timeout
     if limit <= 0:
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
+    return run_foreground(ctx, command, limit, sandbox)
+
+
+def run_foreground(
+    ctx: ToolContext, command: str, limit: float, sandbox: Policy | None, tail_lines: int = TAIL_LINES
+) -> ToolOutput:
+    """run_command's run to the end, and the REPL's `!command` (the user's own, asking nothing):
+    the output within ctx.max_output with what the sandbox blocked or where an error was raised,
+    and the facts, its last `tail_lines` lines among them (more than TAIL_LINES: with the blank
+    lines between them, as on a terminal). ToolInterrupted on Ctrl-C, with what it had printed."""
+    blank = tail_lines > TAIL_LINES
     tail = _Tail(ctx.report)
-    outcome = run_shell(command, ctx.workspace, limit, on_output=tail.add)
-    shown = tail.lines(TAIL_LINES)
+    outcome = new_outcome()
+    started = time.monotonic()
+    try:
+        run_shell(command, ctx.workspace, limit, on_output=tail.add, sandbox=sandbox, outcome=outcome)
+    except KeyboardInterrupt:  # keep what it printed: the model and the user see it
+        outcome.interrupted_after = time.monotonic() - started
+        text = format_outcome(command, outcome, limit, ctx.max_output)
+        shown = tail.lines(tail_lines, blank)
+        facts = ResultFacts(interrupted=True, tail="\n".join(shown), output_lines=tail.line_count)
+        raise ToolInterrupted(text, facts=facts) from None
+    shown = tail.lines(tail_lines, blank)
     facts = ResultFacts(
         exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count
     )
     text = format_outcome(command, outcome, limit, ctx.max_output)
-    if outcome.code > 0 and not outcome.timed_out:
+    if sandbox is not None and (note := blocked_note(outcome.code, _captured(outcome), sandbox, ctx.workspace)):
+        text += "\n" + note  # what the sandbox blocked: ask, don't retry
+    elif outcome.code > 0 and not outcome.timed_out:
         from nanohermes.tools.steering import raised_in_note, silent_command_note_for  # only when needed
 
         if not (outcome.stdout.total or outcome.stderr.total):
@@ -157,28 +204,22 @@ def run_command(ctx: ToolContext, command: str, timeout: float | None = None, ba
     return ToolOutput(text, facts)
 
 
-def _child_env() -> dict[str, str]:
-    """The user's environment minus the model provider's key: `env` or `echo $OPENAI_API_KEY`
-    would otherwise put the key into the context and the session file."""
-    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
-
-
-def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], None] | None = None) -> _Outcome:
-    """Run to the end or the timeout; `on_output` sees every chunk of stdout and stderr as it arrives."""
-    outcome = _Outcome(0, _Capture(), _Capture())
+def run_shell(
+    command: str,
+    cwd,
+    timeout: float,
+    on_output: Callable[[bytes], None] | None = None,
+    sandbox: Policy | None = None,
+    outcome: _Outcome | None = None,
+) -> _Outcome:
+    """Run to the end or the timeout, inside `sandbox` (None: unconfined); `on_output` sees every
+    chunk of stdout and stderr as it arrives. `outcome` (new_outcome()): filled as the output comes,
+    so a caller keeps what was captured when Ctrl-C stops the command."""
+    outcome = outcome if outcome is not None else new_outcome()
     deadline = time.monotonic() + timeout
     proc = None
     try:
-        with held():  # a Ctrl-C while Popen runs would leave the started child unowned, and running
-            proc = subprocess.Popen(
-                ["bash", "-c", command],
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own process group, so a timeout can kill all of it
-                env=_child_env(),
-            )
+        proc = start_child([*SHELL, command], cwd, sandbox)
         term_sent = _drain(proc, outcome, deadline, on_output)
         if term_sent is None:
             try:
@@ -188,61 +229,10 @@ def run_shell(command: str, cwd, timeout: float, on_output: Callable[[bytes], No
         if term_sent is not None:
             _kill_after_grace(proc, term_sent)
     finally:
-        if proc is not None:  # None: Popen itself failed, and its error goes on up
-            _clean_up(proc)
+        if proc is not None:  # None: it never started (start_child ended it, or Popen failed)
+            end_child(proc)  # what the shell put in the background ends with it
     outcome.code = proc.returncode
     return outcome
-
-
-def _clean_up(proc: subprocess.Popen) -> None:
-    proc.stdout.close()
-    proc.stderr.close()
-    if proc.poll() is None:  # interrupted (Ctrl-C, SIGTERM) or a bug: leave nothing running
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
-    _end_group(proc)
-
-
-def _end_group(proc: subprocess.Popen) -> None:
-    """What the command left running in its process group (`server &`, a daemon that did not
-    detach) ends with it: TERM, then KILL after KILL_GRACE. The shell has been reaped, but while
-    any member lives the group's id stays taken, so the signal cannot reach anyone else."""
-    if not _group_alive(proc.pid):
-        return
-    _signal_group(proc, signal.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(GROUP_POLL_S)
-    _signal_group(proc, signal.SIGKILL)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group still runs. Killed members the system has not reaped yet
-    (zombies: an init that reaps slowly, as in some containers) do not count."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member changed user (setuid): out of our reach either way
-        return False
-    return _running_member(pgid)
-
-
-def _running_member(pgid: int) -> bool:
-    """A member of the group that is not a zombie, from /proc (True where there is no /proc)."""
-    try:
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()  # after "(comm)", which may hold spaces
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
 
 
 def _drain(
@@ -265,7 +255,7 @@ def _drain(
             if term_sent is None and now >= deadline:
                 term_sent = _terminate(proc, outcome)
             elif term_sent is not None and now - term_sent >= KILL_GRACE:
-                _signal_group(proc, signal.SIGKILL)  # something ignores TERM
+                signal_group(proc.pid, signal.SIGKILL)  # something ignores TERM
             for key, _ in selector.select(timeout=max(min(POLL_SECONDS, deadline - now), 0.01)):
                 data = os.read(key.fd, READ_CHUNK)
                 if data:
@@ -279,7 +269,7 @@ def _drain(
 
 def _terminate(proc: subprocess.Popen, outcome: _Outcome) -> float:
     outcome.timed_out = True
-    _signal_group(proc, signal.SIGTERM)
+    signal_group(proc.pid, signal.SIGTERM)
     return time.monotonic()
 
 
@@ -289,15 +279,8 @@ def _kill_after_grace(proc: subprocess.Popen, term_sent: float) -> None:
         proc.wait(timeout=max(term_sent + KILL_GRACE - time.monotonic(), 0))
     except subprocess.TimeoutExpired:
         pass
-    _signal_group(proc, signal.SIGKILL)  # also children still alive after the shell died
+    signal_group(proc.pid, signal.SIGKILL)  # also children still alive after the shell died
     proc.wait()
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)  # start_new_session made the pid the group id
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 # ---------------------------------------------------------------- what the model sees
@@ -322,6 +305,11 @@ def format_outcome(command: str, outcome: _Outcome, timeout: float, max_output: 
 
 
 def _header(command: str, outcome: _Outcome, timeout: float) -> str:
+    if outcome.interrupted_after is not None:
+        return (
+            f"$ {head_tail_text(command, COMMAND_ECHO_CHARS)}\ninterrupted by the user after "
+            f"{outcome.interrupted_after:.1f} s, process group killed; what it printed until then:"
+        )
     status = f"exit code {outcome.code}"
     if outcome.code < 0:
         try:
@@ -350,6 +338,11 @@ def _render(capture: _Capture, name: str, budget: int) -> str:
     head_text, tail_text = _decode(head), _decode(tail)
     gap = "" if head_text.endswith("\n") else "\n"
     return f"{head_text}{gap}… {name} truncated ({omitted} bytes not shown)\n{tail_text}".removesuffix("\n")
+
+
+def _captured(outcome: _Outcome) -> str:
+    """Both streams as far as they were kept, for what they say went wrong."""
+    return "\n".join(_decode(c.head + c.tail) for c in (outcome.stderr, outcome.stdout))
 
 
 def _decode(data: bytes | bytearray) -> str:

@@ -16,8 +16,7 @@ import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
 
-from nanohermes.tools.listing import Listing, list_workspace
-from nanohermes.tools.paths import state_dir
+from nanohermes.tools.workspace import Listing, list_workspace, state_dir
 
 SMALL_WORKSPACE_FILES = 50  # up to this many files, a note names them (as many as fit)
 NOTE_MAX_CHARS = 500  # a hint, not a listing: ~130 tokens, well inside a 4K window's result cap

@@ -1,172 +1,30 @@
-"""Slash commands: one table, extended by the context and memory parts."""
+"""Every slash command: importing this module registers them all in ui/command_table.py, in
+/help's order."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    usage: str
-    help: str
-    run: Callable[[object, str], bool]  # (repl, argument) -> keep going?
-
-
-COMMANDS: dict[str, Command] = {}
-
-
-def command(name: str, usage: str, help: str):
-    def register(fn):
-        COMMANDS[name] = Command(name, usage, help, fn)
-        return fn
-
-    return register
-
-
-@command("/help", "/help", "show the commands and keys")
-def _help(repl, arg: str) -> bool:
-    width = max(len(c.usage) for c in COMMANDS.values())
-    lines = [f"  {c.usage:<{width}}  {c.help}" for c in COMMANDS.values()]
-    lines.append(
-        "  Enter sends · Alt+Enter or Ctrl-J inserts a newline · Ctrl-C clears the line or stops the turn · "
-        "Esc stops the turn · keys typed while it runs wait for the next prompt · Shift-Tab cycles the mode · "
-        "Ctrl-D exits"
-    )
-    repl.say("\n".join(lines))
-    return True
-
-
-@command("/exit", "/exit", "leave (the session is saved)")
-def _exit(repl, arg: str) -> bool:
-    return False
-
-
-@command("/clear", "/clear", "same as /reset")
-@command("/reset", "/reset", "start a new conversation with the same rules")
-def _reset(repl, arg: str) -> bool:
-    repl.runtime.reset()
-    repl.say('conversation reset (project guidance re-read, "always" answers cleared)')
-    return True
-
-
-@command("/session", "/session", "name, path and size of this session")
-def _session(repl, arg: str) -> bool:
-    s = repl.runtime.session
-    in_context = len(repl.runtime.agent.messages) - 1
-    repl.say(f"session {s.name}\n  path {s.path}\n  size {s.size_bytes():,} bytes, {in_context} messages in context")
-    return True
-
-
-def run_slash_command(repl, line: str) -> bool:
-    name, _, arg = line.strip().partition(" ")
-    cmd = COMMANDS.get(name)
-    if cmd is None:
-        repl.say(f"unknown command {name}; /help lists them")
-        return True
-    return cmd.run(repl, arg.strip())
-
-
-@command("/compact", "/compact [focus]", "summarise the conversation now (optional focus for the summary)")
-def _compact(repl, arg: str) -> bool:
-    agent = repl.runtime.agent
-    renderer = getattr(repl, "renderer", None)
-    with renderer.holding_notices() if renderer is not None else nullcontext([]) as held:
-        report = agent.fit_context(force=True, focus=arg or None)
-    if report is not None and report.layers:
-        for notice in held:  # what changed, before → after
-            renderer(notice)
-    else:  # one line for one fact: why there was nothing to do
-        repl.say(
-            "· " + ("; ".join(report.notices) if report is not None and report.notices else "nothing to compact"), "dim"
-        )
-    return True
-
-
-@command("/context", "/context", "what the next request holds, against the budget")
-def _context(repl, arg: str) -> bool:
-    from nanohermes.context.tokens import count_tokens
-    from nanohermes.ui.context_view import context_parts, render_context
-
-    runtime = repl.runtime
-    inputs = runtime.prompt.inputs
-    sections = {
-        "project guidance": len(inputs.project_guidance) + len(inputs.nanohermes_md),
-        "skills listing": len(inputs.skills_listing),
-    }
-    agent = runtime.agent
-    parts = context_parts(sections, agent.messages, agent.tool_schemas())
-    sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
-    ratio = count_tokens(sample) / max(1, len(sample))
-    tokens = {name: round(chars * ratio) for name, chars in parts.items()}
-    budget = agent.settings.high_water_chars  # compaction starts here
-    if agent.window:
-        limit, label = agent.window, f"the {agent.window:,}-token window"
-    else:
-        limit = round(budget * ratio)
-        label = f"the budget: {budget:,} chars ≈ {limit:,} tokens"
-    console = getattr(repl, "console", None)
-    width = console.width if console is not None else 80
-    colour = console is not None and console.color_system is not None and not console.no_color
-    last = last_request_line(agent.context_status().last_usage).strip()
-    repl.show(
-        render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else [])
-    )
-    return True
-
-
-def last_request_line(usage: dict) -> str:
-    """`last request: 12,400 tokens in (91 % cached); 3,100 of 48,000 chars new since the one before`."""
-    if not usage:
-        return ""
-    line = "\nlast request:"
-    if usage.get("prompt_tokens"):
-        line += f" {usage['prompt_tokens']:,} tokens in"
-        if usage.get("cached_tokens") is not None:
-            line += f" ({100 * usage['cached_tokens'] / usage['prompt_tokens']:.0f} % cached)"
-        line += ";"
-    return line + f" {usage['uncached_chars']:,} of {usage['sent_chars']:,} chars new since the one before"
-
-
-@command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")
-def _memory(repl, arg: str) -> bool:
-    from nanohermes.ui.memory_commands import memory_command
-
-    repl.say(memory_command(repl.runtime.memory, arg))
-    return True
-
-
-@command("/diff", "/diff", "what write_file and edit_file changed in this session")
-def _diff(repl, arg: str) -> bool:
-    from nanohermes.ui.edit_commands import diff_lines
-
-    repl.show(diff_lines(repl.runtime.checkpoints))
-    return True
-
-
-@command("/undo", "/undo", "take back the last write or edit (again for the one before)")
-def _undo(repl, arg: str) -> bool:
-    from nanohermes.ui.edit_commands import undo_lines
-
-    lines, note = undo_lines(repl.runtime.checkpoints)
-    repl.show(lines)
-    if note:
-        repl.notes_for_model.append(note)
-    return True
-
-
-@command("/permissions", "/permissions [revoke N|clear]", 'the "always" answers in force; take them back')
-def _permissions(repl, arg: str) -> bool:
-    from nanohermes.ui.edit_commands import permissions_lines
-
-    repl.show(permissions_lines(repl.runtime.agent.approvals, arg))
-    return True
-
-
-from nanohermes.ui import (  # noqa: E402  (they need `command` above)
-    switch_commands,  # noqa: F401  registers /model, /mode, /resume
-    task_commands,  # noqa: F401  registers /tasks
+from nanohermes.ui import (
+    background_commands,
+    edit_commands,
+    init_command,
+    memory_commands,
+    permission_commands,
+    session_commands,
+    show_commands,
+    switch_commands,
 )
+from nanohermes.ui.command_table import COMMANDS, Command, order_by_module, run_slash_command
+
+__all__ = ["COMMANDS", "Command", "run_slash_command"]
+
+HELP_ORDER = (
+    session_commands,  # /help, /exit, /quit, /clear, /reset, /session, /compact, /context
+    show_commands,  # /show
+    memory_commands,  # /memory
+    edit_commands,  # /diff, /undo
+    permission_commands,  # /permissions
+    switch_commands,  # /model, /mode, /resume
+    background_commands,  # /tasks
+    init_command,  # /init
+)
+order_by_module(HELP_ORDER)

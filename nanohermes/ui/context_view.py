@@ -1,6 +1,6 @@
 """/context: what the next request holds, part by part, in tokens (chars beside them), against
-the window or the budget, with a bar of coloured segments whose legend is the table. Pure:
-sizes in, lines of (text, style) spans out; fits 60 columns.
+the window or the context limit (where compaction starts), with a bar of coloured segments whose
+legend is the table. Pure: sizes in, lines of (text, style) spans out; fits 60 columns.
 """
 
 from __future__ import annotations

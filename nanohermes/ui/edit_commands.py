@@ -1,12 +1,12 @@
-"""/diff, /undo and /permissions: what this session changed, taking a change back, and the
-"always" answers in force. Each returns lines of (text, style) spans to print."""
+"""/diff and /undo: what this session changed, and taking a change back. Each returns lines of
+(text, style) spans to print."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from nanohermes.loop.approvals import Approvals
 from nanohermes.storage.checkpoints import CHANGED_SINCE, NOT_KEPT, NOTHING, Checkpoint, Checkpoints
+from nanohermes.ui.command_table import command
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line, coloured_diff, unified_diff
 
@@ -84,28 +84,16 @@ def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]
     return lines, note + (" (the file no longer exists)." if not change.existed else ".")
 
 
-def permissions_lines(approvals: Approvals, arg: str) -> list[Line]:
-    """List the grants; `revoke N` or `clear` takes them back."""
-    words = arg.split()
-    if words[:1] == ["clear"]:
-        approvals.reset()
-        return [[('all "always" answers revoked', "")]]
-    if words[:1] == ["revoke"]:
-        try:
-            grant = approvals.grants[int(words[1]) - 1]
-        except (IndexError, ValueError):
-            return [[("usage: /permissions revoke N (N from /permissions)", "yellow")]]
-        approvals.revoke(grant)
-        return [[(f"revoked: {neutralize(grant.describe())}", "")]]
-    if words:
-        return [[("usage: /permissions [revoke N | clear]", "yellow")]]
-    if approvals.mode == "auto":
-        return [[("mode auto: nothing is asked", "dim")]]
-    if not approvals.grants:
-        return [[('no "always" answers in this conversation (answer a to a question to add one)', "dim")]]
-    rows = [[(f"{i:>3}. ", "dim"), (neutralize(g.describe()), "")] for i, g in enumerate(approvals.grants, 1)]
-    return [
-        [("allowed without asking, until /reset:", "")],
-        *rows,
-        [("  /permissions revoke N · /permissions clear", "dim")],
-    ]
+@command("/diff", "/diff", "what write_file and edit_file changed in this session")
+def _diff(repl, arg: str) -> bool:
+    repl.show(diff_lines(repl.runtime.checkpoints))
+    return True
+
+
+@command("/undo", "/undo", "take back the last write or edit (again for the one before)")
+def _undo(repl, arg: str) -> bool:
+    lines, note = undo_lines(repl.runtime.checkpoints)
+    repl.show(lines)
+    if note:
+        repl.notes_for_model.append(note)
+    return True

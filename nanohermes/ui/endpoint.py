@@ -1,6 +1,7 @@
 """The REPL's start-up check of the endpoint, in the background: GET /models tells whether the
-server answers at all (so the user hears it before the first request fails), and its listing
-is what /model Tab-completes.
+server answers at all (so the user hears it before the first request fails), whether it lists
+the configured model (provider/served.py: when it lists several), and its listing is what /model
+Tab-completes.
 
 It starts once the first prompt is drawn: importing the model client takes ~0.4 s, which would
 otherwise delay the prompt (measured 0.34 s -> 0.74 s to the first prompt)."""
@@ -20,7 +21,7 @@ DRAWN_WAIT_S = 2.0  # start anyway if the prompt never says it was drawn
 MODELS_WAIT_S = 3.0  # a Tab after /model waits this long for the list (once; it is kept)
 # Kinds of failure (provider/retry.py) that mean the agent cannot work with this endpoint.
 # Others (a 404 for /models, which some servers lack) say nothing about the chat API.
-UNUSABLE_KINDS = ("connection", "refused", "timeout", "not_api", "auth")
+UNUSABLE_KINDS = ("connection", "refused", "timeout", "not_api", "web_page", "auth")
 
 
 class EndpointCheck:
@@ -46,10 +47,12 @@ class EndpointCheck:
             self.start_after.wait(DRAWN_WAIT_S)
         from nanohermes.errors import NanoHermesError
         from nanohermes.provider import Provider
+        from nanohermes.provider.served import unlisted_model
 
         provider = Provider(replace(self.config, max_retries=0, request_timeout=CHECK_TIMEOUT_S))
         try:
             self.models = sorted(str(m.get("id")) for m in provider.list_models() if m.get("id"))
+            self.problem = unlisted_model(self.config.effective_base_url, self.config.model, self.models)
         except NanoHermesError as exc:
             if getattr(exc, "kind", "") in UNUSABLE_KINDS:
                 self.problem = str(exc)

@@ -1,10 +1,14 @@
-"""The keyboard while a turn runs: Esc stops the turn as Ctrl-C does, and what the user types
-is kept for the next prompt instead of landing in an approval question (or being echoed over
-the live area).
+"""The keyboard while a turn runs: Esc stops the turn as Ctrl-C does; what the user types shows
+on an input line under the live status (never in an approval question, never echoed over the
+live area), and Enter queues it, to be sent when the turn ends, as in Claude Code and Codex.
+
+Up on an empty line takes the last queued message back to edit (Enter queues it again, Ctrl-U
+drops it). What is left unsent when the turn ends starts the next prompt.
 
 Terminal only. The watcher owns stdin while it runs: cbreak mode (no echo, no line editing;
 signals stay on, so Ctrl-C works as ever) and a thread that reads it. It is stopped, and what
-is still pending read, before anything else reads the keyboard.
+is still pending read, before anything else reads the keyboard; stopping keeps the line and the
+queue (an approval question pauses it), `take_typed` and `take_queued` empty them.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ POLL_S = 0.05  # how soon stop() is noticed
 READ_BYTES = 1024
 BACKSPACES = (0x7F, 0x08)
 ENTERS = (0x0D, 0x0A)
+KILL_LINE = 0x15  # Ctrl-U, as in a shell
+UP_ARROWS = (b"\x1b[A", b"\x1bOA")
 
 
 def _sequence_end(data: bytes, i: int) -> int:
@@ -38,7 +44,9 @@ def _sequence_end(data: bytes, i: int) -> int:
 class KeyWatcher:
     def __init__(self, fd: int = 0):
         self.fd = fd
-        self._typed = bytearray()
+        self._typed = bytearray()  # the line being typed
+        self._queued: list[str] = []
+        self._lock = threading.Lock()  # the live area reads what the reader thread writes
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._saved = None
@@ -78,10 +86,22 @@ class KeyWatcher:
         termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
 
     def take_typed(self) -> str:
-        """What was typed while the turn ran (for the next prompt), and forget it."""
-        text = self._typed.decode("utf-8", "ignore").strip("\n")
-        self._typed.clear()
+        """The line typed and not queued (for the next prompt), and forget it."""
+        with self._lock:
+            text = self._typed.decode("utf-8", "ignore")
+            self._typed.clear()
         return text
+
+    def take_queued(self) -> list[str]:
+        """The messages queued with Enter, oldest first, and forget them."""
+        with self._lock:
+            queued, self._queued = self._queued, []
+        return queued
+
+    def snapshot(self) -> tuple[str, tuple[str, ...]]:
+        """(the line being typed, the queued messages), for the live area."""
+        with self._lock:
+            return self._typed.decode("utf-8", "ignore"), tuple(self._queued)
 
     def _readable(self, timeout: float) -> bool:
         try:
@@ -109,17 +129,31 @@ class KeyWatcher:
                     if interrupting:
                         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
                     i += 1
-                else:  # arrows, Alt+key: not text, not a stop
-                    i = _sequence_end(data, i)
+                else:  # arrows, Alt+key: not text, not a stop (Up edits the last queued message)
+                    end = _sequence_end(data, i)
+                    if data[i:end] in UP_ARROWS:
+                        self._edit_last()
+                    i = end
                 continue
-            if byte in BACKSPACES:
-                self._backspace()
-            elif byte in ENTERS:
-                self._typed += b"\n"
-            elif byte >= 0x20 or byte == 0x09:
-                self._typed.append(byte)
+            with self._lock:
+                self._key(byte)
             i += 1
 
-    def _backspace(self) -> None:
-        text = self._typed.decode("utf-8", "ignore")[:-1]
-        self._typed[:] = text.encode("utf-8")
+    def _key(self, byte: int) -> None:
+        if byte in BACKSPACES:
+            text = self._typed.decode("utf-8", "ignore")[:-1]
+            self._typed[:] = text.encode("utf-8")
+        elif byte in ENTERS:  # cbreak keeps ICRNL: Enter arrives as a newline
+            text = self._typed.decode("utf-8", "ignore")
+            if text.strip():
+                self._queued.append(text)
+            self._typed.clear()
+        elif byte == KILL_LINE:
+            self._typed.clear()
+        elif byte >= 0x20 or byte == 0x09:
+            self._typed.append(byte)
+
+    def _edit_last(self) -> None:
+        with self._lock:
+            if not self._typed and self._queued:
+                self._typed[:] = self._queued.pop().encode("utf-8")

@@ -11,11 +11,12 @@ from contextlib import contextmanager
 from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.ui.escape import neutralize
-from nanohermes.ui.mdstream import MarkdownStream
+from nanohermes.ui.mdstream import MarkdownStream, open_fence
 from nanohermes.ui.plain import nested_line
 from nanohermes.ui.progress import LiveArea
 from nanohermes.ui.toolview import (
     Line,
+    Ran,
     call_text,
     coloured_diff,
     interrupted_line,
@@ -25,6 +26,7 @@ from nanohermes.ui.toolview import (
 )
 
 APPLIED_DIFF_LINES = 40  # an applied change on screen; /diff shows the rest
+MORE_OUTPUT_NOTE = " · Ctrl-O or /show pages all of it"
 WAITING = "waiting for the model"
 ANSWERING = "answering"
 COMPACTING = "compacting context…"
@@ -46,8 +48,11 @@ class RichRenderer:
         self.previewed: set[str] = set()  # calls whose diff the approval question showed
         self.declined: dict[str, str] = {}  # calls the user said no to, with their reason
         self.checkpoints = None  # set by the REPL: where an applied edit's diff comes from
+        self.ran: list[Ran] = []  # the calls (and `!commands`) /show can page, oldest first
         self._before_summary = None
         self._held: list[ev.Notice] | None = None
+        self.reply = ev.ReplyOnScreen()  # what is on screen of the reply being streamed
+        self.carried = ""  # its unfinished last line, held back while a notice was printed
 
     def __call__(self, event) -> None:
         handler = getattr(self, f"_on_{type(event).__name__}", None)
@@ -61,13 +66,28 @@ class RichRenderer:
     # -- the answer ----------------------------------------------------------------------
 
     def _on_TextDelta(self, event: ev.TextDelta) -> None:
+        before = self.reply.shown
+        text, differs = self.reply.add(event.text)  # a retried reply: only what it adds
+        if differs:
+            self.carried = ""
+            self.area.print(to_text([("· the retried reply differs from the text above; here it is whole", "dim")]))
+        if not text:
+            return
         if self.md is None:
-            self.md = MarkdownStream(self.console, self._print_segments)
-        self.md.feed(event.text)
+            text = self._new_stream("" if differs else before) + text
+        self.md.feed(text)  # one feed: each renders, and the next one within 50 ms waits for another
         self.area.set_tail(self.md.live_lines)
         status = self.area.status
         if status is not None and status.label == WAITING:
             self.area.set_status(ANSWERING, status.started)
+
+    def _new_stream(self, before: str) -> str:
+        """A new Markdown stream for the reply, and the text it starts with: one started again
+        after a notice in the middle of the reply (a retry's) goes on inside the code block
+        `before` left open, from the line that was held back."""
+        self.md = MarkdownStream(self.console, self._print_segments)
+        carried, self.carried = self.carried, ""
+        return (fence + "\n" if (fence := open_fence(before)) else "") + carried
 
     def _print_segments(self, lines: list) -> None:
         from rich.segment import SegmentLines
@@ -77,23 +97,28 @@ class RichRenderer:
         self.area.print(SegmentLines(lines, new_lines=True))
 
     def _on_StreamRestarted(self, event) -> None:
-        self.md = None
-        self.area.set_tail([])
-        self.area.print(to_text([("· retrying; the reply starts again", "dim")]))
+        """The retry's notice said it; what the retried reply repeats is not printed again."""
+        self.reply.restart()
 
     def _on_AssistantMessageDone(self, event) -> None:
         self.end_stream()
+        self.reply.new_reply()
 
-    def end_stream(self) -> None:
-        """Print what is left of the streamed message (also after Ctrl-C)."""
+    def end_stream(self, keep_line: bool = False) -> None:
+        """Print what is left of the streamed message (also after Ctrl-C); with `keep_line`
+        (a notice in the middle of it) an unfinished last line waits for the rest."""
+        if self.md is None and self.carried and not keep_line:  # the reply ended on the line that waited
+            start = self._new_stream(self.reply.shown)
+            self.md.feed(start)
         if self.md is not None:
-            self.md.finish()
+            self.carried = self.md.finish(keep_line)
             self.md = None
         self.area.set_tail([])
 
     # -- waiting ---------------------------------------------------------------------------
 
     def _on_RequestStarted(self, event) -> None:
+        self.reply.new_reply()
         self.area.set_status(WAITING)
 
     def _on_SummaryStarted(self, event) -> None:
@@ -122,8 +147,9 @@ class RichRenderer:
         self.area.clear_status()
         self.running = None
         _, arguments, _ = self.calls.pop(event.call_id, (event.name, "", 0.0))
+        self.ran.append(Ran(call_text(event.name, arguments), event.call_id))
         line = result_line(event, arguments, self.declined.pop(event.call_id, None))
-        self.say_lines([line, *output_tail(event), *self._applied_diff(event)])
+        self.say_lines([line, *output_tail(event, MORE_OUTPUT_NOTE), *self._applied_diff(event)])
 
     def _applied_diff(self, event: ev.ToolFinished) -> list[Line]:
         if event.name not in WRITING_TOOLS or not event.facts.changed or self.checkpoints is None:
@@ -160,7 +186,7 @@ class RichRenderer:
         if self._held is not None:
             self._held.append(event)
             return
-        self.end_stream()
+        self.end_stream(keep_line=True)
         self.area.print(to_text([(f"· {neutralize(event.text)}", "yellow" if event.level == "warning" else "dim")]))
 
     def pause(self) -> None:

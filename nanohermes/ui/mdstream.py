@@ -8,13 +8,19 @@ unfinished block itself outgrows the live window its top lines are printed too, 
 mdstream does (lines above the last few no longer change as text is appended: wrapping is
 greedy and code lines are fixed). Rendering one block at a time also keeps each redraw
 cheap, where re-parsing the whole answer on every delta is quadratic.
+
+What is copied from the terminal is what was written: code blocks are drawn without rich's
+padding (a leading space on every line, a background filled to the width) and no line ends in
+spaces, so a copied block pastes clean.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
+from typing import ClassVar
 
 from nanohermes.ui.escape import neutralize
 
@@ -51,6 +57,21 @@ def stable_end(text: str, start: int = 0) -> int:
     return end
 
 
+def open_fence(text: str) -> str | None:
+    """The opening line of a code block that `text` leaves open, else None: text that continues
+    it in a new stream (after a notice in the middle of the reply) is code too."""
+    opening, fence = None, None
+    for line in text.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # an unfinished line neither opens nor closes a block yet
+        if fence is not None:
+            if _closes(line, fence):
+                opening, fence = None, None
+        elif match := FENCE.match(line):
+            opening, fence = line.rstrip("\n"), match.group(1)
+    return opening
+
+
 class MarkdownStream:
     """One assistant message. `feed` text as it arrives; `finish` at the end. Stable lines go
     to `emit` (printed once, above the live area); `live_lines` is what the live area shows."""
@@ -76,9 +97,17 @@ class MarkdownStream:
             MAX_RENDER_INTERVAL_S, max(MIN_RENDER_INTERVAL_S, RENDER_COST_FACTOR * spent)
         )
 
-    def finish(self) -> None:
+    def finish(self, keep_line: bool = False) -> str:
+        """Print what is left; with `keep_line` all but an unfinished last line, which is
+        returned (a later stream carries it on: a notice in the middle of a reply does not
+        split a line of it)."""
+        held = ""
+        if keep_line:
+            cut = self.source.rfind("\n") + 1
+            held, self.source = self.source[cut:], self.source[:cut]
         self._update(final=True)
         self.live_lines = []
+        return held
 
     def _update(self, final: bool) -> None:
         """The new live lines are set before anything is printed: a print redraws the live area
@@ -114,9 +143,42 @@ class MarkdownStream:
         return max(1, min(LIVE_WINDOW_LINES, self.console.height - SCREEN_MARGIN_LINES))
 
     def _render(self, text: str) -> list:
-        from rich.markdown import Markdown
-
-        lines = self.console.render_lines(Markdown(text), self.console.options, pad=False)
+        lines = [trimmed(line) for line in self.console.render_lines(markdown(text), self.console.options, pad=False)]
         while lines and not "".join(segment.text for segment in lines[-1]).strip():
             lines.pop()
         return lines
+
+
+def trimmed(line: list) -> list:
+    """A rendered line without the spaces rich pads it with to the width."""
+    from rich.segment import Segment
+
+    segments = list(line)
+    while segments and not segments[-1].control:
+        last = segments.pop()
+        text = last.text.rstrip(" ")
+        if text:
+            segments.append(Segment(text, last.style))
+            break
+    return segments
+
+
+def markdown(text: str):
+    """rich's Markdown, its code blocks drawn to copy clean: no padding, no background fill."""
+    return _copyable_markdown()(text)
+
+
+@functools.cache
+def _copyable_markdown():
+    from rich.markdown import CodeBlock, Markdown
+    from rich.syntax import Syntax
+
+    class CopyableCodeBlock(CodeBlock):
+        def __rich_console__(self, console, options):
+            code = str(self.text).rstrip()
+            yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, background_color="default")
+
+    class CopyableMarkdown(Markdown):
+        elements: ClassVar[dict] = {**Markdown.elements, "fence": CopyableCodeBlock, "code_block": CopyableCodeBlock}
+
+    return CopyableMarkdown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nanohermes.memory.entry import KINDS, Entry
 from nanohermes.memory.store import MAX_ENTRIES, MemoryStore, MemoryStoreError
+from nanohermes.ui.command_table import command
 
 USAGE = (
     "usage: /memory [list [auto]] | /memory add [KIND:] TEXT | /memory forget ID|auto | /memory search QUERY\n"
@@ -82,3 +83,9 @@ def memory_command(store: MemoryStore, arg: str) -> str:
         return handler(store, rest.strip())
     except MemoryStoreError as exc:
         return f"error: {exc}"
+
+
+@command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")
+def _memory(repl, arg: str) -> bool:
+    repl.say(memory_command(repl.runtime.memory, arg))
+    return True

@@ -1,5 +1,8 @@
-"""The interactive loop: prompt_toolkit input, rich output, slash commands, approvals, and the
-keyboard while a turn runs (Esc stops it, typed keys wait for the next prompt)."""
+"""The interactive loop: what a line at the prompt means — a slash command, `!command` (the
+user's own, ui/shell_escape.py), `exit`/`quit`, or a message (its `@paths` checked before it is
+sent) — and the keyboard while a turn runs (ui/keys.py: Esc stops it, typed text shows on an
+input line and Enter queues it, sent when the turn ends). The prompt itself: ui/prompt_input.py.
+"""
 
 from __future__ import annotations
 
@@ -16,22 +19,9 @@ from nanohermes.ui.commands import COMMANDS, run_slash_command
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.switch_commands import next_mode, session_names
 
-
-def _key_bindings(cycle_mode):
-    from prompt_toolkit.key_binding import KeyBindings
-
-    kb = KeyBindings()
-
-    @kb.add("escape", "enter")
-    @kb.add("c-j")
-    def _newline(event):
-        event.current_buffer.insert_text("\n")
-
-    @kb.add("s-tab")  # as in Claude Code: the mode changes from the next request
-    def _cycle_mode(event):
-        cycle_mode()
-
-    return kb
+LEAVE_WORDS = frozenset({"exit", "quit"})  # a bare word a shell user types to leave, never worth a request
+DOUBLE_CTRL_C_S = 1.0  # two Ctrl-C at an empty prompt this close together leave, as in Claude Code
+CTRL_C_HINT = "· press Ctrl-C again to exit (Ctrl-D and /exit leave too)"
 
 
 class Repl:
@@ -39,8 +29,10 @@ class Repl:
         from rich.console import Console
 
         from nanohermes.runtime import build_runtime
+        from nanohermes.ui.completion import CachedListing
         from nanohermes.ui.keys import KeyWatcher
         from nanohermes.ui.live import RichRenderer
+        from nanohermes.ui.prompt_input import PromptInput
         from nanohermes.ui.usage_view import SessionTotals
 
         self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
@@ -53,8 +45,20 @@ class Repl:
         self.keys = KeyWatcher() if KeyWatcher.available() else None
         self.totals = SessionTotals()
         self.notes_for_model: list[str] = []  # told to the model with the next message (e.g. after /undo)
-        self._typed = ""  # keys typed while the last turn ran: the next prompt starts with them
-        self._prompt = None
+        self.context_for_model: list[str] = []  # what `!commands` printed, sent with the next message
+        self.queued: list[str] = []  # messages Enter queued while a turn ran, sent in order after it
+        self._typed = ""  # the next prompt starts with this (typed while a turn ran, or a message held back)
+        self._held_back = ""  # a message not sent once because an @path in it names nothing
+        self._last_ctrl_c = float("-inf")
+        arguments = {
+            "/model": self.models,
+            "/mode": lambda: MODES,
+            "/resume": lambda: session_names(self.runtime.config.home),
+        }
+        commands = {name: c.help for name, c in COMMANDS.items()}
+        files = CachedListing(self.workspace_files)
+        self.input = PromptInput(config.home / "history", commands, arguments, files, self.cycle_mode)
+        self.input.drawn.append(self._drawn.set)
 
     def say(self, text: str, style: str = "") -> None:
         self.console.print(neutralize(text), markup=False, highlight=False, style=style or None)
@@ -63,51 +67,16 @@ class Repl:
         """Lines of (text, style) spans, as ui/toolview.py and ui/context_view.py build them."""
         self.renderer.say_lines(lines)
 
-    def _prompt_session(self):
-        if self._prompt is None:
-            from prompt_toolkit import PromptSession
-            from prompt_toolkit.history import FileHistory, InMemoryHistory
-
-            from nanohermes.ui.completion import make_completer
-
-            path = self.runtime.config.home / "history"
-            try:
-                path.touch(mode=0o600, exist_ok=True)
-                history = FileHistory(str(path))
-            except OSError:  # a read-only state directory: this run's history stays in memory
-                history = InMemoryHistory()
-            completer = make_completer(
-                COMMANDS,
-                {
-                    "/model": self.models,
-                    "/mode": lambda: MODES,
-                    "/resume": lambda: session_names(self.runtime.config.home),
-                },
-            )
-            self._prompt = PromptSession(
-                history=history,
-                completer=completer,
-                key_bindings=_key_bindings(self.cycle_mode),
-                multiline=False,
-                complete_while_typing=False,
-            )
-            self._prompt.app.after_render += lambda app: self._drawn.set()
-        return self._prompt
-
     def read(self, message=None) -> str:
-        from prompt_toolkit.patch_stdout import patch_stdout
-
-        session = self._prompt_session()
         typed, self._typed = self._typed, ""
-        with patch_stdout(raw=True):  # what another thread prints appears above the prompt
-            self._prompting = True
-            try:
-                return session.prompt(message or self.prompt_text, default=typed)
-            finally:
-                self._prompting = False
+        self._prompting = True
+        try:
+            return self.input.read(message or self.prompt_text, typed)
+        finally:
+            self._prompting = False
 
     def prompt_text(self) -> str:
-        """`› ` in the default mode; `plan › ` / `auto › ` say the other modes at every prompt."""
+        """`› ` in the default mode; `plan › `, `accept-edits › `, `auto › ` say the others at every prompt."""
         mode = self.runtime.config.mode
         return "› " if mode == "ask" else f"{mode} › "
 
@@ -129,12 +98,19 @@ class Repl:
         self.endpoint.wait(MODELS_WAIT_S)
         return self.endpoint.models
 
+    def workspace_files(self) -> tuple[str, ...]:
+        """What `@` completes: the workspace's files, as the tools see them (.gitignore honoured)."""
+        from nanohermes.tools.workspace import list_workspace
+
+        return list_workspace(self.runtime.config.workspace, exclude=self.runtime.config.home.resolve()).files
+
     def cycle_mode(self) -> None:
         self.runtime.switch(mode=next_mode(self.runtime.config.mode))
 
-    def open_session(self, name: str) -> None:
-        """/resume: continue session `name`; the current one stays saved."""
+    def open_session(self, name: str | None) -> None:
+        """/resume: continue session `name`; /clear: a new one (None). The current one stays saved."""
         from nanohermes.runtime import build_runtime
+        from nanohermes.ui.show_commands import resumed_calls
 
         if name == self.runtime.session.name:
             self.say(f"already in session {name}")
@@ -142,19 +118,26 @@ class Repl:
         runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve)
         old, self.runtime = self.runtime, runtime
         self.renderer.checkpoints = runtime.checkpoints
+        self.renderer.ran = resumed_calls(runtime.agent.messages)
+        self.notes_for_model, self.context_for_model = [], []  # they belong to the conversation left
         old.close()
         self.say_session()
 
     def approve(self, tool, args: dict, preview: str):
-        from nanohermes.ui.approval import ask
+        from nanohermes.ui.approval import ask, whole_preview
+        from nanohermes.ui.pager import page
 
         agent = self.runtime.agent
         self.renderer.pause()
-        self._keys_off()
+        self.keys_off(take=False)  # what is typed and queued waits on the input line, after the question
         try:
-            decision = ask(self.show, tool.name, args, preview, agent.approvals.scope(tool, args, agent.ctx))
+            scope = agent.approvals.scope(tool, args, agent.ctx)
+            whole = whole_preview(tool, args, agent.ctx)
+            decision = ask(
+                self.show, tool.name, args, preview, scope, whole, lambda lines: page(self.console, self.show, lines)
+            )
         finally:
-            self._keys_on()
+            self.keys_on()
             self.renderer.resume()
         call_id = self.renderer.running
         if decision.answer == "no" and call_id:
@@ -163,15 +146,19 @@ class Repl:
             self.renderer.previewed.add(call_id)
         return decision
 
-    def _keys_on(self) -> None:
+    def keys_on(self) -> None:
+        """The keyboard to ui/keys.py while a turn (or a `!command`) runs; its input line shows."""
         if self.keys is not None:
             self.keys.start()
+            self.renderer.area.show_input(self.keys.snapshot)
 
-    def _keys_off(self) -> None:
-        """Give the keyboard back; what was typed meanwhile starts the next prompt."""
+    def keys_off(self, take: bool = True) -> None:
+        """Give the keyboard back; `take`: what was typed starts the next prompt, what was queued is sent next."""
         if self.keys is not None:
             self.keys.stop()
-            self._typed += self.keys.take_typed()
+            if take:
+                self._typed += self.keys.take_typed()
+                self.queued += self.keys.take_queued()
 
     def say_session(self) -> None:
         """Which session this is; for a resumed one, what it was about."""
@@ -199,29 +186,60 @@ class Repl:
             self.say(f"· endpoint check: {problem}", "yellow")
 
     def loop(self) -> int:
+        from nanohermes.ui.show_commands import resumed_calls
+
         config = self.runtime.config
         self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
+        self.say(f"· sandbox: {self.runtime.sandbox_summary}", "dim")
         self.say_session()
+        self.renderer.ran = resumed_calls(self.runtime.agent.messages)
         while True:
             self.report_endpoint()
             try:
-                line = self.read()
-            except KeyboardInterrupt:
-                continue  # Ctrl-C at the prompt clears the line
+                line = self.next_line()
+            except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line; twice on an empty one leaves
+                if self.input.empty_interrupt and self._second_ctrl_c():
+                    return 0
+                continue
             except EOFError:
                 return 0
-            if not line.strip():
-                continue
-            try:
-                if line.startswith("/") and not line.startswith("//"):
-                    if not self.command(line):
-                        return 0
-                else:
-                    self.turn(line)
-            except KeyboardInterrupt:  # landed between the loop's own handlers (e.g. Esc as a turn ended)
-                self._keys_off()
-                self.renderer.end_turn(interrupted=True)
-                self.say("· interrupted", "yellow")
+            if not self.handle(line):
+                return 0
+
+    def next_line(self) -> str:
+        """A message queued during the last turn (echoed as if typed), else the prompt's next line."""
+        if self.queued:
+            line = self.queued.pop(0)
+            self.say(self.prompt_text() + line)
+            return line
+        return self.read()
+
+    def _second_ctrl_c(self) -> bool:
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= DOUBLE_CTRL_C_S:
+            return True
+        self._last_ctrl_c = now
+        self.say(CTRL_C_HINT, "dim")
+        return False
+
+    def handle(self, line: str) -> bool:
+        """Do what `line` asks; False to leave."""
+        if not line.strip():
+            return True
+        if line.strip().lower() in LEAVE_WORDS:
+            return False
+        try:
+            if line.startswith("/") and not line.startswith("//"):
+                return self.command(line)
+            if line.startswith("!"):
+                self.shell_escape(line[1:])
+            else:
+                self.message(line)
+        except KeyboardInterrupt:  # landed between the loop's own handlers (e.g. Esc as a turn ended)
+            self.keys_off()
+            self.renderer.end_turn(interrupted=True)
+            self.say("· interrupted", "yellow")
+        return True
 
     def command(self, line: str) -> bool:
         try:
@@ -234,26 +252,59 @@ class Repl:
             self.renderer.end_turn()
         return True
 
+    def shell_escape(self, command: str) -> None:
+        from nanohermes.ui.shell_escape import context_block, run_shell_escape
+
+        text = run_shell_escape(self, command)
+        if text is not None:
+            self.context_for_model.append(context_block(text))
+
+    def message(self, line: str) -> None:
+        """Send `line`, unless an @path in it names nothing: then say so once, and give it back to edit."""
+        from nanohermes.prompt.mentions import missing_mentions
+
+        missing = missing_mentions(line, self.runtime.agent.ctx)
+        if missing and line != self._held_back:
+            self._held_back, self._typed = line, line
+            self.say(
+                f"· not sent: {', '.join(missing)} names no file or directory of the workspace "
+                "(Tab completes paths); edit the message, or press Enter to send it as it is",
+                "yellow",
+            )
+            return
+        self._held_back = ""
+        self.turn(line)
+
     def turn(self, text: str) -> None:
         started = time.monotonic()
         if self.notes_for_model:
             text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
             self.notes_for_model = []
-        self._keys_on()
+        context, self.context_for_model = "\n\n".join(self.context_for_model), []
+        self.keys_on()
         try:
-            result = self.runtime.agent.run_turn(text)
+            result = self.runtime.agent.run_turn(text, context)
         except NanoHermesError as exc:  # provider, session (disk full), config
             self.renderer.end_turn()
             self.say(f"error: {exc}", "red")
             return
         finally:
-            self._keys_off()
-        self.renderer.end_turn(interrupted=result.stopped_reason == "interrupted")
-        if result.stopped_reason == "interrupted":
+            self.keys_off()
+        interrupted = result.stopped_reason == "interrupted"
+        self.renderer.end_turn(interrupted=interrupted)
+        if interrupted:
             self.say("· interrupted", "yellow")
+            self._unqueue()
         elif result.stopped_reason:
             self.say(f"· {stop_message(result)}", "yellow")
         self._status_line(result.usage, time.monotonic() - started)
+
+    def _unqueue(self) -> None:
+        """A stopped turn sends nothing after it: what was queued comes back to the prompt, to edit."""
+        if self.queued:
+            self.say(f"· {len(self.queued)} queued message(s) not sent: back at the prompt to edit or send", "dim")
+            self._typed = "\n".join([*self.queued, *([self._typed] if self._typed else [])])
+            self.queued = []
 
     def _status_line(self, usage, seconds: float) -> None:
         from nanohermes.ui.usage_view import turn_line

@@ -80,11 +80,12 @@ class TextOutput(PlainRenderer):
         text = "".join(self._message)
         if not final and not self._shown and len(text) < ANSWER_HOLD_CHARS:
             return
-        if text.startswith(self._shown):
-            self._write(text[len(self._shown) :])
-        elif not self._shown.startswith(text):  # a retried reply that says something else
+        added = ev.continuation(self._shown, text)
+        if added is None:  # a retried reply that says something else
             self._say("[warning] the reply restarted after a dropped connection; stdout repeats part of it")
             self._write("\n" + text)
+        elif added:
+            self._write(added)
         else:
             return  # the retried reply has not caught up with what was shown yet
         self._shown = text
@@ -190,3 +191,30 @@ def result_dict(
 
 def error_dict(message: str, exit_code: int, session: str | None) -> dict:
     return {"type": "error", "message": message, "exit_code": exit_code, "session": session}
+
+
+def start_lines(runtime) -> tuple[dict, list[str]]:
+    """The session line stream-json starts with, and the lines text and json print on stderr."""
+    from nanohermes.ui.recap import recap_lines, workspace_note
+
+    session, config = runtime.session, runtime.config
+    resumed = session.state.total_messages > 0
+    line = {
+        "type": "session",
+        "name": session.name,
+        "resumed": resumed,
+        "model": config.model,
+        "mode": config.mode,
+        "workspace": str(config.workspace),
+        "sandbox": runtime.sandbox_summary,
+    }
+    sandbox = f"· sandbox: {runtime.sandbox_summary}"
+    if not resumed:
+        hint = f"· session {session.name} (resume with --session {session.name})"
+        return line, [hint, sandbox] if session.generated else [sandbox]
+    note = workspace_note(session.state.workspace, config.workspace)
+    lines = [
+        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
+        *recap_lines(session.state.messages),
+    ]
+    return line, lines + ([note] if note else []) + [sandbox]

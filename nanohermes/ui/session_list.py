@@ -3,6 +3,7 @@ to import: listing must not load the model client or the terminal UI."""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 
@@ -31,31 +32,72 @@ def short_path(path: str | None, limit: int = WORKSPACE_CHARS) -> str:
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
+def cell_width(text: str) -> int:
+    """Terminal columns `text` takes: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 def cut(text: str, limit: int) -> str:
+    """`text` on one line, within `limit` terminal columns (an ellipsis where it was cut)."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+    if cell_width(text) <= limit:
+        return text
+    kept, used = [], 0
+    for ch in text:
+        used += cell_width(ch)
+        if used > limit - 1:
+            break
+        kept.append(ch)
+    return "".join(kept) + "…"
+
+
+# Columns left out, in this order, when a terminal is too narrow for them and a useful title.
+DROPPED_WHEN_NARROW = ("WORKSPACE", "SIZE", "MSGS")
+
+
+def _cells(info: SessionInfo) -> dict[str, str]:
+    count = "?" if info.messages is None else str(info.messages)
+    return {
+        "NAME": f"{info.name:<{NAME_CHARS}}",
+        "MSGS": f"{'unreadable' if info.unreadable else count:>5}",
+        "SIZE": f"{human_size(info.size):>8}",
+        "LAST USED": f"{datetime.fromtimestamp(info.last_used).strftime('%Y-%m-%d %H:%M'):<16}",
+        "WORKSPACE": f"{short_path(info.workspace):<{WORKSPACE_CHARS}}",
+    }
+
+
+HEADERS = {
+    "NAME": f"{'NAME':<{NAME_CHARS}}",
+    "MSGS": f"{'MSGS':>5}",
+    "SIZE": f"{'SIZE':>8}",
+    "LAST USED": f"{'LAST USED':<16}",
+    "WORKSPACE": f"{'WORKSPACE':<{WORKSPACE_CHARS}}",
+}
 
 
 def session_rows(infos: list[SessionInfo], width: int | None = None, numbered: bool = False) -> list[str]:
     """A header and one line per session: name, messages, size, last used, workspace, title.
-    The title is cut to fit `width` (a terminal's); None keeps it whole (a pipe)."""
+    Within `width` (a terminal's): the title is cut to what is left, and when that would be under
+    MIN_TITLE_CHARS the workspace, size and count columns go first; no row is wider. None keeps
+    every column and whole titles (a pipe)."""
     number = (lambda n: f"{n:>3}. ") if numbered else (lambda n: "")
     pad = " " * len(number(1))
-    fixed = (
-        f"{pad}{'NAME':<{NAME_CHARS}}  {'MSGS':>5}  {'SIZE':>8}  {'LAST USED':<16}  {'WORKSPACE':<{WORKSPACE_CHARS}}  "
-    )
-    title_chars = max(MIN_TITLE_CHARS, width - len(fixed)) if width else TITLE_MAX_CHARS
-    rows = [fixed + "TITLE"]
+    columns = list(HEADERS)
+
+    def fixed() -> int:
+        return len(pad) + sum(len(HEADERS[c]) + 2 for c in columns)
+
+    for column in DROPPED_WHEN_NARROW:
+        if width is None or fixed() + MIN_TITLE_CHARS <= width:
+            break
+        columns.remove(column)
+    title_chars = max(0, width - fixed()) if width else TITLE_MAX_CHARS
+    rows = [pad + "".join(HEADERS[c] + "  " for c in columns) + "TITLE"[: title_chars or None]]
     for n, info in enumerate(infos, 1):
-        count = "?" if info.messages is None else str(info.messages)
-        if info.unreadable:
-            count = "unreadable"
-        when = datetime.fromtimestamp(info.last_used).strftime("%Y-%m-%d %H:%M")
-        rows.append(
-            f"{number(n)}{info.name:<{NAME_CHARS}}  {count:>5}  {human_size(info.size):>8}  {when:<16}  "
-            f"{short_path(info.workspace):<{WORKSPACE_CHARS}}  {cut(info.title, title_chars)}".rstrip()
-        )
-    return rows
+        cells = _cells(info)
+        title = cut(info.title, title_chars) if title_chars else ""
+        rows.append((number(n) + "".join(cells[c] + "  " for c in columns) + title).rstrip())
+    return [row[:width].rstrip() if width else row for row in rows]
 
 
 def others_note(shown: int, total: int, workspace: Path) -> str:

@@ -8,11 +8,15 @@ from __future__ import annotations
 import shutil
 
 from nanohermes.config import MODES
-from nanohermes.ui.commands import command
+from nanohermes.ui.command_table import command
 
-MODE_CYCLE = ("ask", "plan", "auto")  # Shift-Tab's order: one press from ask is the safe read-only mode
+# Shift-Tab's order: one press from ask is the safe read-only mode, then each asks less.
+MODE_CYCLE = ("ask", "plan", "accept-edits", "auto")
 RESUME_CHOICES = 10  # the most recent sessions /resume offers; older ones by name
-MODE_HELP = "plan: read-only tools · ask: writes, edits and commands ask first · auto: nothing asks"
+MODE_HELP = (
+    "plan: read-only tools · ask: edits, writes and commands outside the sandbox ask first · "
+    "accept-edits: edits are made and shown, the rest asks as in ask · auto: nothing asks (but ask and deny rules)"
+)
 
 
 def next_mode(mode: str) -> str:
@@ -33,7 +37,9 @@ def _model(repl, arg: str) -> bool:
     return True
 
 
-@command("/mode", "/mode [plan|ask|auto]", "switch the permission mode from the next request (Shift-Tab cycles)")
+@command(
+    "/mode", "/mode [plan|ask|auto|accept-edits]", "switch the permission mode from the next request (Shift-Tab cycles)"
+)
 def _mode(repl, arg: str) -> bool:
     mode = repl.runtime.config.mode
     if not arg:

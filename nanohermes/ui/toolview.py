@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import signal
+from dataclasses import dataclass
 
 from nanohermes import events as ev
 from nanohermes.calls import ResultFacts, ToolCall, describe_call
@@ -18,6 +19,17 @@ from nanohermes.ui.progress import elapsed
 
 Span = tuple[str, str]  # (text, rich style; "" for none)
 Line = list[Span]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """Something whose full output /show can page: a tool call (its output is the Agent's, by
+    `call_id`) or the user's `!command` (its `text`)."""
+
+    title: str
+    call_id: str = ""
+    text: str = ""
+
 
 TOOL_LINE_CHARS = 100  # the call part of one tool line
 OUTPUT_LINE_CHARS = 200  # one shown line of a command's output
@@ -54,12 +66,15 @@ def failed(event: ev.ToolFinished) -> bool:
     return not event.ok or (event.facts.exit_code is not None and command_outcome(event.facts)[1])
 
 
-def result_line(event: ev.ToolFinished, arguments: str, declined: str | None = None) -> Line:
-    """`declined`: the user said no to this call (their reason, possibly "")."""
+def result_line(event: ev.ToolFinished, arguments: str, declined: str | None = None, title: str = "") -> Line:
+    """`declined`: the user said no to this call (their reason, possibly ""); `title`: what the call
+    is called instead of the tool and its arguments (`! git status`)."""
     facts = event.facts
     bad = failed(event)
     if declined is not None:
         outcome = f"declined: {declined}" if declined else "declined"
+    elif facts.interrupted:
+        return interrupted_line(event.name, arguments, event.duration_s, title)
     elif facts.exit_code is not None:
         outcome = command_outcome(facts)[0]
     elif event.ok and facts.found:
@@ -70,31 +85,34 @@ def result_line(event: ev.ToolFinished, arguments: str, declined: str | None = N
         outcome = outcome[: OUTCOME_CHARS - 1] + "…"
     return [
         ("✗" if bad else "✓", "red" if bad else "green"),
-        (" " + call_text(event.name, arguments), ""),
+        (" " + (neutralize(title) or call_text(event.name, arguments)), ""),
         (" · " + neutralize(outcome), "red" if bad else "dim"),
         (f" · {elapsed(event.duration_s)}", "dim"),
     ]
 
 
-def interrupted_line(name: str, arguments: str, seconds: float) -> Line:
+def interrupted_line(name: str, arguments: str, seconds: float, title: str = "") -> Line:
     return [
         ("✗", "red"),
-        (" " + call_text(name, arguments), ""),
+        (" " + (neutralize(title) or call_text(name, arguments)), ""),
         (" · interrupted", "yellow"),
         (f" · {elapsed(seconds)}", "dim"),
     ]
 
 
-def output_tail(event: ev.ToolFinished) -> list[Line]:
-    """A command's last output lines, collapsed: `… 40 more lines` above them."""
+def output_tail(event: ev.ToolFinished, more_note: str = "", count: int | None = None) -> list[Line]:
+    """A command's last output lines, collapsed: `… 40 more lines` above them (also what a command
+    Ctrl-C stopped had printed). `more_note` follows the count (how to see the rest); `count`: the
+    lines shown (default: a few, more for a failure)."""
     facts = event.facts
-    if facts.exit_code is None:
+    if facts.exit_code is None and not (facts.interrupted and facts.output_lines):
         return []
-    lines = facts.tail.splitlines()[-(TAIL_LINES_FAILED if failed(event) else TAIL_LINES_OK) :]
+    lines = facts.tail.splitlines()[-(count or (TAIL_LINES_FAILED if failed(event) else TAIL_LINES_OK)) :]
     if not lines:
         return [[(INDENT + "(no output)", "dim")]]
     more = facts.output_lines - len(lines)
-    shown: list[Line] = [[(f"{INDENT}… {more} more line{'s' if more != 1 else ''}", "dim")]] if more > 0 else []
+    note = f"{INDENT}… {more} more line{'s' if more != 1 else ''}{more_note}"
+    shown: list[Line] = [[(note, "dim")]] if more > 0 else []
     style = "" if failed(event) else "dim"
     for line in lines:
         text = neutralize(line.expandtabs())

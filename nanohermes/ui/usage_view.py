@@ -36,7 +36,7 @@ def _fullness(usage: ev.Usage, window: int | None, budget_share: float | None) -
     if window and usage.last_request_tokens:
         return f"{100 * usage.last_request_tokens / window:.0f}% of {_short(window)} window"
     if budget_share is not None:
-        return f"context {100 * budget_share:.0f}% of budget"
+        return f"context {100 * budget_share:.0f}% full"
     return None
 
 
@@ -45,7 +45,7 @@ def turn_line(
 ) -> str:
     """`1,756 in · 257 out · 3 requests · 14% of 16k window · 80% cached · 4.2s · session 9,120 in / 1,001 out`.
 
-    `budget_share`: how full the char budget is, said when the window is not known."""
+    `budget_share`: how full the context is against where compaction starts, said when the window is not known."""
     parts: list[str] = []
     if usage is not None and usage.requests:
         mark = "~" if usage.estimated else ""

@@ -137,8 +137,46 @@ def test_an_edit_asks_the_editor_and_its_diff_is_sent_and_always_covers_that_pat
     assert second.content[1].old_text == "the secret is 43\n" and (ws / "notes.txt").read_text() == "the secret is 44\n"
 
 
+def test_allow_always_is_saved_for_the_project_so_a_new_session_there_does_not_ask(agent, model, ws):
+    outside = {"command": "touch made.txt", "unsandboxed": True, "reason": "to try"}
+    model.add(call("run_command", outside), text("made"))
+    agent.client.answer = "always"
+    first = new_session(agent, ws)
+    prompt(agent, first, "make a file")
+    ((_, _, options),) = [q for q in agent.client.questions if q[0] == first]
+    assert options[1].name == "Always allow: run_command exactly, outside the sandbox: touch made.txt"
+    (ws / "made.txt").unlink()
+    model.add(call("run_command", outside), text("made again"))
+    agent.client.answer = "reject"
+    second = new_session(agent, ws)
+    prompt(agent, second, "make it again")
+    assert (ws / "made.txt").exists() and not [q for q in agent.client.questions if q[0] == second]
+
+
+def test_a_command_naming_a_path_outside_offers_no_always_to_the_editor(agent, model, ws):
+    model.add(call("run_command", {"command": "touch ../made.txt", "unsandboxed": True, "reason": "x"}), text("no"))
+    agent.client.answer = "reject"
+    session_id = new_session(agent, ws)
+    prompt(agent, session_id, "make a file next door")
+    ((_, _, options),) = [q for q in agent.client.questions if q[0] == session_id]
+    assert [o.kind for o in options] == ["allow_once", "reject_once"] and not (ws.parent / "made.txt").exists()
+
+
+def test_accept_edits_is_a_mode_the_editor_can_choose_and_edits_then_ask_nothing(agent, model, ws):
+    model.add(call("write_file", {"path": "notes.txt", "content": "the secret is 43\n"}), text("Changed."))
+    session_id = new_session(agent, ws)
+    modes = agent.run(agent.conn.load_session(cwd=str(ws), session_id=session_id, mcp_servers=[])).modes
+    assert "accept-edits" in [m.id for m in modes.available_modes]
+    agent.run(agent.conn.set_session_mode(session_id=session_id, mode_id="accept-edits"))
+    prompt(agent, session_id, "change the secret")
+    assert (ws / "notes.txt").read_text() == "the secret is 43\n"
+    assert not [q for q in agent.client.questions if q[0] == session_id]
+    assert "Mode: accept-edits." in model.chat_requests()[-1]["messages"][0]["content"]
+
+
 def test_a_rejected_action_is_not_run_and_the_model_is_told(agent, model, ws):
-    model.add(call("run_command", {"command": "touch made.txt"}), text("OK, I did not."))
+    outside = {"command": "touch made.txt", "unsandboxed": True, "reason": "to try"}  # sandboxed ones don't ask
+    model.add(call("run_command", outside), text("OK, I did not."))
     agent.client.answer = "reject"
     session_id = new_session(agent, ws)
     prompt(agent, session_id, "make a file")
@@ -164,14 +202,15 @@ def test_cancel_stops_a_running_command_at_once_answers_every_open_call_and_the_
     agent.run(agent.conn.cancel(session_id=session_id))
     assert pending.result(CANCEL_WITHIN_S).stop_reason == "cancelled" and time.monotonic() - started < CANCEL_WITHIN_S
     last = agent.client.of_kind(session_id, "tool_call_update")[-1]
-    assert last.status == "failed" and last.content[0].content.text == "[interrupted by user]"
+    kept = last.content[0].content.text  # what the command had printed, kept for the editor and the model
+    assert last.status == "failed" and kept.startswith("$ sleep 30\ninterrupted by the user after")
     assert prompt(agent, session_id, "are you there?").stop_reason == "end_turn"
     sent = model.chat_requests()[-1]["messages"]
-    assert [m["content"] for m in sent if m["role"] == "tool"] == ["[interrupted by user]"]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == [kept]
 
 
 def test_cancel_while_the_editor_is_asking_stops_the_turn_and_runs_nothing(agent, model, ws):
-    model.add(call("run_command", {"command": "touch asked.txt"}), text("never"))
+    model.add(call("run_command", {"command": "touch asked.txt", "unsandboxed": True}), text("never"))
     agent.client.answer = "wait"
     session_id = new_session(agent, ws)
     pending = agent.start(agent.conn.prompt(session_id=session_id, prompt=[text_block("make it")]))
@@ -322,7 +361,8 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
     how, code, model, ws, tmp_path
 ):
     home = tmp_path / "home"
-    model.add(call("run_command", {"command": "echo $$ > sleeper.pid && exec sleep 30"}), text("never read"))
+    sleeper = {"command": "echo $$ > sleeper.pid && exec sleep 30", "unsandboxed": True}  # its pid as the system's
+    model.add(call("run_command", sleeper), text("never read"))
     editor = AcpHarness(agent_env(model, home), tmp_path, tmp_path / "stderr.log", shutdown_timeout=CANCEL_WITHIN_S)
     session_id = editor.run(editor.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
     editor.run(editor.conn.set_session_mode(session_id=session_id, mode_id="auto"))
@@ -335,5 +375,6 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
     sleeper = int((ws / "sleeper.pid").read_text())
     wait_for(lambda: not alive(sleeper), timeout=5)  # the command's process group ended with the turn
     with Session(home, session_id, workspace=ws) as saved:  # every open call answered, the session saved
-        assert [m["content"] for m in saved.state.messages if m["role"] == "tool"] == ["[interrupted by user]"]
+        results = [m["content"] for m in saved.state.messages if m["role"] == "tool"]
+        assert len(results) == 1 and "interrupted by the user after" in results[0]
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()

@@ -96,7 +96,8 @@ def test_a_ledger_line_keeps_the_latest_paths_within_its_cap():
 def test_report_one_line_says_what_happened():
     out, report = ContextEngine(high_water_chars=30_000).fit(tool_history(20, 3_000), stub_summarizer())
     line = report.one_line()
-    assert line.startswith("context auto compaction (placeholders")
+    assert line.startswith("context compacted automatically:") and "old tool outputs cleared" in line
+    assert "placeholders" not in line and "budget" not in line
     assert f"{report.before_chars:,} → {report.after_chars:,} chars" in line
     assert report.after_chars == total_size(out) and report.messages_after == len(out)
 

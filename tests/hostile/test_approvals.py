@@ -259,7 +259,7 @@ def test_the_api_key_and_tokens_are_redacted_before_they_are_stored_or_sent(serv
         text("done"),
     )
     r = run_cli(
-        ["-p", f"my key is {key}", "--yes", "--session", "keys", "--base-url", server.url],
+        ["-p", f"my key is {key}", "--yes", "--session", "keys", "--base-url", server.url, "--sandbox", "off"],
         workspace,
         {"OPENAI_API_KEY": key, "GITHUB_TOKEN": token},
     )

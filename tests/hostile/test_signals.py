@@ -49,7 +49,7 @@ def saved_messages(home, name: str) -> list[dict]:
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"])
 def test_a_termination_signal_during_a_command_is_handled_as_ctrl_c(server, workspace, isolated_home, signum, code):
     server.add(call("run_command", {"command": "sleep 30 & echo $! > bg.pid; echo $$ > sh.pid; sleep 30"}))
-    proc = start(server, workspace, "--session", "sig")
+    proc = start(server, workspace, "--session", "sig", "--sandbox", "off")  # pids as the system sees them
     wait_for(lambda: (workspace / "bg.pid").exists() and (workspace / "sh.pid").stat().st_size > 0)
     time.sleep(0.1)
     proc.send_signal(signum)

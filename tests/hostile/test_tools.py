@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from nanohermes.cli import app
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.search import find_rg, run_grep, search_with_python, search_with_rg
+from nanohermes.tools.search import Search, find_rg, run_grep, search_with_python, search_with_rg
+from nanohermes.tools.workspace import rg_files, walk
 from tests.support.scripted_server import call, text
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
@@ -69,6 +70,18 @@ def test_an_ignore_file_that_is_a_fifo_does_not_hang_grep(ctx, workspace):
     out = run_grep(ctx, "needle", ".", None, False, find_rg(), timeout=1)
     assert "a.txt:1: needle" in out and "the built-in search was used" in out
     assert time.monotonic() - started < 8
+
+
+def test_an_ignore_file_that_is_a_fifo_does_not_hang_the_workspace_listing(workspace):
+    """rg blocks for ever on a FIFO .gitignore: its file list (the overview's, glob's) gives up at
+    its deadline, and the walk, which never opens one, lists the files instead."""
+    os.mkfifo(workspace / ".gitignore")
+    (workspace / "a.txt").write_text("x\n")
+    started = time.monotonic()
+    assert rg_files(find_rg(), workspace, None, limit=10, timeout=1) is None
+    assert rg_files(find_rg(), workspace, None, timeout=1) is None
+    assert time.monotonic() - started < 6
+    assert [rel for rel, _ in walk(workspace, workspace)] == ["a.txt"]
 
 
 @pytest.mark.parametrize(
@@ -176,9 +189,9 @@ def test_an_interrupted_search_leaves_no_child_running(workspace, tmp_path, engi
     try:
         with pytest.raises(KeyboardInterrupt):
             if engine == "rg":
-                search_with_rg(str(slow_rg), "x", workspace, workspace, None, False)
+                search_with_rg(str(slow_rg), Search("x", workspace, workspace))
             else:
-                search_with_python("(a+)+$", workspace, workspace, None, False, timeout=30)
+                search_with_python(Search("(a+)+$", workspace, workspace, timeout=30))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

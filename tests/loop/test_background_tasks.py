@@ -7,14 +7,14 @@ import pytest
 
 from nanohermes.configure import load_config
 from nanohermes.runtime import build_runtime
-from nanohermes.ui.task_commands import tasks_command
+from nanohermes.ui.background_commands import tasks_command
 from tests.support.scripted_server import call, text
 from tests.tools.test_shell import alive, dies_soon
 
 
-def runtime_for(server, workspace, monkeypatch, mode="auto", approve=None, name="bg"):
+def runtime_for(server, workspace, monkeypatch, mode="auto", approve=None, name="bg", sandbox=None):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    config = load_config(base_url=server.url, workspace=workspace, mode=mode)
+    config = load_config(base_url=server.url, workspace=workspace, mode=mode, sandbox_level=sandbox)
     return build_runtime(config, name, lambda event: None, approve=approve)
 
 
@@ -40,7 +40,7 @@ def test_a_background_task_outlives_the_turn_that_started_it(runtime, server):
 
 
 def test_a_session_that_ends_with_tasks_running_stops_their_process_groups(server, workspace, monkeypatch):
-    runtime = runtime_for(server, workspace, monkeypatch)
+    runtime = runtime_for(server, workspace, monkeypatch, sandbox="off")  # pids as the system sees them
     server.add(
         call("run_command", {"command": "sleep 60 & echo $!; sleep 60", "background": True}),
         call("task_output", {"id": "bg1", "wait": 0.5}),
@@ -57,7 +57,12 @@ def test_a_session_that_ends_with_tasks_running_stops_their_process_groups(serve
 def test_background_commands_ask_for_approval_like_any_command(server, workspace, monkeypatch):
     asked = []
     runtime = runtime_for(
-        server, workspace, monkeypatch, mode="ask", approve=lambda tool, args, preview: asked.append(preview) or "no"
+        server,
+        workspace,
+        monkeypatch,
+        mode="ask",
+        sandbox="off",
+        approve=lambda tool, args, preview: asked.append(preview) or "no",
     )
     server.add(call("run_command", {"command": "sleep 30", "background": True}), text("ok"))
     try:

@@ -127,7 +127,7 @@ def test_after_an_overflow_teaches_a_smaller_window_the_next_steps_do_not_summar
 
     server.handler = handler
     agent = make_agent(server, workspace)
-    assert agent.run_turn("go").final_text == "done" and agent.window == 16_384
+    assert agent.run_turn("go").final_text == "done" and agent.settings.window == 16_384
     assert sum(is_summary_request(r) for r in server.chat_requests()) <= 1
 
 

@@ -78,7 +78,7 @@ def test_provider_overflow_forces_compaction_and_retries(server, workspace):
     assert agent.run_turn("go").final_text == "recovered"
     chats = [r for r in server.chat_requests() if not is_summary_request(r)]
     assert total_size(chats[-1]["messages"]) < total_size(chats[-2]["messages"])
-    assert agent.window == 8192  # learned from the error message
+    assert agent.settings.window == 8192  # learned from the error message
 
 
 def test_repeated_overflow_gives_up_with_a_clear_error_after_two_retries(server, workspace):
@@ -162,3 +162,28 @@ def test_an_over_budget_check_that_changes_nothing_writes_no_snapshot_and_says_i
     assert len(snapshots) <= 2
     notices = [e.text for e in events if type(e).__name__ == "Notice"]
     assert len(notices) == len(set(notices))
+
+
+def test_a_server_that_reports_no_usage_never_gets_a_prompt_over_the_window(server, workspace):
+    """Our own token count of each request — its messages and its tool schemas — stays under the
+    compaction trigger (which leaves room for the reply within the window), though the server never
+    says how long a prompt was: the schemas were left out of the count until a usage report came."""
+    import json
+
+    from nanohermes.context.tokens import count_tokens, message_tokens
+    from nanohermes.tools.builtin import BUILTIN_TOOLS
+    from tests.support.scripted_server import Reply
+
+    for i in range(14):
+        (workspace / f"part{i}.txt").write_text("".join(f"record {i}-{n}: value {n * 7}\n" for n in range(160)))
+    server.add(
+        *[Reply(tool_calls=[("read_file", json.dumps({"path": f"part{i}.txt"}))], usage=None) for i in range(14)],
+        Reply(content="read them all", usage=None),
+    )
+    agent = make_agent(server, workspace, tools=BUILTIN_TOOLS, context_window=8192)
+    agent.run_turn("read part0.txt to part13.txt, one by one")
+    trigger = agent.settings.high_water_tokens
+    for request in server.chat_requests():
+        tools = count_tokens(json.dumps(request["tools"], ensure_ascii=False, separators=(",", ":")))
+        prompt = sum(message_tokens(m) for m in request["messages"]) + tools
+        assert prompt <= trigger and prompt + request["max_tokens"] <= 8192, (prompt, trigger)

@@ -26,8 +26,8 @@ def run(server, workspace, *args):
 
 def test_a_run_stopped_by_the_loop_guard_still_answers_from_what_it_read(server, workspace):
     (workspace / "notes.txt").write_text("first\nlast line: 42\n")
-    server.add(
-        *[call("read_file", {"path": "notes.txt", "offset": 3}) for _ in range(5)],
+    server.add(  # the third call is refused, the model asked for its answer; it calls again: the run stops
+        *[call("read_file", {"path": "notes.txt", "offset": 3}) for _ in range(4)],
         text("The last line is 'last line: 42'."),
     )
     r = run(server, workspace)
@@ -76,3 +76,19 @@ def test_a_final_answer_keeps_no_tool_call_the_model_made_anyway(server, workspa
     assert again.returncode == 0
     history = server.chat_requests()[-1]["messages"]
     assert history[-2] == {"role": "assistant", "content": ev.PARTIAL_MARK + "It is a."}  # no call without a result
+
+
+def test_a_model_looping_on_an_edit_that_never_lands_stops_within_a_bound(server, workspace):
+    """Read, read, read (the third refused), the same failing edit, and round again: the guard
+    never sees five repeats in a row, so this ran to --max-steps (51 requests). Asked once for its
+    answer with tools off, the model goes on, and its next refused repeat now ends the run."""
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    read = call("read_file", {"path": "calc.py"})
+    edit = call("edit_file", {"path": "calc.py", "old_text": "def add(x, y): return x*y", "new_text": "..."})
+    server.add(*[edit if i % 4 == 3 else read for i in range(60)])
+    r = run(server, workspace)
+    assert r.returncode == EXIT_UNFINISHED and "kept repeating" in r.stderr
+    requests = server.chat_requests()
+    assert len(requests) <= 12  # four calls, the tools-off request and three more, the final request
+    assert requests[-1]["tool_choice"] == "none"
+    assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"

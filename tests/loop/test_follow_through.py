@@ -112,10 +112,11 @@ def test_tools_go_off_once_a_turn_and_a_new_request_starts_afresh(server, worksp
         text("b"),
     )
     agent = make_agent(server, workspace)
-    agent.run_turn("one")
+    one = agent.run_turn("one")  # asked for its answer, it repeats again: the run stops, its last request tools off
     agent.run_turn("two")
     choices = [r.get("tool_choice") for r in server.chat_requests()]
-    assert choices == [None, None, None, "none", None, None, None, None, "none"]
+    assert one.stop_code == ev.StopCode.REPEATING and one.final_text == ev.PARTIAL_MARK + "a"
+    assert choices == [None, None, None, "none", "none", None, None, None, "none"]
 
 
 def test_a_nudge_to_make_a_change_keeps_the_tools_on(server, workspace):

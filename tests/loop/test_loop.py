@@ -216,7 +216,7 @@ def test_an_overflow_error_inside_the_stream_compacts_instead_of_retrying_blindl
     server.handler = lambda body: text("summary")
     agent = make_agent(server, workspace)
     assert agent.run_turn("hi").final_text == "fits now"
-    assert agent.window == 4096
+    assert agent.settings.window == 4096
 
 
 @pytest.mark.parametrize("value", ["-1", "nan", "inf", "Wed, 21 Oct 2015 07:28:00 GMT"])
@@ -266,7 +266,7 @@ def test_the_window_advertised_by_a_llama_cpp_server_scales_budget_caps_and_max_
         srv.add(text("ok"))
         agent = make_agent(srv, workspace)
         agent.run_turn("hi")
-        assert agent.window == 8192
+        assert agent.settings.window == 8192
         assert agent.settings.high_water_tokens < 6_000 and agent.ctx.max_output < 5_000
         assert srv.chat_requests()[0]["max_tokens"] <= 2048
     finally:

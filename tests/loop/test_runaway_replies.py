@@ -47,8 +47,22 @@ def test_a_model_that_keeps_looping_ends_with_one_copy_as_its_answer(server, wor
     assert len(server.chat_requests()) == 3  # two retries, then the cut reply is the answer
 
 
+def test_a_reply_that_is_only_a_call_written_as_text_runs_as_that_call(server, workspace):
+    events = []
+    server.add(text('```json\n{"name": "echo", "arguments": {"text": "hi"}}\n```'), text("It says hi."))
+    result = make_agent(server, workspace, events=events).run_turn("echo hi")
+    assert result.final_text == "It says hi."
+    call, answer = server.chat_requests()[1]["messages"][-2:]
+    assert call["content"] == "" and call["tool_calls"][0]["function"] == {
+        "name": "echo",
+        "arguments": '{"text": "hi"}',
+    }
+    assert answer == {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": "echo: hi"}
+    assert any(isinstance(e, ev.Notice) and "run as a call" in e.text for e in events)
+
+
 def test_a_tool_call_written_as_text_is_not_the_answer(server, workspace):
-    written = '```json\n{"name": "echo", "arguments": {"text": "hi"}}\n```'
+    written = 'Let me echo it:\n```json\n{"name": "echo", "arguments": {"text": "hi"}}\n```'  # prose too: not sure
     server.add(text(written), text("It says hi."))
     agent = make_agent(server, workspace)
     result = agent.run_turn("echo hi")

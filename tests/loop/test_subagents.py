@@ -235,7 +235,7 @@ def test_what_a_helper_could_not_ask_to_run_makes_the_parents_run_unfinished(ser
         parent=[call("task", {"description": "build", "prompt": "build it"}), text("could not build")],
         helper=[call("run_command", {"command": "make"}), text("make needs approval")],
     )
-    runtime = runtime_for(server, files, monkeypatch, mode="ask")
+    runtime = runtime_for(server, files, monkeypatch, mode="ask", sandbox_level="off")  # unconfined commands ask
     result = runtime.agent.run_turn("build")
     runtime.close()
     assert result.cannot_ask == ["run_command"]  # so `-p` exits 3 and says how to allow it

@@ -14,7 +14,7 @@ from nanohermes.ui.recap import last_exchange, recap_lines
 from tests.support.agents import make_agent
 from tests.support.scripted_server import call, text
 
-AS_TEXT = '{"name": "echo", "arguments": {"text": "hi"}}'
+AS_TEXT = 'I will run it: {"name": "echo", "arguments": {"text": "hi"}}'  # prose around it: not run, a nudge
 
 
 def _session_events(agent) -> list[dict]:

@@ -152,3 +152,20 @@ def test_a_secret_in_an_mcp_servers_table_never_reaches_the_model_or_the_session
     assert tool_results(server) == ["mcp demo.environment:\n[redacted: mcp.servers.demo.env.DEMO_TOKEN]"]
     saved = "".join(p.read_text() for p in (isolated_home / "sessions").rglob("*.jsonl"))
     assert "[redacted: mcp.servers.demo.env.DEMO_TOKEN]" in saved and secret not in saved
+
+
+def test_a_tool_missing_from_the_cached_list_still_asks_before_it_runs(configure, server, isolated_home):
+    """The list cached from the server's last start lacked `echo` (added since): a -p run
+    without --yes must refuse the call, not send it because the stale list said it could not run."""
+    from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
+
+    settings = demo_settings()
+    ToolCache(isolated_home).save(settings, [McpToolInfo("add", "Add two numbers.", {"type": "object"})])
+    server.add(call("mcp", {"name": "demo.echo", "arguments": {"text": "ran"}}), text("done"))
+    runtime = build_runtime(configure(settings, mode="ask"), None, lambda e: None, approve=None)
+    try:
+        result = runtime.agent.run_turn("echo it")
+    finally:
+        runtime.close()
+    assert result.cannot_ask == ["mcp"]
+    assert tool_results(server)[-1].startswith("refused: mcp needs the user's approval")

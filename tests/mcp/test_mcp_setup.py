@@ -69,7 +69,7 @@ enabled = false
         ('[mcp.servers."a.b"]\ncommand = "a"', "no dots"),
         ('[mcp.servers.x]\ncommand = "a"\nargs = "-y"', "args must be a list of strings"),
         ('[mcp.servers.x]\ncommand = "a"\ntrusted = "yes"', "trusted must be true or false"),
-        ('[mcp.servers.x]\ncommand = "a"\ntimeout = 0', "timeout must be a positive number of seconds"),
+        ('[mcp.servers.x]\ncommand = "a"\ntimeout = 0', "timeout must be a number of seconds above 0"),
         ('[mcp.servers.x]\ncommand = "a"\nport = 1', "unknown key(s) port"),
         ('[mcp.servers.x]\nurl = "ftp://b"', "url must be an http(s) URL"),
         ("[mcp]\nserver = 1", "[mcp] holds only servers tables"),

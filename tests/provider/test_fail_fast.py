@@ -97,9 +97,11 @@ def test_a_server_error_keeps_the_servers_own_message(serve, workspace, isolated
 
 def test_a_404_page_suggests_the_base_url_and_quotes_the_server(serve, workspace):
     server = serve(raw.http_response("404 Not Found", "text/plain", "404 page not found"))
-    r = one_shot(server.url, workspace)
+    url = server.url.removesuffix("/v1")
+    r = one_shot(url, workspace)
     assert r.returncode == 1 and len(server.posts()) == 1
-    assert "404 page not found" in r.stderr and "/v1" in r.stderr and "--model" in r.stderr
+    assert "answered HTTP 404 with plain text (text/plain): '404 page not found'" in r.stderr
+    assert f"did you mean --base-url {url}/v1?" in r.stderr
 
 
 def test_doctor_names_a_web_page_where_the_api_should_be(serve):
@@ -107,4 +109,4 @@ def test_doctor_names_a_web_page_where_the_api_should_be(serve):
     result = CliRunner().invoke(app, ["doctor", "--base-url", server.url])
     assert result.exit_code == 1
     assert "✗ reachable: " in result.stdout and "an HTML page (text/html): 'Welcome to nginx!'" in result.stdout
-    assert "usually end in /v1" in result.stdout
+    assert "this looks like a web page, not an OpenAI-compatible API" in result.stdout

@@ -127,3 +127,24 @@ def test_the_ssh_agent_socket_is_out_of_reach(workspace, isolated_home, fake_hom
         server.setblocking(False)
         with pytest.raises(BlockingIOError):
             server.accept()
+
+
+def test_a_git_add_run_inside_the_sandbox_commits_no_placeholder(policy, workspace):
+    _git_repo(workspace)
+    (workspace / "app.py").write_text("x = 1\n")
+    done = run_in(
+        policy,
+        "git -c user.email=a@b -c user.name=a add -A && git -c user.email=a@b -c user.name=a commit -qm c "
+        "&& git ls-files && git status --porcelain",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["app.py"]  # no .nanohermes in the commit, nothing left to add
+    assert not (workspace / ".nanohermes").exists()
+
+
+def test_a_placeholder_directory_left_by_a_killed_agent_is_removed_by_the_next_command(policy, workspace):
+    stale = workspace / ".nanohermes"
+    stale.mkdir()
+    stale.chmod(0o555)
+    run_in(policy, "true")
+    assert not stale.exists()

@@ -10,8 +10,12 @@ BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
 
 def run_cli(args, cwd, env_extra=None, input=None, timeout=60) -> subprocess.CompletedProcess:
+    """Without `input`, stdin is /dev/null: nothing is piped in (an inherited pipe would be read)."""
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([BIN, *args], cwd=cwd, env=env, input=input, capture_output=True, text=True, timeout=timeout)
+    stdin = subprocess.DEVNULL if input is None else None
+    return subprocess.run(
+        [BIN, *args], cwd=cwd, env=env, input=input, stdin=stdin, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def run_main_with(prelude: str, args, cwd, env_extra=None, timeout=60) -> subprocess.CompletedProcess:

@@ -86,6 +86,27 @@ def demo_server() -> MCPServer:
     return app
 
 
+def writer_server() -> MCPServer:
+    """One tool that writes a file: what a server run in the sandbox may and may not do."""
+    app = MCPServer("writer")
+
+    @app.tool()
+    def touch(path: str) -> str:
+        """Create an empty file at path: 'made', or why not."""
+        try:
+            open(path, "w").close()
+        except OSError as exc:
+            return f"not made: {exc.strerror}"
+        return "made"
+
+    @app.tool()
+    def environment(name: str) -> str:
+        """The value of one of the server's environment variables."""
+        return os.environ.get(name, "(not set)")
+
+    return app
+
+
 def catalogue_tool(name: str):
     def handler(
         repo: Annotated[str, Field(description="the repository, as owner/name")],
@@ -108,8 +129,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--tools", type=int, default=None)
+    parser.add_argument("--writer", action="store_true")
     options = parser.parse_args()
-    app = catalogue_server(options.tools) if options.tools else demo_server()
+    app = catalogue_server(options.tools) if options.tools else writer_server() if options.writer else demo_server()
     if options.http:
         app.run("streamable-http", host="127.0.0.1", port=options.http)
     else:

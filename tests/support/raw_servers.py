@@ -1,9 +1,11 @@
 """Small raw HTTP servers on 127.0.0.1 that misbehave the way wrong or broken endpoints do:
-a web page or plain text where the API should be, JSON to a stream request, a stream that
-never finishes, a server error with its own message, a port nothing listens on.
+a web page or plain text where the API should be (nginx's welcome page, Python's http.server
+refusing a POST), JSON to a stream request, a stream that never finishes or is cut mid-reply,
+a server error with its own message, a port nothing listens on.
 
-Each server answers every request with the same bytes (written by hand, no framework) and
-records the request lines, so a test can count what the client sent.
+Each server answers every request with the same bytes, or the Nth POST with the Nth of a list
+(written by hand, no framework), and records the request lines, so a test can count what the
+client sent.
 """
 
 from __future__ import annotations
@@ -25,6 +27,39 @@ def http_response(status: str, content_type: str, body: str | bytes, headers: di
 
 def html_page() -> bytes:
     return http_response("200 OK", "text/html; charset=utf-8", HTML_PAGE)
+
+
+def http_server_page(status: str, message: str) -> bytes:
+    """What `python3 -m http.server` answers where there is no file (404) or to a POST (501):
+    an HTML error page titled "Error response"."""
+    body = (
+        '<!DOCTYPE HTML>\n<html lang="en">\n<head><meta charset="utf-8"><title>Error response</title></head>\n'
+        f"<body><h1>Error response</h1><p>Error code: {status.split()[0]}</p><p>Message: {message}.</p></body></html>"
+    )
+    return http_response(status, "text/html;charset=utf-8", body)
+
+
+def models_listing(*ids: str) -> bytes:
+    """GET /models of a server that serves these models."""
+    data = [{"id": i, "object": "model", "owned_by": "test"} for i in ids]
+    return http_response("200 OK", "application/json", json.dumps({"object": "list", "data": data}))
+
+
+def chunked_reply(text: str, piece: int = 6, cut_after: int | None = None) -> bytes:
+    """A streamed reply of `text` in chunked transfer encoding, one event per HTTP chunk, as
+    llama.cpp and vLLM send it. `cut_after`: the server dies after that many pieces of the text
+    — no finish_reason, and the body's last chunk never comes (an incomplete chunked read)."""
+    pieces = [text[i : i + piece] for i in range(0, len(text), piece)]
+    events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": p}) for p in pieces[:cut_after]]
+    if cut_after is None:
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        events += [chunk({}, "stop"), {**chunk({}), "choices": [], "usage": usage}, "[DONE]"]
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    body = b""
+    for event in events:
+        data = f"data: {event if isinstance(event, str) else json.dumps(event)}\n\n".encode()
+        body += f"{len(data):x}\r\n".encode() + data + b"\r\n"
+    return head + body + (b"0\r\n\r\n" if cut_after is None else b"")
 
 
 def plain_text(text: str = "Hello, World!") -> bytes:
@@ -98,16 +133,23 @@ def closed_port_url() -> str:
 
 
 class RawServer:
-    """Answers every request with `response` and records each request line ("POST /v1/…").
-    With `hold_open` it keeps each connection open that many seconds after the response,
-    sending a `: ping` comment every `ping_every` seconds if given (keep-alive comments)."""
+    """Answers every request with `response` (a list: the Nth POST with its Nth item, the last
+    one from then on) and records each request line ("POST /v1/…"). With `hold_open` it keeps
+    each connection open that many seconds after the response, sending a `: ping` comment every
+    `ping_every` seconds if given (keep-alive comments)."""
 
     def __init__(
-        self, response: bytes, hold_open: float = 0.0, ping_every: float | None = None, models: bytes | None = None
+        self,
+        response: bytes | list[bytes],
+        hold_open: float = 0.0,
+        ping_every: float | None = None,
+        models: bytes | None = None,
     ):
         """`models`: another answer for GET requests (GET /models), sent and closed at once."""
-        self.response, self.hold_open, self.ping_every, self.models = response, hold_open, ping_every, models
+        self.responses = response if isinstance(response, list) else [response]
+        self.hold_open, self.ping_every, self.models = hold_open, ping_every, models
         self.requests: list[str] = []
+        self._lock = threading.Lock()
         self._sock = socket.socket()
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
@@ -144,11 +186,14 @@ class RawServer:
     def _answer(self, conn: socket.socket) -> None:
         with conn:
             try:
-                self.requests.append(_read_request(conn))
-                if self.models is not None and self.requests[-1].startswith("GET"):
+                line = _read_request(conn)
+                with self._lock:
+                    self.requests.append(line)
+                    nth = len(self.posts()) - 1
+                if self.models is not None and line.startswith("GET"):
                     conn.sendall(self.models)
                     return
-                conn.sendall(self.response)
+                conn.sendall(self.responses[min(max(nth, 0), len(self.responses) - 1)])
                 until = time.monotonic() + self.hold_open
                 while time.monotonic() < until and not self._closed:
                     time.sleep(min(self.ping_every or 0.05, max(until - time.monotonic(), 0)))

@@ -253,3 +253,17 @@ class ScriptedServer:
                     server.abandoned.append((i, len(chunks)))
 
         return Handler
+
+
+def serving(server: ScriptedServer, models: list[str]) -> ScriptedServer:
+    """The server as a multi-model one (Ollama, vLLM with several): GET /models lists `models`,
+    a request for one of them is answered "ok", one for any other name refused with a 404."""
+    server.routes["GET /v1/models"] = {"object": "list", "data": [{"id": m, "object": "model"} for m in models]}
+
+    def answer(body):
+        if body["model"] in models:
+            return text("ok")
+        return Error(404, {"error": {"message": f"model '{body['model']}' not found", "type": "not_found_error"}})
+
+    server.handler = answer
+    return server

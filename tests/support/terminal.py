@@ -2,7 +2,8 @@
 a scrollback, so a test can assert what a user would see on the screen and above it.
 
 pexpect reads the child and keeps the tests in step (`expect`); everything it reads is also
-fed to the emulator. Rows and columns are the pty's and the emulator's alike.
+fed to the emulator. Rows and columns are the pty's and the emulator's alike. `resize` changes
+both, the way tmux does: lines longer than the new width are re-wrapped (pyte alone cuts them).
 """
 
 from __future__ import annotations
@@ -33,7 +34,15 @@ class _Feed:
 
 class Terminal:
     def __init__(
-        self, server, workspace, *args, rows: int = 30, cols: int = 100, colour: bool = False, timeout: float = 20
+        self,
+        server,
+        workspace,
+        *args,
+        rows: int = 30,
+        cols: int = 100,
+        colour: bool = False,
+        timeout: float = 20,
+        size_in_env: bool = True,
     ):
         # No cursor-position request: pexpect does not answer it, and keys typed while
         # prompt_toolkit waits for the answer would be misread.
@@ -46,6 +55,9 @@ class Terminal:
         }
         if colour:
             env.pop("NO_COLOR", None)
+        if not size_in_env:  # the size from the pty alone, so a resize is seen (rich keeps $COLUMNS for ever)
+            env.pop("COLUMNS")
+            env.pop("LINES")
         self.rows, self.cols = rows, cols
         self.screen = pyte.HistoryScreen(cols, rows, history=HISTORY_LINES, ratio=0.5)
         self.child = pexpect.spawn(
@@ -101,6 +113,25 @@ class Terminal:
                 self.child.read_nonblocking(65536, timeout=quiet)
             except pexpect.TIMEOUT:
                 return
+
+    def resize(self, rows: int, cols: int) -> None:
+        """The window becomes rows x cols, its text re-wrapped as tmux does: every line (scrollback
+        and screen, down to the cursor's) longer than `cols` goes on as many rows as it needs, and
+        the cursor stays by its text. Then the child is told (SIGWINCH)."""
+        self.pump(0.1)
+        x, y = self.screen.cursor.x, self.screen.cursor.y
+        lines = [self._line(line) for line in self.screen.history.top]
+        lines += [self._line(self.screen.buffer[row]) for row in range(y + 1)]
+        wrapped = [[line[i : i + cols] for i in range(0, len(line), cols)] or [""] for line in lines]
+        self.rows, self.cols = rows, cols
+        self.screen = pyte.HistoryScreen(cols, rows, history=HISTORY_LINES, ratio=0.5)
+        stream = pyte.Stream(self.screen)
+        stream.feed("\r\n".join(piece for pieces in wrapped for piece in pieces))
+        cursor = self.screen.cursor
+        cursor.y = max(0, cursor.y - (len(wrapped[-1]) - 1) + x // cols)
+        cursor.x = x % cols
+        self.child.logfile_read = _Feed(stream)
+        self.child.setwinsize(rows, cols)
 
     def exit(self) -> int:
         self.send("/exit\r")

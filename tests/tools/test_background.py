@@ -7,8 +7,8 @@ import pytest
 
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.background import MAX_RUNNING_TASKS, TASK_CAPTURE_BYTES, BackgroundTasks
+from nanohermes.tools.background_tools import TASK_TOOLS
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.task_tools import TASK_TOOLS
 from tests.tools.test_shell import alive, dies_soon
 
 TOOLS = {t.name: t for t in [*BUILTIN_TOOLS, *TASK_TOOLS]}

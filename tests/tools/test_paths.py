@@ -1,13 +1,11 @@
-"""Path resolution and the gitignore-aware walk, on real trees in temp dirs."""
-
-import os
+"""Path resolution, on real trees in temp dirs (the walk: test_workspace.py)."""
 
 import pytest
 
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.paths import closest_paths, resolve_path, walk
+from nanohermes.tools.paths import closest_paths, resolve_path
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
@@ -21,10 +19,6 @@ def write(path, text="x\n"):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
-
-
-def walked(root, base=None, **kw):
-    return [rel for rel, _ in walk(root, base or root, **kw)]
 
 
 def test_relative_path_resolves_inside_workspace(ctx, workspace):
@@ -117,53 +111,3 @@ def test_missing_path_suggests_similar_names_in_the_parent(ctx, workspace):
 def test_missing_path_in_empty_workspace_says_it_is_empty(ctx):
     with pytest.raises(ToolError, match=r"^nothing\.py does not exist\. The workspace has no files\.$"):
         resolve_path(ctx, "nothing.py")
-
-
-def test_walk_honours_nested_gitignore_with_negation(workspace):
-    write(workspace / ".gitignore", "*.log\nbuild/\n")
-    write(workspace / "a.py")
-    write(workspace / "debug.log")
-    write(workspace / "build" / "out.py")
-    write(workspace / "sub" / ".gitignore", "!keep.log\nlocal.py\n")
-    write(workspace / "sub" / "keep.log")
-    write(workspace / "sub" / "drop.log")
-    write(workspace / "sub" / "local.py")
-    write(workspace / "sub" / "b.py")
-    assert walked(workspace) == [".gitignore", "a.py", "sub/.gitignore", "sub/b.py", "sub/keep.log"]
-
-
-def test_walk_always_skips_git_and_keeps_hidden_files(workspace):
-    write(workspace / ".git" / "config")
-    write(workspace / ".github" / "workflows" / "ci.yml")
-    write(workspace / "x.py")
-    assert walked(workspace) == [".github/workflows/ci.yml", "x.py"]
-
-
-def test_walk_does_not_follow_symlinks(workspace, tmp_path):
-    write(tmp_path / "outside" / "secret.py")
-    (workspace / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
-    write(workspace / "in.py")
-    assert walked(workspace) == ["in.py"]
-
-
-def test_walk_of_subdirectory_applies_parent_gitignore(workspace):
-    write(workspace / ".gitignore", "*.tmp\n")
-    write(workspace / "sub" / "a.tmp")
-    write(workspace / "sub" / "a.py")
-    assert walked(workspace / "sub", workspace) == ["sub/a.py"]
-
-
-def test_walk_can_list_directories(workspace):
-    write(workspace / "d" / "e" / "f.txt")
-    assert walked(workspace, include_dirs=True) == ["d", "d/e", "d/e/f.txt"]
-
-
-def test_walk_skips_unreadable_directories(workspace):
-    write(workspace / "locked" / "x.py")
-    write(workspace / "open.py")
-    os.chmod(workspace / "locked", 0)
-    try:
-        names = walked(workspace)
-    finally:
-        os.chmod(workspace / "locked", 0o755)
-    assert "open.py" in names

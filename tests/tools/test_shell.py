@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from nanohermes.errors import ToolInterrupted
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.shell import CAPTURE_BYTES, run_command, run_shell
@@ -207,3 +208,23 @@ def test_ctrl_c_the_moment_the_command_starts_leaves_nothing_running(workspace):
         watcher.join()
         pids.append(int(pid_file.read_text()))
     assert [pid for pid in pids if not dies_soon(pid)] == []
+
+
+def test_ctrl_c_keeps_what_the_command_printed_for_the_model_and_the_tail_for_the_user(ctx, workspace):
+    def interrupt_after_three_lines():
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "line 3" not in (workspace / "log").read_text(errors="ignore"):
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    (workspace / "log").write_text("")
+    watcher = threading.Thread(target=interrupt_after_three_lines)
+    watcher.start()
+    with pytest.raises(ToolInterrupted) as stopped:
+        run(ctx, "for i in $(seq 1 100); do echo line $i | tee -a log; sleep 0.05; done")
+        time.sleep(5)  # the interrupt went elsewhere: let it land here, where raises() sees it
+    watcher.join()
+    answer, facts = stopped.value.answer, stopped.value.facts
+    assert answer.startswith("$ for i in") and "\ninterrupted by the user after " in answer
+    assert "[stdout]\nline 1\nline 2\nline 3" in answer
+    assert facts.interrupted and facts.exit_code is None and "line 3" in facts.tail and facts.output_lines >= 3

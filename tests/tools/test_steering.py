@@ -1,4 +1,4 @@
-"""Empty searches and missing paths that say what does exist (tools/steering.py, tools/listing.py)."""
+"""Empty searches and missing paths that say what does exist (tools/steering.py, tools/workspace.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.tools.listing import Listing, list_workspace
 from nanohermes.tools.steering import (
     NOTE_MAX_CHARS,
     READ_FIRST,
@@ -23,6 +22,7 @@ from nanohermes.tools.steering import (
     silent_command_note,
     workspace_files,
 )
+from nanohermes.tools.workspace import Listing, list_workspace
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 

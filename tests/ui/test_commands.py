@@ -2,6 +2,8 @@
 
 import itertools
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -53,7 +55,7 @@ def test_compact_with_focus_passes_the_focus_and_prints_sizes(repl, server):
     summary_request = [r for r in server.chat_requests() if is_summary_request(r)][-1]
     assert "the parser" in summary_request["messages"][-1]["content"]
     notice = [e.text for e in repl.events if type(e).__name__ == "Notice"][-1]
-    assert "forced compaction" in notice and "→" in notice
+    assert "context compacted on request" in notice and "→" in notice
 
 
 def test_context_draws_every_part_against_the_budget_and_what_the_last_request_had_cached(repl, server):
@@ -104,6 +106,25 @@ def test_unknown_command_and_help(repl):
     run_slash_command(repl, "/help")
     assert all(name in repl.out[-1] for name in COMMANDS)
     assert run_slash_command(repl, "/exit") is False
+
+
+def test_help_lists_every_command_in_its_fixed_order(repl):
+    run_slash_command(repl, "/help")
+    listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
+    assert listed == [
+        *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/show"),
+        *("/memory", "/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks", "/init"),
+    ]
+    assert listed == list(COMMANDS)
+
+
+def test_help_order_does_not_depend_on_which_command_module_was_imported_first():
+    code = (
+        "import nanohermes.ui.background_commands, nanohermes.ui.switch_commands\n"
+        "from nanohermes.ui.commands import COMMANDS\nprint(' '.join(COMMANDS))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == list(COMMANDS)
 
 
 def test_system_message_and_tools_are_byte_identical_while_each_turn_keeps_its_own_memories(repl, server):

@@ -55,17 +55,17 @@ def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_a
     term.exit()
 
 
-def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(server, workspace):
+def test_a_session_answer_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(server, workspace):
     server.add(
         call("run_command", {"command": "echo one"}),
         call("run_command", {"command": "echo two"}),
         call("run_command", {"command": "ls"}),
         text("done"),
     )
-    term = Terminal(server, workspace, "--mode", "ask")
+    term = Terminal(server, workspace, "--mode", "ask", "--sandbox", "off")  # unconfined commands ask
     term.send("go\r")
-    term.expect(r"\[a\]lways: run_command echo …")
-    term.send("a\r")
+    term.expect(r"\[s\]ession · \[a\]lways: run_command echo …")
+    term.send("s\r")
     term.expect(r"\[a\]lways: run_command ls …")  # echo two ran without a question; ls asks
     term.send("y\r")
     term.expect("session ")
@@ -74,7 +74,7 @@ def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(serv
     term.send("/permissions\r")
     term.expect("revoke N")
     term.ready()
-    assert "  1. run_command echo …" in term.display()
+    assert "this session only (until /reset):" in term.display() and "  1. run_command echo …" in term.display()
     term.send("/reset\r")
     term.expect("answers cleared")
     term.ready()
@@ -86,7 +86,7 @@ def test_always_is_scoped_to_the_command_prefix_listed_and_cleared_by_reset(serv
 
 def test_esc_at_an_approval_question_stops_the_turn(server, workspace):
     server.add(call("run_command", {"command": "echo hi"}), text("after"))
-    term = Terminal(server, workspace, "--mode", "ask")
+    term = Terminal(server, workspace, "--mode", "ask", "--sandbox", "off")  # unconfined commands ask
     term.send("go\r")
     term.expect("allow")
     term.send("\x1b")

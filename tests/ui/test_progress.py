@@ -53,7 +53,7 @@ def test_compacting_context_is_shown_while_the_summariser_works(server, workspac
     term.ready()
     term.send("/compact\r")
     term.wait_screen("compacting context…")
-    term.expect("forced compaction")
+    term.expect("compacted on request")
     term.ready()
     assert not any("compacting context…" in line for line in term.display())
     term.exit()

@@ -103,7 +103,9 @@ def test_shift_tab_cycles_the_mode_for_the_next_request(server, workspace):
     assert "Mode: plan." in request["messages"][0]["content"]
     assert "write_file" not in [t["function"]["name"] for t in request["tools"]]
     child.send(SHIFT_TAB)
-    child.expect("auto")  # the prompt is redrawn in place: only the changed word is written
+    child.expect("accept-edits")  # the prompt is redrawn in place: only the changed word is written
+    child.send(SHIFT_TAB)
+    child.expect("uto ›")  # "accept-edits" becomes "auto": the shared "a" is not written again
     leave(child)
 
 

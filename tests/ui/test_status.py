@@ -60,7 +60,7 @@ def context_screen(server, workspace, cols: int) -> Terminal:
     term.expect("session ")
     term.ready()
     term.send("/context\r")
-    term.expect("of the budget")
+    term.expect("of the context limit")
     term.ready()
     return term
 
@@ -77,7 +77,7 @@ def _check_context_screen(term: Terminal, cols: int) -> None:
     assert all(len(c) == 1 for c in colours) and len({c.pop() for c in colours}) == len(PARTS)
     bar = screen[header + len(PARTS) + 3]
     assert bar.startswith("[█") and bar.endswith("]") and len(bar) <= cols
-    assert re.match(r"   \d+% of the budget: 120,000 chars ≈ [\d,]+ tokens", screen[header + len(PARTS) + 2])
+    assert re.match(r"   \d+% of the context limit: 120,000 chars ≈ [\d,]+ tokens", screen[header + len(PARTS) + 2])
 
 
 def test_context_is_readable_at_60_columns(server, workspace):

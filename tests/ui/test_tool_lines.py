@@ -30,7 +30,7 @@ def test_a_failing_command_shows_a_cross_its_exit_status_and_output_tail(server,
     line = next(line for line in screen if "run_command command=python3 fake_pytest.py" in line)
     assert line.startswith("✗ ") and "· exit 1 ·" in line
     at = screen.index(line)
-    assert screen[at + 1] == "  … 27 more lines"
+    assert screen[at + 1] == "  … 27 more lines · Ctrl-O or /show pages all of it"
     assert screen[at + 5 : at + 7] == [
         "  │ FAILED tests/test_calc.py::test_parse - AssertionError: assert 1 == 2",
         "  │ 1 failed, 30 passed in 0.12s",
@@ -80,14 +80,15 @@ def test_reads_greps_and_globs_say_what_they_found(server, workspace):
 
 def test_a_declined_action_is_shown_once_with_the_reason(server, workspace):
     server.add(call("run_command", {"command": "rm -rf build"}), text("ok, I will not"))
-    term = Terminal(server, workspace, "--mode", "ask")
+    term = Terminal(server, workspace, "--mode", "ask", "--sandbox", "off")  # unconfined commands ask
     term.send("clean\r")
     term.expect("allow")
     term.send("no: run make clean instead\r")
     term.expect("session ")
     term.ready()
     screen = term.display()
-    assert sum("rm -rf build" in line for line in screen) == 2  # the question and the outcome, no echo before
+    shown = [line for line in screen if "rm -rf build" in line and not line.startswith("allow?")]  # rm: exact scope
+    assert len(shown) == 2  # the question's preview and the outcome, no echo before
     assert any(
         line.startswith("✗ run_command command=rm -rf build · declined: run make clean instead") for line in screen
     )

@@ -79,7 +79,7 @@ def test_the_status_line_without_a_known_window_says_the_budget_share():
     totals = SessionTotals()
     totals.add(usage)
     line = turn_line(usage, window=None, budget_share=0.34, seconds=4.2, totals=totals)
-    assert line == "1,756 in · 257 out · 3 requests · context 34% of budget · 4.2s · session 1,756 in / 257 out"
+    assert line == "1,756 in · 257 out · 3 requests · context 34% full · 4.2s · session 1,756 in / 257 out"
 
 
 def test_the_status_line_says_when_the_server_reported_no_usage():

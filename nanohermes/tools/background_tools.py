@@ -1,11 +1,13 @@
 """The model's side of background tasks (tools/background.py): what run_command says when it
-starts one, `task_output` and `task_stop`. Tasks are reached through ctx.tasks."""
+starts one, `task_output` and `task_stop` (the tools keep their `task_` names: a contract with
+the model). Tasks are reached through ctx.tasks."""
 
 from __future__ import annotations
 
 import signal
 
 from nanohermes.errors import ToolError
+from nanohermes.sandbox.policy import Policy
 from nanohermes.text import cut_utf8, split_budget
 from nanohermes.tools import ToolContext, tool
 from nanohermes.tools.background import (
@@ -28,11 +30,11 @@ def _tasks(ctx: ToolContext) -> BackgroundTasks:
     return ctx.tasks
 
 
-def start_background(ctx: ToolContext, command: str, timeout: float | None) -> str:
-    """run_command with background=true: start the task and say how to follow it."""
+def start_background(ctx: ToolContext, command: str, timeout: float | None, sandbox: Policy | None) -> str:
+    """run_command with background=true: start the task (inside `sandbox`) and say how to follow it."""
     if timeout is not None and timeout <= 0:
         raise ToolError("timeout must be a positive number of seconds")
-    task = _tasks(ctx).start(command, ctx.workspace, timeout)
+    task = _tasks(ctx).start(command, ctx.workspace, timeout, sandbox)
     limit = f"; it is killed after {timeout:g} s" if timeout else ""
     return (
         f"started background task {task.id} (pid {task.pid}): $ {command}\n"

@@ -1,10 +1,11 @@
-"""/tasks: the session's background tasks (run_command with background), and stopping one."""
+"""/tasks: the session's background tasks (run_command with background; tools/background.py), and stopping one."""
 
 from __future__ import annotations
 
 from nanohermes.calls import one_line
 from nanohermes.errors import ToolError
-from nanohermes.ui.commands import command
+from nanohermes.tools.background_tools import state_line
+from nanohermes.ui.command_table import command
 
 USAGE = "usage: /tasks | /tasks stop ID"
 COMMAND_CHARS = 60  # one row per task on an 80-column screen
@@ -12,8 +13,6 @@ COMMAND_CHARS = 60  # one row per task on an 80-column screen
 
 def task_rows(tasks) -> list[str]:
     """One line per task: id, state, size of what it printed, the command."""
-    from nanohermes.tools.task_tools import state_line
-
     rows = []
     for task in tasks.all():
         printed = f"out {task.stdout.total:,} B, err {task.stderr.total:,} B"
@@ -30,8 +29,6 @@ def tasks_command(tasks, arg: str) -> str:
         return "\n".join(task_rows(tasks))
     if name != "stop" or not rest.strip():
         return USAGE
-    from nanohermes.tools.task_tools import state_line
-
     try:
         task = tasks.get(rest.strip())
     except ToolError as exc:

@@ -1,0 +1,186 @@
+"""The files a user's request names, sent with it.
+
+"Use the instructions in INSTRUCTIONS.md to change calc.py", "what does src/app.py do?",
+"@notes.txt": a request that names a file of the workspace gets the file as read_file shows
+it, so the model starts from the text, not from a guess (asked to follow INSTRUCTIONS.md,
+Qwen2.5-Coder-1.5B's first call edited `print('Hello, world!')`, text it made up, and it never
+opened the file). aider adds the files a message names to the chat the same way.
+
+A name counts when it is a path inside the workspace to a regular text file — relative, or a
+bare file name that exactly one file of the workspace has — written as a word of the request
+(with or without a leading @). A directory counts when it is written with an @ (`@src/`): its
+listing travels instead (the files .gitignore leaves in), as Claude Code attaches one. At most
+MAX_FILES of them; each is capped as a read_file result is, and all of them at MAX_SHARE of
+that, every cut noted with how to read the rest. An @ word that looks like a path (it holds a
+dot or a slash) and names nothing is `missing_mentions`: the REPL says so before sending.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from nanohermes.errors import ToolError
+from nanohermes.tools import ToolContext
+from nanohermes.tools.files import read_file
+from nanohermes.tools.workspace import Listing, list_workspace, state_dir
+
+MAX_FILES = 4  # a request that names more is about them, not asking to read them all
+MAX_SHARE = 2  # all files together: at most twice what one read_file result may hold
+MIN_FILE_BYTES = 600  # below this, a file's share says nothing useful: it is left out
+NOTE_RESERVE = 100  # bytes kept for a directory listing's "… N more files" line
+HEADER = "[NanoHermes attached the files this request names, as read_file shows them:]"
+# A word that may name a file: letters, digits and . _ - / (an @ before it is Claude Code's
+# habit); it must hold a dot or a slash, so plain words are never looked up.
+_WORD = re.compile(r"(?<![\w./-])@?([\w.-]*[\w-](?:/[\w.-]+)*)")
+# `@word`, as Claude Code and Codex users write a path they mean: a directory may end in a slash.
+_AT_WORD = re.compile(r"(?<![\w./-])@([\w./-]+)")
+DIRECTORY_NOTE = "(the files .gitignore leaves in; glob with path= lists them again)"
+
+
+def named_files(text: str, ctx: ToolContext) -> list[str]:
+    """Workspace-relative paths of the files `text` names, in the order named, at most MAX_FILES;
+    a directory named with an @ ends in "/" (its listing is attached). Notes NanoHermes put before
+    the user's words (`[The user ran /undo: …]` lines) don't count."""
+    words = users_words(text)
+    explicit = {m.group(1).rstrip(".") for m in _AT_WORD.finditer(words)}
+    found: list[str] = []
+    names = _Names(ctx)
+    for match in _mention_words(words):
+        word = match.rstrip(".")
+        path = names.file(word, explicit=word in explicit)
+        if path is None and word in explicit:
+            path = names.directory(word)
+        if path is not None and path not in found:
+            found.append(path)
+        if len(found) == MAX_FILES:
+            break
+    return found
+
+
+def missing_mentions(text: str, ctx: ToolContext) -> list[str]:
+    """The `@path` words of `text` that name no file or directory of the workspace, as written
+    (`@notes` for a person or `@property` is no path: only a word with a dot or a slash counts)."""
+    names = _Names(ctx)
+    missing = []
+    for match in _AT_WORD.finditer(users_words(text)):
+        word = match.group(1).rstrip(".")
+        if ("." in word or "/" in word) and names.file(word, explicit=True) is None and names.directory(word) is None:
+            missing.append("@" + word)
+    return list(dict.fromkeys(missing))
+
+
+def _mention_words(words: str) -> list[str]:
+    """Every word that may name a file, in order: plain words and @ words (a directory's slash kept)."""
+    spans = sorted(
+        [(m.start(1), m.group(1)) for m in _WORD.finditer(words)]
+        + [(m.start(1), m.group(1)) for m in _AT_WORD.finditer(words)]
+    )
+    return list(dict.fromkeys(word for _, word in spans))
+
+
+class _Names:
+    """What a word names in the workspace; the listing is made once, when a bare name needs it."""
+
+    def __init__(self, ctx: ToolContext):
+        self.ctx = ctx
+        self._listing: Listing | None = None
+
+    def file(self, word: str, explicit: bool) -> str | None:
+        """A regular file: by path, or by a bare name one file of the workspace has. A plain word
+        must hold a dot or a slash (plain words are never looked up); an @ word need not (`@Makefile`)."""
+        if not explicit and "." not in word and "/" not in word:
+            return None
+        path = _existing(self.ctx, word)
+        if path is None and "/" not in word:
+            same = [f for f in self.listing.files if f.rsplit("/", 1)[-1] == word]
+            path = same[0] if len(same) == 1 else None
+        return path
+
+    def directory(self, word: str) -> str | None:
+        """A directory of the workspace, as `dir/` ("./" for the workspace itself)."""
+        root = self.ctx.workspace.resolve()
+        try:
+            target = (root / word).resolve()
+        except (OSError, ValueError):
+            return None
+        state = state_dir(self.ctx)
+        if not target.is_dir() or (target != root and root not in target.parents) or target == state:
+            return None
+        if state in target.parents:
+            return None
+        return "./" if target == root else target.relative_to(root).as_posix() + "/"
+
+    @property
+    def listing(self) -> Listing:
+        if self._listing is None:
+            self._listing = list_workspace(self.ctx.workspace, exclude=state_dir(self.ctx))
+        return self._listing
+
+
+def users_words(text: str) -> str:
+    """`text` without the bracketed notes the REPL puts before the user's words."""
+    lines = text.splitlines()
+    while lines and (not lines[0].strip() or (lines[0].startswith("[") and lines[0].rstrip().endswith("]"))):
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def _existing(ctx: ToolContext, word: str) -> str | None:
+    """`word` as a workspace-relative path to a regular file, or None."""
+    root = ctx.workspace.resolve()
+    try:
+        target = (root / word).resolve()
+    except (OSError, ValueError):
+        return None
+    if root not in target.parents or not target.is_file() or state_dir(ctx) in target.parents:
+        return None
+    return target.relative_to(root).as_posix()
+
+
+def attachment(text: str, ctx: ToolContext) -> tuple[str, dict[str, str]]:
+    """The block that travels with the request: each named file as read_file shows it ("" when
+    the request names none), and what was attached of each (path -> read_file's text). A file
+    that cannot be read (binary, too large) is left out."""
+    paths = named_files(text, ctx)
+    budget = ctx.max_output * MAX_SHARE
+    parts, attached = [], {}
+    for i, path in enumerate(paths):
+        share = min(ctx.max_output, budget // (len(paths) - i))  # what a short file leaves goes to the next
+        if share < MIN_FILE_BYTES:
+            break
+        try:
+            shown = directory_listing(ctx, path, share) if path.endswith("/") else _read(ctx, path, share)
+        except ToolError:
+            continue
+        parts.append(shown)
+        attached[path] = shown
+        budget -= len(shown.encode("utf-8"))
+    return ("\n\n".join([HEADER, *parts]) if parts else ""), attached
+
+
+def _read(ctx: ToolContext, path: str, share: int) -> str:
+    return str(read_file.func(replace(ctx, max_output=share), path=path))
+
+
+def directory_listing(ctx: ToolContext, directory: str, max_bytes: int) -> str:
+    """`directory` ("dir/", or "./" for the workspace) as the files in it, one path a line,
+    within max_bytes; a cut says how many were left out and how to list them."""
+    listing = list_workspace(ctx.workspace, exclude=state_dir(ctx))
+    files = listing.under("" if directory == "./" else directory)
+    more_scan = "" if listing.complete else " (the listing stopped at the scan limit)"
+    head = f"directory {directory}: {len(files)} file{'s' if len(files) != 1 else ''}{more_scan} {DIRECTORY_NOTE}"
+    lines, used = [head], len(head.encode("utf-8")) + NOTE_RESERVE
+    for i, path in enumerate(files):
+        used += len(path.encode("utf-8")) + 1
+        if used > max_bytes:
+            lines.append(f"… {len(files) - i} more files not shown (glob path={directory} pattern=** lists them)")
+            break
+        lines.append(path)
+    return "\n".join(lines)
+
+
+def already_attached(shown: str) -> str:
+    """What a read_file of an attached file says when it would show the same text again."""
+    first = shown.split("\n", 1)[0]
+    return f"{first}: unchanged since it was attached to the user's request above, where its text is."

@@ -1,0 +1,46 @@
+"""The slash-command table: every command module registers its commands here with `@command`.
+
+ui/commands.py imports every command module and puts the table in /help's order; the REPL reads
+the table through it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    run: Callable[[object, str], bool]  # (repl, argument) -> keep going?
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, usage: str, help: str):
+    def register(fn):
+        COMMANDS[name] = Command(name, usage, help, fn)
+        return fn
+
+    return register
+
+
+def run_slash_command(repl, line: str) -> bool:
+    name, _, arg = line.strip().partition(" ")
+    cmd = COMMANDS.get(name)
+    if cmd is None:
+        repl.say(f"unknown command {name}; /help lists them")
+        return True
+    return cmd.run(repl, arg.strip())
+
+
+def order_by_module(modules) -> None:
+    """Put the table in the order of `modules`, each module's commands in the order it registered
+    them, whichever module was imported first (a test or a tool may import one on its own)."""
+    rank = {module.__name__: i for i, module in enumerate(modules)}
+    ordered = sorted(COMMANDS.values(), key=lambda c: rank.get(c.run.__module__, len(rank)))  # stable
+    COMMANDS.clear()
+    COMMANDS.update((c.name, c) for c in ordered)

@@ -1,0 +1,67 @@
+"""`!command`: the user runs a command in the workspace themselves, as Claude Code's and Codex's
+`!` does. It runs through run_command's own machinery (tools/shell.py: the session's sandbox,
+the timeout, the process group, the output capped with a note, secrets redacted), asks nothing
+(the user typed it), shows as a tool line with its output under it, and what it printed joins
+the conversation with the user's next message, as their own context (loop/transcript.py keeps
+it beside their words, so the files it names are not attached).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from nanohermes import events as ev
+from nanohermes.calls import ResultFacts
+from nanohermes.errors import ToolError, ToolInterrupted
+from nanohermes.text import valid_unicode
+from nanohermes.tools.shell import run_foreground
+from nanohermes.ui.toolview import Line, Ran, output_tail, result_line
+
+SHOWN_LINES = 30  # a `git status` or a short log whole on screen; /show pages the rest
+CONTEXT_HEADER = (
+    "[The user ran this command in the workspace themselves; what it printed is context for their message:]"
+)
+USAGE = "!COMMAND runs COMMAND in the workspace (sandboxed as run_command is); its output goes with your next message"
+CALL_ID = "user-shell"  # no model call: the id only fills the event the tool line is drawn from
+
+
+def context_block(text: str) -> str:
+    """How a `!command`'s output travels with the next message."""
+    return f"{CONTEXT_HEADER}\n{text}"
+
+
+def run_shell_escape(repl, command: str) -> str | None:
+    """Run `command` for the user; the text for the model (None when nothing ran)."""
+    command = command.strip()
+    if not command:
+        repl.say(f"usage: {USAGE}", "dim")
+        return None
+    agent, area = repl.runtime.agent, repl.renderer.area
+    ctx = replace(agent.ctx, progress=area.set_detail)
+    area.set_status(f"! {command}")
+    started = time.monotonic()
+    repl.keys_on()  # Esc stops it, as it stops a turn
+    try:
+        output = run_foreground(ctx, command, ctx.command_timeout, ctx.sandbox, tail_lines=SHOWN_LINES)
+        text, ok, facts = str(output), True, output.facts
+    except ToolError as exc:  # the sandbox cannot be enforced here: nothing ran
+        text, ok, facts = f"error: {exc}", False, ResultFacts()
+    except ToolInterrupted as stop:
+        text, ok, facts = stop.answer, False, stop.facts
+    finally:
+        repl.keys_off(take=True)
+        area.stop()
+    text = ctx.redactor.text(valid_unicode(text))
+    facts = replace(facts, tail=ctx.redactor.text(valid_unicode(facts.tail)))
+    seconds = time.monotonic() - started
+    repl.show(shell_lines(ev.ToolFinished(CALL_ID, "run_command", text, ok, seconds, facts), command))
+    repl.renderer.ran.append(Ran(f"! {command}", text=text))
+    return text
+
+
+def shell_lines(finished: ev.ToolFinished, command: str) -> list[Line]:
+    """The tool line, the output's last lines, and where the output goes."""
+    line = result_line(finished, "", title="! " + " ".join(command.split()))  # a failure to start: its error
+    tail = output_tail(finished, more_note=" · /show pages all of it", count=SHOWN_LINES)
+    return [line, *tail, [("  · the output goes to the model with your next message", "dim")]]
