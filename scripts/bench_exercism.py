@@ -3,7 +3,9 @@
 
     # once: export the track from a git directory (e.g. the search tool's fetch of exercism/python)
     .venv/bin/python scripts/bench_exercism.py prepare --git /work/.mirror/exercism+python/repo --out /work/exercism-python
-    # a local OpenAI-compatible server on :8091, then
+    # a local OpenAI-compatible server on :8091 (on a shared machine give it priority; with the kernel's
+    # autogroup scheduling, /proc/sys/kernel/sched_autogroup_enabled = 1, `nice` alone does nothing against
+    # other sessions' processes: raise the server's session group too, `echo -10 > /proc/SERVER_PID/autogroup`), then
     .venv/bin/python scripts/bench_exercism.py run --exercises /work/exercism-python --set heldout
     .venv/bin/python scripts/bench_exercism.py table /tmp/bench-exercism/results-….json
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -154,6 +157,7 @@ def run_one(args: argparse.Namespace, proxy: UsageProxy, ex: dict, total: int, a
         }
         cmd = agents.aider_command(args.aider, task, proxy.base_url, args.model, names, home)
     proxy.take()
+    load_before = os.getloadavg()[0]  # recorded with the row: on a shared machine others' load slows a CPU server
     ran = agents.run_agent(cmd, workdir, env, args.timeout, slug_dir / "agent.log")
     proxy.settle(args.model)  # a killed agent's request must not hold the server's one slot for the next run
     tally = proxy.take()
@@ -166,7 +170,8 @@ def run_one(args: argparse.Namespace, proxy: UsageProxy, ex: dict, total: int, a
         "seconds": round(ran.seconds, 1), "timed_out": ran.timed_out, "exit_code": ran.exit_code,
         "requests": tally.requests, "prompt_tokens": tally.prompt_tokens,
         "completion_tokens": tally.completion_tokens, "evaluated_tokens": tally.evaluated_tokens,
-        "unreported": tally.unreported, "judge": verdict["outcome"], "agent_report": ran.details,
+        "unreported": tally.unreported, "load": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+        "judge": verdict["outcome"], "agent_report": ran.details,
         "dir": str(slug_dir),
     }  # fmt: skip
 
