@@ -1,6 +1,7 @@
 """The REPL's advice when the endpoint is misconfigured or misbehaves, in a real pty played into
 a terminal emulator (pyte): the start-up check names a wrong model and a web site where the
-API should be (a message sent to it gets the same sentence, not retried); a reply cut mid-way and retried is on screen once, under one retry line."""
+API should be (a message sent to it gets the same sentence, not retried); a reply cut mid-way
+and retried is on screen once, under one retry line."""
 
 from __future__ import annotations
 
