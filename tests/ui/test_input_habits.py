@@ -214,10 +214,12 @@ def test_quit_and_bare_exit_or_quit_leave_without_a_request(server, workspace):
     assert server.chat_requests() == []
 
 
-def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, workspace):
+def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, workspace, keep_screen):
     term = Terminal(server, workspace)
     term.send("/")
     term.wait_screen("/clear")
+    term.settle()
+    keep_screen("the / menu, as you type", term)
     screen = term.display()
     assert any("/clear" in line and "start a new session" in line for line in screen)
     term.send("co")
@@ -227,7 +229,7 @@ def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, wor
     term.exit()
 
 
-def test_a_long_paste_shows_collapsed_and_is_sent_whole(server, workspace):
+def test_a_long_paste_shows_collapsed_and_is_sent_whole(server, workspace, keep_screen):
     server.add(text("Read all 300."))
     pasted = "\n".join(f"log line {i}" for i in range(300))
     term = Terminal(server, workspace)
@@ -236,6 +238,8 @@ def test_a_long_paste_shows_collapsed_and_is_sent_whole(server, workspace):
     term.send("\r")
     term.expect("Read all 300")
     term.ready()
+    term.settle()
+    keep_screen("a 300-line paste, sent", term)
     assert users_messages(server)[-1] == "explain this: " + pasted
     assert not any("log line 150" in line for line in term.scrollback())
     term.exit()
