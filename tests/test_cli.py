@@ -143,3 +143,14 @@ def test_wrongly_typed_settings_are_clear_errors(workspace, isolated_home):
 def test_plan_with_yes_and_a_missing_workspace_are_usage_errors(workspace):
     assert run(["--mode", "plan", "--yes", "-p", "x"], workspace).returncode == 2
     assert run(["-C", str(workspace / "nope"), "-p", "x"], workspace).returncode == 2
+
+
+def test_an_at_path_in_a_one_shot_task_attaches_the_file_and_an_at_directory_its_listing(server, workspace):
+    (workspace / "calc").mkdir()
+    (workspace / "calc" / "ops.py").write_text("def add(a, b):\n    return a + b\n")
+    server.add(text("It adds."))
+    r = run(["-p", "what does @calc/ops.py do? see @calc/", "--base-url", server.url], workspace, input="")
+    assert r.returncode == 0, r.stderr
+    sent = server.chat_requests()[0]["messages"][-1]["content"]
+    assert sent.startswith("what does @calc/ops.py do? see @calc/\n\n[NanoHermes attached")
+    assert "return a + b" in sent and "directory calc/: 1 file" in sent

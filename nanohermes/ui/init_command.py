@@ -4,7 +4,8 @@ set it up, test, lint and build it — for the user to correct and extend.
 Claude Code's and Codex's /init ask the model to write the file; here the draft is made from
 the workspace's own manifests (pyproject.toml, package.json, Makefile, Cargo.toml, go.mod, …):
 instant, free, the same on any model, and it cannot make up a command. The draft is shown, then
-written only on a yes; an existing AGENTS.md is replaced only on a second, explicit yes.
+written only on a yes; an existing AGENTS.md is replaced only on a yes to a question that
+says it exists.
 `draft_agents_md` is pure: the file list and a reader in, the text out.
 """
 

@@ -253,7 +253,7 @@ COMPACTION_FILES = {
 def _check_compaction(workspace: Path, runs: list[Run]) -> None:
     *reads, follow_up = runs
     stderr = "".join(r.stderr for r in reads)
-    assert "context compacted" in stderr, "no compaction happened:\n" + stderr[-3000:]
+    assert "context compacted " in stderr, "no compaction happened:\n" + stderr[-3000:]
     for run, name in zip(reads, COMPACTION_FILES):
         assert f"read_file {name} lines" in run.stderr, f"{name} was not read:\n{run.stderr}"
     named = [f for f in COMPACTION_FILES if f.removesuffix(".py") in follow_up.stdout]
@@ -444,7 +444,7 @@ def _with_constant(source: str) -> str:
 def _check_follow_up(workspace: Path, runs: list[Run]) -> None:
     *reads, follow_up = runs
     stderr = "".join(r.stderr for r in reads)
-    assert "context compacted" in stderr, "no compaction happened:\n" + stderr[-3000:]
+    assert "context compacted " in stderr, "no compaction happened:\n" + stderr[-3000:]
     assert "37" in follow_up.stdout, follow_up.stdout
 
 

@@ -1,10 +1,12 @@
 """The REPL's advice when the endpoint is misconfigured or misbehaves, in a real pty played into
 a terminal emulator (pyte): the start-up check names a wrong model and a web site where the
-API should be; a reply cut mid-way and retried is on screen once, under one retry line."""
+API should be (a message sent to it gets the same sentence, not retried); a reply cut mid-way
+and retried is on screen once, under one retry line."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 from nanohermes.config import Config
 from nanohermes.ui.endpoint import EndpointCheck
@@ -59,6 +61,36 @@ def test_the_start_check_calls_a_web_site_a_web_page_and_names_the_v1_url(worksp
         f"The server at {url} answered HTTP 404 with an HTML page (text/html): 'Error response': this looks like "
         f"a web page, not an OpenAI-compatible API — did you mean --base-url {url}/v1?"
     )
+
+
+def test_a_web_site_as_base_url_is_named_at_start_and_a_message_gets_the_same_sentence_without_retries(
+    workspace, keep_screen
+):
+    # python3 -m http.server where the API should be: 404 to GET /models, 501 to the POST
+    site = raw.RawServer(
+        raw.http_server_page("501 Unsupported method", "Unsupported method ('POST')"),
+        models=raw.http_server_page("404 File not found", "File not found"),
+    )
+    url = site.url.removesuffix("/v1")
+    advice = f"this looks like a web page, not an OpenAI-compatible API — did you mean --base-url {url}/v1?"
+    try:
+        term = Terminal(SimpleNamespace(url=url), workspace)
+        term.wait_screen("endpoint check:")
+        term.wait_screen("/v1?")
+        term.send("hi\r")
+        term.expect("error: ")
+        term.ready()
+        term.settle()
+        keep_screen("the /v1 advice", term)
+        posts = site.posts()
+    finally:
+        site.close()
+    screen = " ".join(line.strip() for line in term.display())
+    assert f"· endpoint check: The server at {url} answered HTTP 404 with an HTML page" in screen
+    assert f"error: The server at {url} answered HTTP 501 with an HTML page" in screen
+    assert screen.count(advice) == 2 and "retry" not in screen and "<html" not in screen.lower()
+    assert posts == ["POST /chat/completions HTTP/1.1"]  # one request, not retried
+    assert term.exit() == 0
 
 
 # A question's answer (an answer that shows a change would be nudged to make it: another request).

@@ -12,7 +12,7 @@ def tool_results(server, request: int = -1) -> list[str]:
     return [m["content"] for m in server.chat_requests()[request]["messages"] if m["role"] == "tool"]
 
 
-def test_show_prints_the_last_tool_calls_whole_output_and_show_n_counts_back(server, workspace):
+def test_show_prints_the_last_tool_calls_whole_output_and_show_n_counts_back(server, workspace, keep_screen):
     server.add(
         call("run_command", {"command": "seq 1 12"}),
         call("run_command", {"command": "echo second"}),
@@ -27,7 +27,7 @@ def test_show_prints_the_last_tool_calls_whole_output_and_show_n_counts_back(ser
     term.expect("full output")
     term.ready()
     term.settle()
-    print("\n/show:\n" + term.capture())
+    keep_screen("/show", term)
     screen = term.display()
     at = next(i for i, line in enumerate(screen) if "── 2: run_command command=seq 1 12 · full output" in line)
     assert screen[at + 1 : at + 4] == ["  $ seq 1 12", "  exit code 0", "  [stdout]"]

@@ -26,7 +26,7 @@ def calc_workspace(workspace):
     (workspace / ".gitignore").write_text("*.log\n")
 
 
-def test_at_path_tab_completes_workspace_files_and_leaves_gitignored_ones_out(server, workspace):
+def test_at_path_tab_completes_workspace_files_and_leaves_gitignored_ones_out(server, workspace, keep_screen):
     calc_workspace(workspace)
     server.add(text("It adds."))
     term = Terminal(server, workspace)
@@ -36,7 +36,7 @@ def test_at_path_tab_completes_workspace_files_and_leaves_gitignored_ones_out(se
     term.send("\t")
     term.wait_screen("› what does @calc/ops.py")
     term.settle()
-    print("\n@file completion:\n" + term.capture())
+    keep_screen("@file completion", term)
     term.send("\r")
     term.expect("It adds")
     term.ready()
@@ -73,7 +73,9 @@ def test_an_at_directory_sends_its_listing(server, workspace):
     term.exit()
 
 
-def test_bang_command_runs_in_the_workspace_as_a_tool_line_and_its_output_joins_the_next_message(server, workspace):
+def test_bang_command_runs_in_the_workspace_as_a_tool_line_and_its_output_joins_the_next_message(
+    server, workspace, keep_screen
+):
     import subprocess
 
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
@@ -84,7 +86,7 @@ def test_bang_command_runs_in_the_workspace_as_a_tool_line_and_its_output_joins_
     term.expect("goes to the model with your next message")
     term.ready()
     term.settle()
-    print("\n!git status:\n" + term.capture())
+    keep_screen("!git status", term)
     screen = term.display()
     line = next(line for line in screen if "! git status" in line)
     assert line.startswith("✓ ! git status · exit 0")
@@ -114,7 +116,9 @@ def test_bang_command_is_confined_by_the_sessions_sandbox(server, workspace, tmp
     term.exit()
 
 
-def test_enter_while_a_turn_runs_queues_the_message_shown_as_queued_and_sent_when_the_turn_ends(server, workspace):
+def test_enter_while_a_turn_runs_queues_the_message_shown_as_queued_and_sent_when_the_turn_ends(
+    server, workspace, keep_screen
+):
     server.add(Reply(content=prose(700), delay=0.04, chunk_size=5), text("second answer"))
     term = Terminal(server, workspace)
     term.send("talk\r")
@@ -123,7 +127,7 @@ def test_enter_while_a_turn_runs_queues_the_message_shown_as_queued_and_sent_whe
     term.send("half typed")
     term.wait_screen("⏎ queued: and then the tests")
     term.wait_screen("> half typed")
-    print("\na queued message:\n" + term.capture())
+    keep_screen("a queued message", term)
     term.expect("second answer")
     term.ready()
     assert users_messages(server, 1) == ["talk", "and then the tests"]
@@ -210,10 +214,12 @@ def test_quit_and_bare_exit_or_quit_leave_without_a_request(server, workspace):
     assert server.chat_requests() == []
 
 
-def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, workspace):
+def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, workspace, keep_screen):
     term = Terminal(server, workspace)
     term.send("/")
     term.wait_screen("/clear")
+    term.settle()
+    keep_screen("the / menu, as you type", term)
     screen = term.display()
     assert any("/clear" in line and "start a new session" in line for line in screen)
     term.send("co")
@@ -223,7 +229,7 @@ def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, wor
     term.exit()
 
 
-def test_a_long_paste_shows_collapsed_and_is_sent_whole(server, workspace):
+def test_a_long_paste_shows_collapsed_and_is_sent_whole(server, workspace, keep_screen):
     server.add(text("Read all 300."))
     pasted = "\n".join(f"log line {i}" for i in range(300))
     term = Terminal(server, workspace)
@@ -232,6 +238,8 @@ def test_a_long_paste_shows_collapsed_and_is_sent_whole(server, workspace):
     term.send("\r")
     term.expect("Read all 300")
     term.ready()
+    term.settle()
+    keep_screen("a 300-line paste, sent", term)
     assert users_messages(server)[-1] == "explain this: " + pasted
     assert not any("log line 150" in line for line in term.scrollback())
     term.exit()

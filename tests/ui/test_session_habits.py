@@ -4,6 +4,7 @@
 import json
 
 from nanohermes.ui.init_command import draft_agents_md
+from tests.support.cli import run_cli
 from tests.support.scripted_server import call, is_summary_request, text
 from tests.support.terminal import Terminal
 
@@ -32,6 +33,8 @@ def test_clear_starts_a_new_session_and_the_cleared_one_stays_resumable(server, 
     term.exit()
     names = sorted(p.stem for p in (isolated_home / "sessions").glob("*.jsonl"))
     assert "before" in names and len(names) == 2
+    listing = run_cli(["sessions"], workspace).stdout  # the cleared one is listed as any session is
+    assert any(line.startswith("before ") and "remember the parser bug" in line for line in listing.splitlines())
 
 
 def test_init_shows_a_draft_and_writes_agents_md_only_on_yes(server, workspace):

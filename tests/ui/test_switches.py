@@ -1,4 +1,4 @@
-"""Switching model and mode mid-session (/model, /mode, /clear) over a real runtime and the
+"""Switching model and mode mid-session (/model, /mode, /reset) over a real runtime and the
 scripted server, and what plan mode tells a model that calls a tool it blocks."""
 
 from __future__ import annotations
@@ -104,14 +104,6 @@ def test_mode_rejects_an_unknown_mode_and_shows_the_choices(repl):
     run_slash_command(repl, "/mode wild")
     assert "unknown mode 'wild'" in repl.out[-1] and "plan|ask|auto" in repl.out[-1]
     assert repl.runtime.config.mode == "auto"
-
-
-def test_clear_starts_a_new_conversation_like_reset(repl, server):
-    server.add(text("a"), text("b"))
-    repl.runtime.agent.run_turn("one")
-    run_slash_command(repl, "/clear")
-    repl.runtime.agent.run_turn("two")
-    assert [m["role"] for m in server.chat_requests()[1]["messages"]] == ["system", "user"]
 
 
 def test_a_mode_switch_survives_reset(repl, server):
