@@ -61,10 +61,12 @@ MAKE_THE_CHANGE = (
 UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the model to make it"
 # Asked to modify a file the request named, the same model re-read it and answered in prose
 # ("isogram is an isogram"), no code shown, nothing changed. When the request names a file of
-# the workspace, an answer that changed nothing is sent back once, code block or not.
+# the workspace, an answer that changed nothing is sent back once, code block or not. The note
+# names no file: listing the request's files (instructions, code, tests) had the model edit the
+# instructions (2 of 2 Exercism runs where it fired).
 NOTHING_CHANGED = (
-    "[No file has changed yet, and the user asked for a change to {files}. Make it now with edit_file "
-    "or write_file, then check it. If it cannot be done, say why.]"
+    "[No file has changed yet, and the user asked for a change. Make it now with edit_file or write_file "
+    "in the file the request asks you to change, then check it. If it cannot be done, say why.]"
 )
 # The same model, asked to change a file, read the files the request named round and round (the
 # same results) and, asked for its answer with tools off, said it had changed the file: nothing
@@ -153,8 +155,7 @@ def _unmade_change(turn: Turn, reply_text: str, offered: list[str], answer: bool
     if shows_an_unmade_change(turn.request, reply_text, turn.changed):
         nudge = Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
     elif answer and turn.attached and not turn.changed and asks_for_a_change(turn.request):
-        files = ", ".join(turn.attached)  # the request named files of the workspace: the change is to them
-        nudge = Nudge("make_the_change", NOTHING_CHANGED.format(files=files), UNMADE_CHANGE_NOTICE)
+        nudge = Nudge("make_the_change", NOTHING_CHANGED, UNMADE_CHANGE_NOTICE)  # the request named files
     else:
         return None
     turn.nudged = True

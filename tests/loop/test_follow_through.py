@@ -77,7 +77,7 @@ def test_an_answer_that_changed_nothing_a_request_to_change_a_named_file_asked_f
     agent = make_agent(server, workspace, tools=FILE_TOOLS)
     assert agent.run_turn("modify calc.py so that add adds").final_text == "Fixed."
     second = server.chat_requests()[1]["messages"]
-    assert second[-1] == {"role": "user", "content": NOTHING_CHANGED.format(files="calc.py")}
+    assert second[-1] == {"role": "user", "content": NOTHING_CHANGED}
     server.add(text("It adds two numbers."))
     assert agent.run_turn("what does calc.py do?").final_text == "It adds two numbers."  # a question: no nudge
     assert len(server.chat_requests()) == 4
