@@ -28,6 +28,7 @@ INJECT_TOP_K = 4  # only the few most relevant: every injected line is paid on e
 LOCK_TIMEOUT = 10.0  # seconds to wait for another NanoHermes process writing memory
 USE_LOCK_TIMEOUT = 1.0  # use counts are a heuristic: skip one rather than stall a turn
 FILE_VERSION = 1
+PENDING_FILE = "memory-pending.json"  # what a compaction found worth keeping, waiting for the user's yes
 
 
 class MemoryStoreError(NanoHermesError):
@@ -135,6 +136,9 @@ class MemoryStore:
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time, redactor: Redactor = NO_SECRETS):
         """`redactor`: the session's secrets, none of which is ever stored."""
         self.path, self.redactor = Path(path), redactor
+        # The memories waiting for the user's yes (entry_points.save_candidates): a store of their
+        # own, in the same format, never read into a prompt; None: nothing is held, only saved or dropped.
+        self.pending: MemoryStore | None = None
         self._clock = clock
         self._lock = FileLock(f"{self.path}.lock")
         self._cache_key: tuple | None = None
@@ -143,7 +147,9 @@ class MemoryStore:
 
     @classmethod
     def in_home(cls, home: Path, redactor: Redactor = NO_SECRETS) -> MemoryStore:
-        return cls(Path(home) / "memory.json", redactor=redactor)
+        store = cls(Path(home) / "memory.json", redactor=redactor)
+        store.pending = cls(Path(home) / PENDING_FILE, redactor=redactor)
+        return store
 
     def entries(self) -> list[Entry]:
         return list(self._load())
