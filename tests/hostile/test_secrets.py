@@ -77,6 +77,17 @@ def article(quoted: str) -> str:
     )
 
 
+def fetch_page_in_a_run(server, workspace, html: str) -> str:
+    """A -p run (--yes) whose model fetches one local page: the tool result the model got."""
+    page = Page(html)
+    try:
+        server.add(call("web_fetch", {"url": page.url}), text("done"))
+        one_shot(server, workspace, "--yes")
+    finally:
+        page.close()
+    return next(m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool")
+
+
 def test_a_secret_in_a_file_name_never_reaches_the_model(server, workspace, isolated_home, secret_env):
     (workspace / f"backup-{TOKEN}.txt").write_text("x")
     server.add(text("ok"))
@@ -156,13 +167,7 @@ def test_a_memory_file_holding_a_secret_is_redacted_in_the_block_sent_and_saved(
 
 
 def test_a_secret_in_a_web_page_is_redacted_after_markdown_escaping(server, workspace, isolated_home, secret_env):
-    page = Page(article(TOKEN))
-    try:
-        server.add(call("web_fetch", {"url": page.url}), text("done"))
-        one_shot(server, workspace, "--yes")
-    finally:
-        page.close()
-    result = next(m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool")
+    result = fetch_page_in_a_run(server, workspace, article(TOKEN))
     assert "word59" in result and "[redacted: GITHUB_TOKEN]" in result  # the page was read and converted
     escaped = TOKEN.replace("_", "\\_")
     assert TOKEN not in everything_sent(server) and escaped not in everything_sent(server)
@@ -173,12 +178,7 @@ def test_the_web_search_key_quoted_in_a_page_is_redacted(server, workspace, isol
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000")
     key = "BSA_search_key_4242_abcd"
     (isolated_home / "config.toml").write_text(f'[web_search]\nbackend = "brave"\napi_key = "{key}"\n')
-    page = Page(article(key))
-    try:
-        server.add(call("web_fetch", {"url": page.url}), text("done"))
-        one_shot(server, workspace, "--yes")
-    finally:
-        page.close()
+    assert "word59" in fetch_page_in_a_run(server, workspace, article(key))
     sent = everything_sent(server)
     assert "[redacted: web_search.api_key]" in sent
     assert key not in sent and key.replace("_", "\\_") not in sent

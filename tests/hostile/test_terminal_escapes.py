@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from nanohermes.cli import app
 from nanohermes.loop.subagents import HELPER_BRIEF
-from nanohermes.memory.candidates import MEMORY_MARKER
 from nanohermes.ui.escape import neutralize
 from tests.support.mcp_servers import demo_settings, toml_for
-from tests.support.scripted_server import Error, call, is_summary_request, prompt_tokens, prose, serving, text
+from tests.support.memories import compacting_model
+from tests.support.scripted_server import Error, call, serving, text
 
 TITLE = "\x1b]0;owned\x07\x1b[2J"  # retitles the window, clears the screen
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")
@@ -79,23 +79,7 @@ def test_a_helpers_description_and_arguments_in_p_progress_show_their_controls(s
 
 def test_a_summarys_memories_in_p_progress_show_their_controls(server, workspace, isolated_home, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    (isolated_home / "config.toml").write_text("context_window = 16384\n")
-    for i in range(4):
-        (workspace / f"m{i}.py").write_text("x = 1  # some code here\n" * 400)
-    steps = {"n": 0}
-
-    def handler(body):
-        if is_summary_request(body):
-            reply = text(f"Goal: review.\n\n{MEMORY_MARKER}\n- fact: The build {TITLE} uses make.")
-        elif steps["n"] < 12:
-            steps["n"] += 1
-            reply = call("read_file", {"path": f"m{steps['n'] % 4}.py"}, content=prose(3_000, "Reasoning"))
-        else:
-            reply = text("reviewed")
-        reply.usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 10}
-        return reply
-
-    server.handler = handler
+    compacting_model(server, workspace, isolated_home, f"fact: The build {TITLE} uses make.")
     r = one_shot(server, workspace, "--yes", task="review the modules")
     assert "uses make" in r.stderr and raw_controls(r.stderr) == []
 
