@@ -11,9 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
+from nanohermes.redact import Redactor, StreamGuard
 from tests.support.acp_client import AcpHarness
 from tests.support.cli import run_main_with
 from tests.support.mcp_servers import demo_settings, toml_for
@@ -245,3 +248,20 @@ def test_run_command_progress_sent_to_an_acp_client_is_redacted(server, workspac
         agent.close()
     progress = [u for u in agent.client.of_kind(session, "tool_call_update") if u.status == "in_progress"]
     assert progress and "[redacted: GITHUB_TOKEN]" in shown and TOKEN not in shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=40), st.sampled_from([TOKEN, TOKEN.replace("_", "\\_")]))
+def test_a_streamed_secret_is_never_let_out_whatever_the_split(cuts, form):
+    redactor = Redactor.of([("GITHUB_TOKEN", TOKEN)])
+    whole = f"see {form} and {form[:10]} then {form}{form}. ghp"
+    pieces, start = [], 0
+    for size in cuts:
+        pieces.append(whole[start : start + size])
+        start += size
+    pieces.append(whole[start:])
+    guard, shown = StreamGuard(redactor), ""
+    for piece in pieces:
+        shown += guard.feed(piece)
+        assert TOKEN not in shown and TOKEN.replace("_", "\\_") not in shown
+    assert shown + guard.flush() == redactor.text(whole)
