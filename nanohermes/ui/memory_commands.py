@@ -125,8 +125,8 @@ def memory_command(store: MemoryStore, arg: str) -> str:
 
 @command(
     "/memory",
-    "/memory [list|add|forget|search|pending|confirm|drop]",
-    "long-term memory: list, add TEXT, forget ID, search Q; pending, confirm or drop what a compaction held",
+    "/memory [list|add|forget|search]",
+    "long-term memory: list, add TEXT, forget ID, search Q; pending, confirm ID, drop ID: what a compaction held",
 )
 def _memory(repl, arg: str) -> bool:
     repl.say(memory_command(repl.runtime.memory, arg))
