@@ -167,8 +167,15 @@ def _config(**flags):
     return load_config(**flags)
 
 
+def _error(message) -> None:
+    """One line on stderr: its control characters shown (a server's or a file's words may hold ESC)."""
+    from nanohermes.text import neutralize
+
+    print(f"nanohermes: {neutralize(str(message))}", file=sys.stderr, flush=True)
+
+
 def _fail(message: str, code: int = EXIT_FAILURE):
-    print(f"nanohermes: {message}", file=sys.stderr)
+    _error(message)
     raise typer.Exit(code)
 
 
@@ -180,7 +187,7 @@ def _report_failure(message: str, output_format: str) -> int:
         from nanohermes.ui.script_output import error_dict
 
         print(json.dumps(error_dict(message, EXIT_FAILURE, None), ensure_ascii=False), flush=True)
-    print(f"nanohermes: {message}", file=sys.stderr)
+    _error(message)
     return EXIT_FAILURE
 
 
@@ -215,7 +222,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
-        print(f"nanohermes: {exc}", file=sys.stderr)
+        _error(exc)
         return EXIT_FAILURE
     finally:
         runtime.close()
@@ -223,7 +230,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         output(result.usage)
     code, reason, message = _outcome(result, cannot_ask_hint(runtime.agent.approvals.suggested))
     if message:
-        print(f"nanohermes: {message}", file=sys.stderr)
+        _error(message)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
 
@@ -292,7 +299,7 @@ def sessions_rm(names: list[str] = typer.Argument(..., help="Names of the sessio
             remove_session(home_dir(), name)
             print(f"removed {name}")
         except SessionError as exc:
-            print(f"nanohermes: {exc}", file=sys.stderr)
+            _error(exc)
             code = EXIT_FAILURE
     raise typer.Exit(code)
 
@@ -327,7 +334,7 @@ def sessions_prune(
             remove_session(home_dir(), info.name)
             removed.append(info)
         except SessionError as exc:  # in use right now: keep it
-            print(f"nanohermes: {exc}", file=sys.stderr)
+            _error(exc)
     verb = "would remove" if dry_run else "removed"
     for info in removed:
         print(f"{verb} {info.name}")
@@ -346,6 +353,7 @@ def doctor_command(
     """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
     from nanohermes.errors import NanoHermesError
     from nanohermes.provider.doctor import exit_code, run_checks, summary_line
+    from nanohermes.text import neutralize
 
     try:
         config = _config(model=model, base_url=base_url)
@@ -354,7 +362,7 @@ def doctor_command(
     print(f"nanohermes doctor: model {config.model!r} at {config.effective_base_url}", flush=True)
     checks = run_checks(config)
     for check in checks:
-        print(check.line())
+        print(neutralize(check.line()))  # a served model's name is the server's text
     print(summary_line(checks))
     raise typer.Exit(exit_code(checks))
 
@@ -429,7 +437,7 @@ def _run_app() -> int:
 
 def _say_stopped(message: str, code: int) -> int:
     try:
-        print(f"nanohermes: {message}", file=sys.stderr, flush=True)
+        _error(message)
     except (OSError, ValueError):  # the terminal is gone (SIGHUP) or stderr closed
         pass
     return code

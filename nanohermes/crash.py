@@ -37,7 +37,7 @@ def write_crash_log(exc: BaseException, home: Path | None = None) -> Path | None
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-                f.write(_without_secrets(text))
+                f.write(_redactor(home).text(text))
             return path
         except OSError:
             continue
@@ -46,7 +46,7 @@ def write_crash_log(exc: BaseException, home: Path | None = None) -> Path | None
 
 def crash_message(exc: BaseException, log: Path | None) -> str:
     """The one paragraph the user sees."""
-    words = " ".join(str(exc).split())
+    words = _redactor().text(" ".join(str(exc).split()))  # an error may quote a key
     if len(words) > SUMMARY_CHARS:
         words = words[: SUMMARY_CHARS - 1] + "…"
     what = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
@@ -78,8 +78,24 @@ def _argv() -> str:
     return " ".join(sys.argv[1:])[:500]
 
 
-def _without_secrets(text: str) -> str:
-    """A traceback's messages (and the task in argv) may quote a key; none goes to disk."""
-    from nanohermes.redact import Redactor
+CONFIG_READ_LIMIT = 1 << 20  # config.toml is a few hundred bytes; never read a huge or endless one
 
-    return Redactor.for_config().text(text)
+
+def _redactor(home: Path | None = None):
+    """A traceback's messages (and the task in argv) may quote a key; none goes to disk or the
+    screen. The environment's secrets and config.toml's, read here: the crash may have come
+    before (or from) building the configuration, so none of its checks are relied on."""
+    import tomllib
+
+    from nanohermes.fileio import read_regular
+    from nanohermes.redact import Redactor, secrets_in_table
+
+    if home is None:
+        from nanohermes.config import home_dir
+
+        home = home_dir()
+    try:
+        table = tomllib.loads(read_regular(home / "config.toml", CONFIG_READ_LIMIT).decode("utf-8"))
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8 or not TOML: nothing to learn from it
+        table = {}
+    return Redactor.for_config().plus(secrets_in_table(table))

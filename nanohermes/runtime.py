@@ -85,7 +85,8 @@ def build_runtime(
 
     config.resolved_api_key()  # fail before creating a session file
     warn = lambda text: emit(ev.Notice(text, "warning"))  # noqa: E731
-    memory = MemoryStore.in_home(config.home)
+    redactor = Redactor.for_config(config)  # one set of secrets for every edge: provider, tools, memory
+    memory = MemoryStore.in_home(config.home, redactor)
     skills, skill_warnings = discover_skills(config.home, config.workspace)
     for warning in skill_warnings:
         warn(warning)
@@ -96,7 +97,7 @@ def build_runtime(
     prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
-        provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)))
+        provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)), redactor=redactor)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
@@ -109,7 +110,7 @@ def build_runtime(
             skills=skills,
             outputs=outputs,
             checkpoints=checkpoints,
-            redactor=Redactor.for_config(config),
+            redactor=redactor,
             sandbox=sandbox,
         )
         tools = all_tools(skills, configured.tools)

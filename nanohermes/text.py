@@ -1,5 +1,6 @@
 """Byte-exact text cutting shared by every cap: clamp (keep the head) and head_tail (keep both
-ends); and the removal of a reasoning model's thinking."""
+ends); the removal of a reasoning model's thinking; and `neutralize`: terminal control
+characters shown, never executed (ui/escape.py says why)."""
 
 import re
 
@@ -126,3 +127,16 @@ def own_words(content: str) -> str:
     """A user message without what travels with it: every attachment (files, a !command's output,
     piped text) starts with a bracketed header after a blank line. For previews, not the model."""
     return content.split("\n\n[", 1)[0]
+
+
+_KEEP = "\n\t"
+CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(0x20) if chr(c) not in _KEEP}
+CONTROL_PICTURES[0x7F] = "␡"
+C1_CONTROLS = range(0x80, 0xA0)  # 0x9B alone is a CSI on some terminals
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))  # embeddings, overrides, isolates
+_TABLE = str.maketrans({**CONTROL_PICTURES, **{c: f"<U+{c:04X}>" for c in (*C1_CONTROLS, *BIDI_CONTROLS)}})
+
+
+def neutralize(text: str) -> str:
+    """`text` with every terminal control character shown, none executed."""
+    return text.translate(_TABLE)

@@ -52,7 +52,7 @@ class Agent:
         self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
         self.transcript = Transcript(session, ctx.redactor, system_prompt())
         say = lambda event: self.emit(event)  # noqa: E731  (the collaborators speak through self.emit, even a new one)
-        self.keeper = ContextKeeper.for_config(config, session.record_compaction, say, ctx.memory)
+        self.keeper = ContextKeeper.for_config(config, session.record_compaction, say, ctx.memory, approvals.for_memory)
         self.sender = RequestSender(provider, session.record_usage, self.keeper.observe, say)
         self.runner = ToolRunner(self.tools, approvals, say)
         self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction

@@ -28,6 +28,7 @@ from pathlib import Path
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import NanoHermesError, ToolError
 from nanohermes.loop.grants import TOOL, Grant, covers, grant_for
+from nanohermes.memory.entry_points import DROP, HOLD, SAVE
 from nanohermes.permissions.rules import ALLOW, ASK, DENY, PATH_TOOLS, Call, Rule, suggest_rule, verdict
 from nanohermes.tools import Tool, ToolContext, parse_arguments
 
@@ -150,6 +151,18 @@ class Approvals:
         if rule is not None and rule.effect == ASK:
             return None
         return grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
+
+    def for_memory(self, args: dict) -> str:
+        """What a compaction found worth remembering (`args`: remember's text and kind), under the
+        approval `remember` needs, asking nobody: SAVE when a remember call would run unasked (auto
+        mode, an allow rule, an "always" for it), DROP on a deny rule, else HOLD for the user's yes
+        (plan mode, -p without --yes, ask and accept-edits: /memory confirm)."""
+        if self.mode == "plan":
+            return HOLD
+        rule = verdict(self.rules, Call("remember", args))
+        if rule is not None:
+            return {DENY: DROP, ALLOW: SAVE}.get(rule.effect, HOLD)
+        return SAVE if self.mode == "auto" or Grant(TOOL, "remember") in self.grants else HOLD
 
     def confirm(self, tool: Tool, preview: str) -> str | None:
         """Asked by a tool while it runs, for an action only it can see coming (web_fetch reaching

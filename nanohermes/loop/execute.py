@@ -53,7 +53,7 @@ class ToolRunner:
         self.emit(ev.AssistantMessageDone(reply.content, True))
         for call in reply.tool_calls:
             call_id, name, arguments = call["id"], call["function"]["name"], call["function"]["arguments"]
-            self.emit(ev.ToolStarted(call_id, name, arguments))
+            self.emit(ev.ToolStarted(call_id, name, ctx.redactor.text(arguments)))  # shown to a client
             result, seconds = self._run_one(turn, ctx, call_id, name, arguments)
             if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
                 self.guard.forget_looks()
@@ -74,7 +74,7 @@ class ToolRunner:
         if refusal is not None:
             turn.went_round(refused=True)
         tool = self.tools.get(name)
-        ctx = replace(ctx, call_id=call_id, progress=lambda text: self.emit(ev.ToolProgress(call_id, name, text)))
+        ctx = replace(ctx, call_id=call_id, progress=lambda text: self._progress(ctx, call_id, name, text))
         if refusal is None and tool is not None:
             refusal = self.approvals.refusal(tool, arguments, ctx)
         if refusal is not None:
@@ -95,6 +95,10 @@ class ToolRunner:
             shown = already_attached(result.content)  # the same text is in the request: don't send it twice
             result = replace(result, content=shown, full=shown)
         return result, time.monotonic() - started
+
+    def _progress(self, ctx: ToolContext, call_id: str, name: str, text: str) -> None:
+        """A running tool's latest lines reach a client (an editor over ACP, the live area) redacted."""
+        self.emit(ev.ToolProgress(call_id, name, ctx.redactor.text(valid_unicode(text))))
 
     def _keep_interrupted(self, ctx: ToolContext, call_id: str, name: str, stop: ToolInterrupted, seconds: float):
         """What a stopped call kept, stored like any output (recall, /show) and shown as its finish."""

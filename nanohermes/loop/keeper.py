@@ -21,7 +21,7 @@ from nanohermes.context.budget import ContextSettings
 from nanohermes.context.engine import CompactionReport
 from nanohermes.context.tokens import count_tokens
 from nanohermes.errors import ContextOverflowError
-from nanohermes.memory.entry_points import save_candidates
+from nanohermes.memory.entry_points import SAVE, save_candidates
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,15 @@ class ContextKeeper:
         record: Callable[[list[dict], list[dict], dict], None],
         emit: Callable[[object], None],
         memory=None,
+        memory_verdict: Callable[[dict], str] = lambda args: SAVE,
     ):
         """`max_tokens`: the configured reply limit (a small window lowers it); `window`: the
         model's window in tokens when already known; `record(before, after, what)` keeps a
         compaction (the session does); `memory`: where what a compaction forgets is kept first
-        (None: auto memory is off)."""
+        (None: auto memory is off), each memory only as `memory_verdict` says (the approval
+        `remember` needs: loop/approvals.py for_memory)."""
         self.max_tokens, self.record, self.emit, self.memory = max_tokens, record, emit, memory
+        self.memory_verdict = memory_verdict
         self.engine = ContextEngine(settings_for_window(window, max_tokens, summary_reuses_prefix))
         self.engine.ask_for_memories = memory is not None
         self.tokens = PromptTokenTracker()
@@ -56,12 +59,13 @@ class ContextKeeper:
         self._tools_text, self._tools_count = "", 0
 
     @classmethod
-    def for_config(cls, config: Config, record, emit: Callable[[object], None], memory=None) -> ContextKeeper:
+    def for_config(
+        cls, config: Config, record, emit: Callable[[object], None], memory=None, memory_verdict=lambda args: SAVE
+    ) -> ContextKeeper:
         """A keeper for `config`'s model and window; `memory` is used only with auto_memory on."""
         same_model = config.effective_summary_model == config.model
-        return cls(
-            config.max_tokens, same_model, config.context_window, record, emit, memory if config.auto_memory else None
-        )
+        memory = memory if config.auto_memory else None
+        return cls(config.max_tokens, same_model, config.context_window, record, emit, memory, memory_verdict)
 
     @property
     def settings(self) -> ContextSettings:
@@ -119,7 +123,7 @@ class ContextKeeper:
         )
         if report is None:
             return messages, None
-        remembered = remember(self.memory, report.memories, self.emit) if report.layers else []
+        remembered = remember(self.memory, report.memories, self.emit, self.memory_verdict) if report.layers else []
         if report.layers:  # something changed (an over-limit check that could do nothing did not)
             self.record(messages[1:], new[1:], compaction_record(report, force, remembered))
         self._tell(report, remembered)
@@ -160,9 +164,19 @@ def compaction_record(report: CompactionReport, force: bool, remembered: list) -
     }
 
 
-def remember(memory, candidates, emit: Callable[[object], None]) -> list:
-    """What the summary found worth keeping, saved to memory; the new entries."""
-    saved = save_candidates(memory, candidates)
+def remember(memory, candidates, emit: Callable[[object], None], verdict: Callable[[dict], str]) -> list:
+    """What the summary found worth keeping, saved to memory as `verdict` allows; the new entries."""
+    saved = save_candidates(memory, candidates, verdict)
     if saved.error:
         emit(ev.Notice(saved.error, "warning"))
+    if saved.held:
+        listed = "; ".join(f"{e.id} [{e.kind}] {e.text}" for e in saved.held)
+        emit(ev.Notice(f"{HELD_NOTICE}: {listed}"))
     return saved.added
+
+
+# Said when a compaction's memories need the approval `remember` needs and it was not given.
+HELD_NOTICE = (
+    "not saved to memory without your yes (as `remember` would ask); keep them with /memory confirm ID|all, "
+    "see them with /memory pending"
+)

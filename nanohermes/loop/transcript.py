@@ -46,7 +46,7 @@ class Transcript:
         text = self.redactor.text(valid_unicode(text))
         files, attached = attachment(text, ctx)
         files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files) if part)))
-        block = memory_for(text)
+        block = self.redactor.text(memory_for(text))  # memory.json may predate a secret's redaction
         self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
         self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
         return attached

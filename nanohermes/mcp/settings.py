@@ -25,14 +25,14 @@ from pathlib import Path
 
 from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError
-from nanohermes.redact import SECRET_NAME
+from nanohermes.redact import CREDENTIAL_HEADERS, SECRET_NAME
 
 DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a job too big for a tool call
 DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
 SERVER_KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout", "sandbox"}
 )
-CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # `${NAME}`, as transport.expand reads it
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
 
 
@@ -63,14 +63,19 @@ class McpServerSettings:
     def secrets(self) -> list[tuple[str, str]]:
         """For redact.py: the env values and headers named like credentials (an `Authorization`
         header's credentials without their scheme word), with ${VAR} read from the environment
-        as the server's start will (an unset one is no secret yet)."""
+        as the server's start will (an unset one is no secret yet); and every ${VAR}'s value read
+        for args, env, url or headers: a value kept out of config.toml is kept out of results too."""
         where = f"mcp.servers.{self.name}"
         found = [(f"{where}.env.{key}", value) for key, value in self.env if SECRET_NAME.search(key)]
         for key, value in self.headers:
             if key.lower() in CREDENTIAL_HEADERS or SECRET_NAME.search(key.replace("-", "_")):
                 found += [(f"{where}.headers.{key}", value), (f"{where}.headers.{key}", value.split(" ", 1)[-1])]
         expanded = [(name, os.path.expandvars(value)) for name, value in found]
-        return [(name, value) for name, value in expanded if "${" not in value]
+        read = [*self.args, *(v for _, v in self.env), *(v for _, v in self.headers), self.url or ""]
+        variables = {name for text in read for name in VARIABLE.findall(text)}
+        return [(name, value) for name, value in expanded if "${" not in value] + [
+            (f"${{{name}}}", os.environ[name]) for name in sorted(variables) if name in os.environ
+        ]
 
     def fingerprint(self) -> str:
         """What identifies the server's tool list between runs: the program and the address

@@ -21,6 +21,7 @@ from nanohermes.errors import ToolError
 from nanohermes.mcp.hub import McpCallTimeout, McpHub, McpUnavailable
 from nanohermes.mcp.listing import render_outcome, server_tools, usage
 from nanohermes.mcp.toolcache import McpToolInfo
+from nanohermes.text import neutralize
 from nanohermes.tools import Tool, ToolContext, ToolOutput
 
 DESCRIPTION = "Call an MCP tool from the MCP tools list, or list a server's tools."
@@ -45,7 +46,8 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         args = _arguments(arguments)
         problems = check_arguments(tool, args)
         if problems:
-            raise ToolError(f"{server}.{tool.name} was not called: {'; '.join(problems)}\n{usage(server, tool)}")
+            problems_text = f"{server}.{tool.name} was not called: {'; '.join(problems)}\n{usage(server, tool)}"
+            raise ToolError(neutralize(problems_text))  # the server's schema is its text: no raw controls
         return _call(hub, server, tool, args)
 
     def asks(args: dict) -> bool:
@@ -103,7 +105,7 @@ def _find(hub: McpHub, server: str, name: str, tools: list[McpToolInfo]) -> McpT
     tool = next((t for t in tools if t.name == name), None)
     if tool is None:
         names = ", ".join(t.name for t in tools) or "none"
-        raise ToolError(f"MCP server {server} has no tool {name!r}; its tools: {names}")
+        raise ToolError(neutralize(f"MCP server {server} has no tool {name!r}; its tools: {names}"))
     return tool
 
 

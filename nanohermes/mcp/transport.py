@@ -18,7 +18,7 @@ from typing import TextIO
 
 from nanohermes.errors import SandboxUnavailable
 from nanohermes.fileio import open_regular
-from nanohermes.mcp.settings import McpServerSettings
+from nanohermes.mcp.settings import VARIABLE, McpServerSettings
 from nanohermes.sandbox.launch import confine, unconfined
 from nanohermes.sandbox.policy import Policy
 
@@ -28,7 +28,6 @@ CONNECTION_CLOSED = -32000  # the SDK's MCPError code when the server went away 
 FAILURE_CHARS = 300  # an exception's own text, in a failure's one line
 HTTP_CONNECT_TIMEOUT_S = 30.0
 HTTP_READ_TIMEOUT_S = 300.0  # a streamable HTTP server may hold a response stream open; calls have their own deadline
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class McpSetupError(Exception):
@@ -44,7 +43,7 @@ def expand(text: str, where: str) -> str:
             raise McpSetupError(f"${{{name}}} in its {where} is not set in the environment")
         return os.environ[name]
 
-    return _VAR.sub(value, text)
+    return VARIABLE.sub(value, text)
 
 
 async def open_client(

@@ -31,7 +31,7 @@ _NOTHING = {"none", "n a", "nothing", "no memories"}
 # a private key block, or a long opaque run of letters and digits (a token, a hash, a key).
 _SECRET_WORDS = re.compile(
     r"\b(password|passwd|passphrase|secret|credential|api[ _-]?key|access[ _-]?key|private[ _-]?key|"
-    r"bearer|auth[ _-]?token|token\s*[:=])",
+    r"bearer|auth[ _-]?token|token\s*[:=]|(?:pw|pwd|pin)\b|pass(?:code)?\s*(?:is\b|[:=]))",
     re.IGNORECASE,
 )
 _KEY_PREFIXES = re.compile(

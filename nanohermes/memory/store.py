@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nanohermes.errors import NanoHermesError
-from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS, Entry
+from nanohermes.memory.candidates import looks_secret
+from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS, Entry, normalised_text
 from nanohermes.memory.ranking import Bm25Index, bm25_rank, build_index, is_near_duplicate, tokenize
+from nanohermes.redact import NO_SECRETS, Redactor
 from nanohermes.storage.locking import FileLock, LockTimeout, holding, replace_atomically
 
 MAX_ENTRIES = 500  # a memory, not a database: ranking 500 short entries stays well under 2 ms
@@ -26,6 +28,7 @@ INJECT_TOP_K = 4  # only the few most relevant: every injected line is paid on e
 LOCK_TIMEOUT = 10.0  # seconds to wait for another NanoHermes process writing memory
 USE_LOCK_TIMEOUT = 1.0  # use counts are a heuristic: skip one rather than stall a turn
 FILE_VERSION = 1
+PENDING_FILE = "memory-pending.json"  # what a compaction found worth keeping, waiting for the user's yes
 
 
 class MemoryStoreError(NanoHermesError):
@@ -71,9 +74,21 @@ def new_entry_id(text: str, created: str, taken: set[str]) -> str:
     raise MemoryStoreError("could not allocate a memory id")  # 40 hex chars all taken: impossible
 
 
-def check_new_text(text: str, kind: str) -> tuple[str, str]:
-    """The text and kind to store, or MemoryStoreError saying what to change."""
-    text, kind = text.strip(), kind.strip().lower()
+SECRET_REFUSED = (
+    "not remembered: {why}. Memory never keeps a secret (it would travel with every later session's "
+    "prompt); the text was refused whole, not stored redacted."
+)
+
+
+def check_new_text(text: str, kind: str, redactor: Redactor = NO_SECRETS) -> tuple[str, str]:
+    """The text (normalised: entry.normalised_text) and kind to store, or MemoryStoreError saying
+    what to change. Secret-looking text is refused, never stored: redacted, what remained could
+    still be half a key, and the model would remember a placeholder as a fact."""
+    text, kind = normalised_text(text).strip(), kind.strip().lower()
+    if (name := redactor.holds_secret(text)) is not None:
+        raise MemoryStoreError(SECRET_REFUSED.format(why=f"it holds the value of {name}"))
+    if looks_secret(text):
+        raise MemoryStoreError(SECRET_REFUSED.format(why="it looks like a password, key or token"))
     if kind not in KINDS:
         raise MemoryStoreError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
     if not text:
@@ -118,8 +133,12 @@ def parse_memory_file(raw: bytes, path: Path) -> list[Entry]:
 class MemoryStore:
     """memory.json: read without a lock (writes are atomic replaces), written under a file lock."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time):
-        self.path = Path(path)
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time, redactor: Redactor = NO_SECRETS):
+        """`redactor`: the session's secrets, none of which is ever stored."""
+        self.path, self.redactor = Path(path), redactor
+        # The memories waiting for the user's yes (entry_points.save_candidates): a store of their
+        # own, in the same format, never read into a prompt; None: nothing is held, only saved or dropped.
+        self.pending: MemoryStore | None = None
         self._clock = clock
         self._lock = FileLock(f"{self.path}.lock")
         self._cache_key: tuple | None = None
@@ -127,8 +146,10 @@ class MemoryStore:
         self._index: Bm25Index | None = None
 
     @classmethod
-    def in_home(cls, home: Path) -> MemoryStore:
-        return cls(Path(home) / "memory.json")
+    def in_home(cls, home: Path, redactor: Redactor = NO_SECRETS) -> MemoryStore:
+        store = cls(Path(home) / "memory.json", redactor=redactor)
+        store.pending = cls(Path(home) / PENDING_FILE, redactor=redactor)
+        return store
 
     def entries(self) -> list[Entry]:
         return list(self._load())
@@ -136,7 +157,7 @@ class MemoryStore:
     def add(self, text: str, kind: str = "fact", auto: bool = False) -> AddResult:
         """Store `text`, merging into a near-duplicate; when full, evict the least useful entry.
         An `auto` entry (a compaction's) never rewrites one memory already holds: that stays."""
-        text, kind = check_new_text(text, kind)
+        text, kind = check_new_text(text, kind, self.redactor)
         with self._locked(LOCK_TIMEOUT):
             entries = list(self._load())
             now = _utc_stamp(self._clock())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from urllib.parse import quote
 
 from nanohermes.config import Config
@@ -32,6 +33,7 @@ from nanohermes.provider.window import (
     ollama_window,
     window_from_listing,
 )
+from nanohermes.redact import Redactor, StreamGuard
 from nanohermes.synthetic import untagged
 
 __all__ = ["RETRY_POLICY", "AssistantTurn", "NotTheAPI", "Provider", "StreamCut", "assemble_stream", "classify"]
@@ -62,8 +64,22 @@ def _guarded(on_text: Callable[[str], None]) -> Callable[[str], None]:
     return call
 
 
+def _shown(guard: StreamGuard, show: Callable[[str], None]) -> Callable[[str], None]:
+    """A reply's pieces as they may be shown: never one that completes a secret."""
+
+    def call(text: str) -> None:
+        if shown := guard.feed(text):
+            show(shown)
+
+    return call
+
+
 class Provider:
-    """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user."""
+    """One OpenAI-compatible endpoint. `on_retry(text)` reports each retry to the user.
+
+    The edge to the model and back: every message sent is redacted (the system message's
+    guidance and file names, memory blocks, summaries: whatever assembled it), and so is the
+    reply's text, as it streams and whole (redact.py)."""
 
     def __init__(
         self,
@@ -71,9 +87,12 @@ class Provider:
         on_retry: Callable[[str], None] | None = None,
         sleep=time.sleep,
         on_wait: Callable[[str], None] | None = None,
+        redactor: Redactor | None = None,
     ):
-        """`on_wait(text)`: the server has not answered yet (said from the watch's thread)."""
+        """`on_wait(text)`: the server has not answered yet (said from the watch's thread);
+        `redactor`: the session's secrets (None: the config's and the environment's)."""
         self.config = config
+        self.redactor = Redactor.for_config(config) if redactor is None else redactor
         self.on_retry = on_retry or (lambda text: None)
         self.on_wait = on_wait or self.on_retry
         self._sleep = sleep
@@ -190,8 +209,12 @@ class Provider:
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
+            guard, show = StreamGuard(self.redactor), _guarded(on_text)  # each attempt streams from the start
             with ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait) as watch:
-                return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text), watch)
+                turn = assemble_stream(self.client.chat.completions.create(**kwargs), _shown(guard, show), watch)
+            if rest := guard.flush():
+                show(rest)
+            return replace(turn, content=self.redactor.text(turn.content))
 
         return self._with_retries(request, retries, on_restart=on_restart, model=model or self.config.model)
 
@@ -200,7 +223,7 @@ class Provider:
         OpenRouter or LiteLLM, which cache only at marked content parts): the system message and
         the latest message become content parts marked `cache_control`, so the stable prefix and
         everything up to the newest message are cached. The working set itself is never changed."""
-        messages = [untagged(m) for m in messages]  # the loop's own tags are not the API's (synthetic.py)
+        messages = [self.redactor.message(untagged(m)) for m in messages]  # the loop's tags are not the API's
         if not self.config.cache_breakpoints or not messages:
             return messages
         marked = list(messages)

@@ -1,14 +1,18 @@
-"""The /memory slash command: list, add, forget, search. Returns the text to print."""
+"""The /memory slash command: list, add, forget, search, and the memories a compaction held for
+the user's yes (pending, confirm, drop). Returns the text to print."""
 
 from __future__ import annotations
 
 from nanohermes.memory.entry import KINDS, Entry
+from nanohermes.memory.entry_points import confirm_pending
 from nanohermes.memory.store import MAX_ENTRIES, MemoryStore, MemoryStoreError
 from nanohermes.ui.command_table import command
 
 USAGE = (
     "usage: /memory [list [auto]] | /memory add [KIND:] TEXT | /memory forget ID|auto | /memory search QUERY\n"
-    f"kinds: {', '.join(KINDS)} (default fact); auto: the entries compactions saved from what they dropped"
+    "       /memory pending | /memory confirm ID|all | /memory drop ID|all\n"
+    f"kinds: {', '.join(KINDS)} (default fact); auto: the entries compactions saved from what they dropped; "
+    "pending: what compactions found worth keeping when saving it needed your yes"
 )
 AUTO = "auto"
 
@@ -70,7 +74,41 @@ def _search(store: MemoryStore, query: str) -> str:
     return "\n".join(f"{score:5.2f}  {_row(entry)}" for entry, score in hits)
 
 
-_SUBCOMMANDS = {"list": _list, "add": _add, "forget": _forget, "search": _search}
+def _pending(store: MemoryStore, arg: str = "") -> str:
+    held = store.pending.entries() if store.pending is not None else []
+    if arg:
+        return USAGE
+    if not held:
+        return "no memories wait for your yes"
+    return "\n".join(
+        [f"{len(held)} waiting (/memory confirm ID|all keeps, /memory drop ID|all forgets):", *map(_row, held)]
+    )
+
+
+def _confirm(store: MemoryStore, entry_id: str) -> str:
+    if not entry_id:
+        return USAGE
+    saved = confirm_pending(store, entry_id.lower())
+    return "\n".join(f"kept {_row(e)}" for e in saved) if saved else f"no pending memory {entry_id!r} (/memory pending)"
+
+
+def _drop(store: MemoryStore, entry_id: str) -> str:
+    if not entry_id:
+        return USAGE
+    held = store.pending.entries() if store.pending is not None else []
+    dropped = [store.pending.forget(e.id) for e in held if entry_id.lower() in ("all", e.id)]
+    return f"dropped {len(dropped)} pending memor{'y' if len(dropped) == 1 else 'ies'}"
+
+
+_SUBCOMMANDS = {
+    "list": _list,
+    "add": _add,
+    "forget": _forget,
+    "search": _search,
+    "pending": _pending,
+    "confirm": _confirm,
+    "drop": _drop,
+}
 
 
 def memory_command(store: MemoryStore, arg: str) -> str:
@@ -85,7 +123,11 @@ def memory_command(store: MemoryStore, arg: str) -> str:
         return f"error: {exc}"
 
 
-@command("/memory", "/memory [list|add|forget|search]", "long-term memory: list, add TEXT, forget ID, search Q")
+@command(
+    "/memory",
+    "/memory [list|add|forget|search]",
+    "long-term memory: list, add TEXT, forget ID, search Q; pending, confirm ID, drop ID: what a compaction held",
+)
 def _memory(repl, arg: str) -> bool:
     repl.say(memory_command(repl.runtime.memory, arg))
     return True

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from nanohermes import events as ev
 from nanohermes.calls import ToolCall, describe_call
+from nanohermes.text import neutralize
 
 TOOL_LINE_CHARS = 100  # one tool line on screen
 
@@ -81,4 +82,6 @@ class PlainRenderer:
             self._say(line)
 
     def _say(self, text: str) -> None:
-        print(text, file=self.err, flush=True)
+        """Every progress line of `-p` (a helper's description and arguments, the resume recap, a
+        summary's memories, a server's error): its control characters shown, never executed."""
+        print(neutralize(text), file=self.err, flush=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from nanohermes.storage.catalog import SessionInfo
 from nanohermes.storage.session import TITLE_MAX_CHARS
+from nanohermes.text import neutralize
 
 MIN_TITLE_CHARS = 20  # below this a title says nothing; the row wraps instead
 WORKSPACE_CHARS = 24  # long paths keep their tail (the project's own folder name)
@@ -27,7 +28,7 @@ def short_path(path: str | None, limit: int = WORKSPACE_CHARS) -> str:
     """`~/src/proj` for a path under the home directory; `…/deep/proj` when too long; `?` if unknown."""
     if not path:
         return "?"
-    home = str(Path.home())
+    path, home = neutralize(path), str(Path.home())  # a directory name may hold ESC
     text = "~" + path[len(home) :] if path == home or path.startswith(home + "/") else path
     return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
@@ -38,8 +39,9 @@ def cell_width(text: str) -> int:
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` on one line, within `limit` terminal columns (an ellipsis where it was cut)."""
-    text = " ".join(text.split())
+    """`text` on one line, within `limit` terminal columns (an ellipsis where it was cut), its
+    control characters shown (a title is the first request: whatever was typed or piped)."""
+    text = neutralize(" ".join(text.split()))
     if cell_width(text) <= limit:
         return text
     kept, used = [], 0

@@ -74,7 +74,7 @@ def test_store_below_the_cap_evicts_nothing(store):
 
 
 def test_memory_file_is_private_and_written_atomically(store, isolated_home):
-    store.add("secret-ish preference", "preference")
+    store.add("private-ish preference", "preference")
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
     lock = Path(f"{store.path}.lock")
     assert not lock.exists() or stat.S_IMODE(lock.stat().st_mode) == 0o600

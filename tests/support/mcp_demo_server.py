@@ -107,6 +107,21 @@ def writer_server() -> MCPServer:
     return app
 
 
+def schema_trap_server() -> MCPServer:
+    """A tool whose schema's text holds terminal controls json.dumps leaves raw (C1 CSI, a bidi
+    override, ESC in a nested description): what a call that does not fit shows the model."""
+    app = MCPServer("trap")
+
+    @app.tool()
+    def configure(
+        options: Annotated[dict, Field(description="\u009b2J the options \u202eetirwrevo\u202c \x1b]0;owned\x07")],
+    ) -> str:
+        """Configure the \x1b[2J service."""
+        return "configured"
+
+    return app
+
+
 def catalogue_tool(name: str):
     def handler(
         repo: Annotated[str, Field(description="the repository, as owner/name")],
@@ -130,8 +145,12 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--tools", type=int, default=None)
     parser.add_argument("--writer", action="store_true")
+    parser.add_argument("--schema-trap", action="store_true")
     options = parser.parse_args()
-    app = catalogue_server(options.tools) if options.tools else writer_server() if options.writer else demo_server()
+    if options.schema_trap:
+        app = schema_trap_server()
+    else:
+        app = catalogue_server(options.tools) if options.tools else writer_server() if options.writer else demo_server()
     if options.http:
         app.run("streamable-http", host="127.0.0.1", port=options.http)
     else:
