@@ -13,15 +13,8 @@ from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
 from nanohermes.provider.served import base_url_question, is_served, wrong_model_message
-from nanohermes.provider.stream import (
-    AssistantTurn,
-    NotTheAPI,
-    StreamCut,
-    assemble_stream,
-    describe_body,
-    is_web_page,
-    text_of,
-)
+from nanohermes.provider.sse import EventStream, NotTheAPI, describe_body, is_web_page
+from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
 from nanohermes.provider.watch import ReplyWatch
 from nanohermes.provider.window import (
     LearnedWindow,
@@ -190,8 +183,9 @@ class Provider:
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
-            with ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait) as watch:
-                return assemble_stream(self.client.chat.completions.create(**kwargs), _guarded(on_text), watch)
+            watch = ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait)
+            with watch, self.client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                return assemble_stream(EventStream(response.http_response), _guarded(on_text), watch)
 
         return self._with_retries(request, retries, on_restart=on_restart, model=model or self.config.model)
 

@@ -66,7 +66,7 @@ class RichRenderer:
     # -- the answer ----------------------------------------------------------------------
 
     def _on_TextDelta(self, event: ev.TextDelta) -> None:
-        before = self.reply.shown
+        before = self.reply.shown if self.md is None else ""  # joined only when a stream starts: linear
         text, differs = self.reply.add(event.text)  # a retried reply: only what it adds
         if differs:
             self.carried = ""
