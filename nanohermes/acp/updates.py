@@ -153,8 +153,11 @@ def applied_diff(checkpoints, event: ev.ToolFinished) -> tuple[str, str | None, 
     change = checkpoints.for_call(event.call_id)
     if change is None:
         return None
-    before = checkpoints.content(change.before)
-    after = checkpoints.content(change.after) or b""
+    try:
+        before = checkpoints.content(change.before)
+        after = checkpoints.content(change.after) or b""
+    except OSError:  # the kept contents went missing: no diff to show
+        return None
     return change.path, None if before is None else before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
 
 

@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nanohermes.fileio import NotRegularFile, TooBig, read_bounded
+
 # An old content above this is not kept (write_file may overwrite a huge file): the change
 # is recorded, and /undo says it cannot restore it. Same limit as the file tools' reads.
 MAX_KEPT_BYTES = 4_194_304
@@ -24,6 +26,11 @@ UNDONE = "undone"
 NOTHING = "nothing"  # no change left to undo
 CHANGED_SINCE = "changed_since"  # the file is not what the change left: undoing would lose work
 NOT_KEPT = "not_kept"  # the old content was too big to keep
+MISSING = "missing"  # the kept content is gone from the checkpoints (removed, or not a file any more)
+# A file bigger than this is not what a change left (write_file's content came in one reply,
+# capped at 8 MB of text, at most 4 bytes a char): /undo and /diff read no further.
+MAX_READ_BYTES = 64 * 2**20
+MAX_INDEX_BYTES = 64 * 2**20  # a line per change (~300 bytes): far more changes than a session makes
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,8 @@ class Checkpoints:
         return next((c for c in reversed(self._all()) if c.call_id == call_id), None)
 
     def content(self, blob: str | None) -> bytes | None:
-        return None if blob is None else (self.root / "blobs" / blob).read_bytes()
+        """A kept content; None for none kept. OSError when the blob is gone or is not a file."""
+        return None if blob is None else read_bounded(self.root / "blobs" / blob, MAX_READ_BYTES)
 
     # -- undo -----------------------------------------------------------------------------
 
@@ -106,15 +114,19 @@ class Checkpoints:
         last = live[-1]
         target = Path(last.path)
         try:
-            current = target.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
+            current = read_bounded(target, MAX_READ_BYTES)  # a FIFO or /dev/zero swapped in is not read
+        except (FileNotFoundError, IsADirectoryError, NotRegularFile, TooBig):
             current = None
         if current is None or _digest(current) != last.after:
             return UndoOutcome(CHANGED_SINCE, last)
         if not last.kept:
             return UndoOutcome(NOT_KEPT, last)
+        try:
+            before = self.content(last.before)
+        except OSError:
+            return UndoOutcome(MISSING, last)
         if last.existed:
-            atomic_write(target, self.content(last.before))
+            atomic_write(target, before)
         else:
             target.unlink()
         self._append({"undone": last.seq})
@@ -125,13 +137,13 @@ class Checkpoints:
 
     def _all(self) -> list[Checkpoint]:
         if not self._loaded:
+            self._changes = self._load()  # an index that cannot be read is read again next time
             self._loaded = True
-            self._changes = self._load()
         return self._changes
 
     def _load(self) -> list[Checkpoint]:
-        try:
-            lines = (self.root / "index.jsonl").read_text("utf-8").splitlines()
+        try:  # OSError when it is not a file (a FIFO would wait for ever): no checkpoint is trusted then
+            lines = read_bounded(self.root / "index.jsonl", MAX_INDEX_BYTES).decode("utf-8", "replace").splitlines()
         except FileNotFoundError:
             return []
         changes: dict[int, Checkpoint] = {}
