@@ -104,3 +104,12 @@ def test_a_fifo_for_the_checkpoint_index_is_said_not_waited_on(server, workspace
     assert "cannot read the checkpoints" in flat(diff_lines(checkpoints)) and "FIFO" in flat(diff_lines(checkpoints))
     lines, note = undo_lines(checkpoints)
     assert note is None and "FIFO" in flat(lines)
+
+
+def test_a_fifo_for_the_workspace_gitignore_does_not_hang_a_run(server, workspace):
+    (workspace / "app.py").write_text("print(1)\n")
+    os.mkfifo(workspace / ".gitignore")
+    server.add(text("fine"))
+    r = run_cli(["-p", "hi", "--base-url", server.url], workspace, timeout=NEVER_HANGS_S)
+    assert r.returncode == 0 and r.stdout == "fine\n", r.stderr
+    assert "app.py" in server.chat_requests()[0]["messages"][0]["content"]  # the overview was still built
