@@ -36,9 +36,12 @@ def kind_of(mode: int) -> str:
     return _KIND.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def open_regular(path) -> BinaryIO:
-    """`path` opened for reading in binary mode, or NotRegularFile (never blocks on a FIFO)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+def open_regular(path, *, dir_fd: int | None = None, follow_symlinks: bool = True) -> BinaryIO:
+    """`path` opened for reading in binary mode, or NotRegularFile (never blocks on a FIFO).
+    `dir_fd`: `path` is relative to that directory; without `follow_symlinks` a symlink is
+    OSError ELOOP."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):

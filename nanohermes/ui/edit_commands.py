@@ -12,6 +12,7 @@ from nanohermes.storage.checkpoints import (
     MISSING,
     NOT_KEPT,
     NOTHING,
+    THROUGH_SYMLINK,
     Checkpoint,
     Checkpoints,
 )
@@ -106,6 +107,12 @@ def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]
                 )
             ]
         ], None
+    if outcome.status == THROUGH_SYMLINK:
+        said = (
+            f"not undone: {shown} or a directory on its path is a symbolic link now (it was not when "
+            f"{change.tool} wrote it); undoing through it could write outside the workspace"
+        )
+        return [[(said, "yellow")]], None
     if outcome.status == MISSING:
         where = checkpoints.root / "blobs"
         return [
