@@ -69,6 +69,8 @@ async def open_client(
 
         argv = [expand(settings.command or "", "command"), *(expand(a, "args") for a in settings.args)]
         cwd = settings.cwd or str(workspace)
+        if not os.path.isdir(cwd):  # else the start fails as FileNotFoundError, which reads as a missing command
+            raise McpSetupError(f"its cwd {cwd!r} is not a directory (does it exist?)")
         launch = confine(argv, sandbox, cwd) if settings.sandbox and sandbox is not None else unconfined(argv)
         stack.callback(launch.release)  # after the SDK has ended the server's process group
         env = {k: expand(v, "env") for k, v in settings.env}
