@@ -107,3 +107,27 @@ def test_an_mcp_server_whose_cwd_is_missing_is_said_to_be_that(isolated_home, wo
     )
     assert f"its cwd '{missing}' is not a directory" in done.stdout, done.stdout + done.stderr
     assert "was not found" not in done.stdout
+
+
+def test_an_mcp_servers_stderr_log_is_capped_and_keeps_its_last_lines(isolated_home, workspace):
+    from nanohermes.mcp.transport import MAX_LOG_BYTES
+
+    flood = workspace / "flood.sh"
+    demo = demo_settings()
+    flood.write_text(
+        "head -c 5000000 /dev/zero | tr '\\0' x >&2; echo >&2; echo last words >&2\n"
+        f'exec "{demo.command}" "{demo.args[0]}"\n'
+    )
+    (isolated_home / "config.toml").write_text(f'[mcp.servers.demo]\ncommand = "bash"\nargs = ["{flood}"]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "nanohermes", "mcp", "list"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NANOHERMES_HOME": str(isolated_home)},
+        timeout=60,
+    )
+    assert "running · 9 tool(s)" in done.stdout, done.stdout + done.stderr
+    log = (isolated_home / "mcp" / "logs" / "demo.log").read_bytes()
+    assert len(log) <= MAX_LOG_BYTES and log.startswith(b"[NanoHermes: this log started over")
+    assert b"last words" in log
