@@ -54,6 +54,13 @@ def pid_from(path, timeout: float = 10) -> int:
     return int(path.read_text())
 
 
+def mcp_list(home, workspace) -> subprocess.CompletedProcess:
+    """`nanohermes mcp list`, as a user runs it."""
+    env = {**os.environ, "NANOHERMES_HOME": str(home)}
+    cmd = [sys.executable, "-m", "nanohermes", "mcp", "list"]
+    return subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, env=env, timeout=60)
+
+
 def test_a_setsid_grandchild_is_stopped_with_its_task(ctx, tasks, workspace):
     task = start(ctx, "setsid sleep 300 >/dev/null 2>&1 & echo $! > pid")
     pid = pid_from(workspace / "pid")
@@ -97,14 +104,7 @@ def test_an_mcp_server_whose_cwd_is_missing_is_said_to_be_that(isolated_home, wo
     missing = workspace / "no-such-dir"
     table = toml_for(demo_settings()) + f'cwd = "{missing}"\n'
     (isolated_home / "config.toml").write_text(table)
-    done = subprocess.run(
-        [sys.executable, "-m", "nanohermes", "mcp", "list"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NANOHERMES_HOME": str(isolated_home)},
-        timeout=60,
-    )
+    done = mcp_list(isolated_home, workspace)
     assert f"its cwd '{missing}' is not a directory" in done.stdout, done.stdout + done.stderr
     assert "was not found" not in done.stdout
 
@@ -119,14 +119,7 @@ def test_an_mcp_servers_stderr_log_is_capped_and_keeps_its_last_lines(isolated_h
         f'exec "{demo.command}" "{demo.args[0]}"\n'
     )
     (isolated_home / "config.toml").write_text(f'[mcp.servers.demo]\ncommand = "bash"\nargs = ["{flood}"]\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "nanohermes", "mcp", "list"],
-        cwd=workspace,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NANOHERMES_HOME": str(isolated_home)},
-        timeout=60,
-    )
+    done = mcp_list(isolated_home, workspace)
     assert "running · 9 tool(s)" in done.stdout, done.stdout + done.stderr
     log = (isolated_home / "mcp" / "logs" / "demo.log").read_bytes()
     assert len(log) <= MAX_LOG_BYTES and log.startswith(b"[NanoHermes: this log started over")
