@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from nanohermes.errors import ConfigError
+from nanohermes.fileio import read_bounded
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -87,10 +88,13 @@ class Config:
 _ENV = {"OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url", "NANOHERMES_MODEL": "model"}
 
 
+MAX_CONFIG_BYTES = 1_048_576  # a hand-written settings file; a bigger one is something else put there
+
+
 def _read_file_config(home: Path) -> dict:
     path = home / "config.toml"
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         return {}
     except UnicodeDecodeError as exc:

@@ -17,51 +17,48 @@ class TextDelta:
 class StreamRestarted:
     """A retried request streams the reply again from its start (sent only when some of the
     failed attempt was streamed): what was shown of it is not the reply any more. A renderer
-    that cannot take printed text back shows only what the retried reply adds (continuation)."""
-
-
-def continuation(shown: str, retried: str) -> str | None:
-    """What a retried reply, `retried` so far, adds to the text already `shown` of the failed
-    attempt: "" while it repeats that text, the new part once it goes past it, None when it
-    says something else (then it has to be shown whole)."""
-    if shown.startswith(retried):
-        return ""
-    if retried.startswith(shown):
-        return retried[len(shown) :]
-    return None
+    that cannot take printed text back shows only what the retried reply adds (ReplyOnScreen)."""
 
 
 class ReplyOnScreen:
     """The reply being streamed as a renderer showed it, across retries, for renderers that
     cannot take printed text back: after a StreamRestarted what the retried reply repeats is
-    held back, and only what it adds is shown."""
+    held back, and only what it adds is shown. Linear in the reply: a delta is compared with
+    the part of the shown text it would repeat, never the whole text with the whole retry."""
 
     def __init__(self) -> None:
-        self.shown = ""  # the reply's text as shown
+        self._shown: list[str] = []  # the reply's text as shown, joined when asked for
         self._replayed = ""  # what was shown when the retry began
-        self._retried: str | None = None  # the retried reply so far, until it goes past `_replayed`
+        self._retried: list[str] | None = None  # the retried reply so far, until it goes past `_replayed`
+        self._matched = 0  # chars of `_retried`, all repeating the start of `_replayed`
+
+    @property
+    def shown(self) -> str:
+        return "".join(self._shown)
 
     def new_reply(self) -> None:
-        self.shown, self._retried = "", None
+        self._shown, self._retried = [], None
 
     def restart(self) -> None:
-        self._replayed, self._retried = self.shown, ""
+        self._replayed, self._retried, self._matched = self.shown, [], 0
 
     def add(self, text: str) -> tuple[str, bool]:
         """(the text to show now, whether the retried reply said something else: then it is
         shown whole, and the renderer says so)."""
         if self._retried is None:
-            self.shown += text
+            self._shown.append(text)
             return text, False
-        self._retried += text
-        added = continuation(self._replayed, self._retried)
-        if added == "":
+        self._retried.append(text)
+        if self._replayed.startswith(text, self._matched):  # still repeating what is shown
+            self._matched += len(text)
             return "", False
-        differs = added is None
-        if differs:
-            self.shown, added = "", self._retried
+        ahead = self._replayed[self._matched :]
+        if text.startswith(ahead):  # past the end of what was shown: the rest is new
+            added, differs = text[len(ahead) :], False
+        else:
+            self._shown, added, differs = [], "".join(self._retried), True
         self._retried = None
-        self.shown += added
+        self._shown.append(added)
         return added, differs
 
 

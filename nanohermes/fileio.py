@@ -4,6 +4,8 @@
 open_regular opens without blocking and checks what it opened (fstat on the open descriptor,
 so nothing can be swapped in between); anything but a regular file is NotRegularFile, an
 OSError, so callers that already treat an unreadable file as skipped need nothing more.
+read_bounded is how the agent reads its own state (config, memory, checkpoints): a regular
+file, whole, up to a limit, else an OSError that says which.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ def kind_of(mode: int) -> str:
     return _KIND.get(stat.S_IFMT(mode), "not a regular file")
 
 
-def open_regular(path) -> BinaryIO:
-    """`path` opened for reading in binary mode, or NotRegularFile (never blocks on a FIFO)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+def open_regular(path, *, dir_fd: int | None = None, follow_symlinks: bool = True) -> BinaryIO:
+    """`path` opened for reading in binary mode, or NotRegularFile (never blocks on a FIFO).
+    `dir_fd`: `path` is relative to that directory; without `follow_symlinks` a symlink is
+    OSError ELOOP."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -52,6 +57,23 @@ def read_regular(path, limit: int = -1) -> bytes:
     """The bytes of a regular file (at most `limit`), or NotRegularFile."""
     with open_regular(path) as f:
         return f.read(limit)
+
+
+class TooBig(OSError):
+    """A regular file holds more than a reader takes (a state file swapped for a huge one)."""
+
+    def __init__(self, path, limit: int):
+        super().__init__(errno.EFBIG, f"bigger than {limit:,} bytes", str(path))
+        self.limit = limit
+
+
+def read_bounded(path, limit: int) -> bytes:
+    """The whole of a regular file of at most `limit` bytes; NotRegularFile or TooBig, never a
+    silent cut: for the agent's own state, which a cut would corrupt."""
+    data = read_regular(path, limit + 1)
+    if len(data) > limit:
+        raise TooBig(path, limit)
+    return data
 
 
 def create_regular(path, mode: int = 0o600) -> BinaryIO:

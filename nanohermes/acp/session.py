@@ -43,7 +43,8 @@ class AcpSession:
         self.job: concurrent.futures.Future | None = None  # the prompt queued or running
         self.pending_mode: str | None = None  # a mode switch asked for while a turn ran
         self._open_calls: dict[str, None] = {}  # started, not finished (ordered)
-        self._current_call = ""  # the call an approval question is about
+        self._current_call = ""  # the parent's running call (a helper's calls are shown under it)
+        self._asking: tuple[str, str] = ("", "")  # (card, helper label) of the latest call started: the one that asks
         self._helper_calls: dict[str, str] = {}  # a helper's call id -> the id the editor knows
         self.reply = ev.ReplyOnScreen()  # what the editor was sent of the reply being streamed
 
@@ -104,7 +105,12 @@ class AcpSession:
         await self.outbox.join()
 
     def send_history(self) -> None:
-        for update in updates.history(self.runtime.session.state.messages, self.runtime.config.workspace):
+        """The saved conversation; first, as the CLI says on resume, where it was started when that
+        is not the editor's folder (its tools now act in this one)."""
+        started, working = self.runtime.session.state.workspace, self.runtime.config.workspace
+        if started and started != str(working):
+            self.outbox.put_nowait(("update", updates.thought(updates.started_elsewhere(started, working))))
+        for update in updates.history(self.runtime.session.state.messages, working):
             self.outbox.put_nowait(("update", update))
 
     def set_mode(self, mode: str) -> None:
@@ -151,6 +157,7 @@ class AcpSession:
         elif isinstance(event, ev.ToolStarted):
             self._open_calls[event.call_id] = None
             self._current_call = event.call_id
+            self._asking = (event.call_id, "")
             self._send(updates.tool_started(event, workspace))
         elif isinstance(event, ev.ToolProgress):
             self._send(updates.tool_progress(event))
@@ -166,10 +173,12 @@ class AcpSession:
         if isinstance(event, ev.ToolStarted):
             shown = self._helper_calls[event.call_id] = f"{parent}/{event.call_id}"
             self._open_calls[shown] = None
+            self._asking = (shown, wrapped.label)  # its question is about its own card, not the parent's
             self._send(updates.tool_started(event, self.runtime.config.workspace, shown, label=wrapped.label))
         elif isinstance(event, ev.ToolFinished) and event.call_id in self._helper_calls:
             shown = self._helper_calls.pop(event.call_id)
             self._open_calls.pop(shown, None)
+            self._asking = (parent, "")
             self._send(updates.tool_finished(event, None, call_id=shown))
 
     def approve(self, tool, args: dict, preview: str) -> Decision:
@@ -184,9 +193,10 @@ class AcpSession:
             )
         options.append(PermissionOption(option_id="reject", name="Reject", kind="reject_once"))
         shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
+        card, label = self._asking
         question = ToolCallUpdate(
-            tool_call_id=self._current_call,
-            title=action_title(tool.name, args),
+            tool_call_id=card,
+            title=f"{label}: {action_title(tool.name, args)}" if label else action_title(tool.name, args),
             status="pending",
             kind=updates.KINDS.get(tool.name, "other"),
             raw_input=args,

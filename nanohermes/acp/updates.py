@@ -10,6 +10,7 @@ which editors show as a checklist.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -61,10 +62,17 @@ def title(name: str, arguments) -> str:
 
 
 def _locations(workspace: Path, arguments: str) -> list[ToolCallLocation] | None:
+    """Where a call acts, for the editor to follow: only a path inside the workspace (links
+    resolved); a call aimed elsewhere (/etc/passwd, ../x) names no place the editor would open."""
     path = ToolCall.of("", arguments).arguments.get("path")
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str) or not path or "\0" in path:
         return None
-    return [ToolCallLocation(path=str((workspace / path) if not Path(path).is_absolute() else Path(path)))]
+    target = Path(os.path.normpath(Path(workspace) / path))  # an absolute path replaces the workspace
+    try:
+        inside = target.resolve().is_relative_to(Path(workspace).resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return None
+    return [ToolCallLocation(path=str(target))] if inside else None
 
 
 def tool_started(event: ev.ToolStarted, workspace: Path, call_id: str | None = None, label: str = ""):
@@ -90,7 +98,12 @@ def tool_finished(
     content = [tool_content(text_block(_cut(output if output is not None else event.summary)))]
     if diff is not None:
         content.append(tool_diff_content(diff[0], diff[2], diff[1]))
-    return update_tool_call(call_id or event.call_id, status="completed" if event.ok else "failed", content=content)
+    return update_tool_call(
+        call_id or event.call_id,
+        status="completed" if event.ok else "failed",
+        content=content,
+        locations=None if event.ok else [],  # a refused or failed call acted nowhere: its start's place is taken back
+    )
 
 
 def tool_progress(event: ev.ToolProgress, call_id: str | None = None):
@@ -110,6 +123,11 @@ def text_delta(text: str):
 
 def thought(text: str):
     return update_agent_thought_text(text)
+
+
+def started_elsewhere(started: str, working: Path) -> str:
+    """The CLI's note on resuming a session started in another folder, for the editor."""
+    return f"[warning] this session was started in {started}; its tools now act in {working}\n"
 
 
 def _cut(text: str) -> str:
@@ -153,8 +171,11 @@ def applied_diff(checkpoints, event: ev.ToolFinished) -> tuple[str, str | None, 
     change = checkpoints.for_call(event.call_id)
     if change is None:
         return None
-    before = checkpoints.content(change.before)
-    after = checkpoints.content(change.after) or b""
+    try:
+        before = checkpoints.content(change.before)
+        after = checkpoints.content(change.after) or b""
+    except OSError:  # the kept contents went missing: no diff to show
+        return None
     return change.path, None if before is None else before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
 
 

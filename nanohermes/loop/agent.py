@@ -103,8 +103,8 @@ class Agent:
         self.transcript.add(reply.as_message())
         if not reply.tool_calls:
             self.emit(ev.AssistantMessageDone(reply.content, False))
-            if reply.finish_reason == "length":  # never pass a cut answer off as whole
-                self.emit(ev.Notice("the answer was cut at max_tokens; ask to continue", "warning"))
+            if cut := nudges.CUT_ANSWER_NOTICES.get(reply.finish_reason or ""):  # never pass a cut answer as whole
+                self.emit(ev.Notice(cut, "warning"))
             raise Answered(reply.content)
         self.runner.run(turn, reply, self.ctx, self.transcript.add_result)
         if nudge := nudges.unmade_change(turn, reply.content, self.tool_schemas()):  # shown beside a re-run

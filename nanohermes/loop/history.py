@@ -45,3 +45,23 @@ def last_assistant_text(messages: list[dict]) -> str:
         if message.get("role") == "assistant" and (message.get("content") or "").strip():
             return message["content"]
     return ""
+
+
+def ids_in(messages: list[dict]) -> set[str]:
+    """Every tool call id the messages hold (calls and results)."""
+    ids = {m["tool_call_id"] for m in messages if isinstance(m.get("tool_call_id"), str)}
+    return ids | {c.get("id") for m in messages for c in m.get("tool_calls") or () if isinstance(c, dict)}
+
+
+def with_fresh_ids(calls: list[dict], used: set[str]) -> list[dict]:
+    """The calls, each id not in `used` (and added to it): a server that numbers every reply's
+    calls from call_0 would give a later output the id of an earlier one, and `recall` of the
+    earlier id would return the later output."""
+    fresh = []
+    for call in calls:
+        call_id, n = call.get("id") or "call", 1
+        while call_id in used:
+            call_id, n = f"{call.get('id') or 'call'}_{n}", n + 1
+        used.add(call_id)
+        fresh.append({**call, "id": call_id} if call_id != call.get("id") else call)
+    return fresh

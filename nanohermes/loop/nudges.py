@@ -18,7 +18,7 @@ from nanohermes.events import StopCode
 from nanohermes.loop.turn import AnswerNow, StopTurn, Turn
 from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
-from nanohermes.provider.stream import FINISH_REPEATED
+from nanohermes.provider.stream import FINISH_REPEATED, FINISH_TOO_LONG, MAX_REPLY_CHARS
 from nanohermes.provider.textcalls import tool_calls_from_text
 from nanohermes.stops import TO_MODEL
 
@@ -29,6 +29,15 @@ CUT_CALL_RETRY = (
     "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
     "Call the tool again with shorter arguments (e.g. write a large file in several smaller edits).]"
 )
+TOO_LONG_CALL_RETRY = (
+    f"[Your last reply passed NanoHermes's cap of {MAX_REPLY_CHARS // 2**20} MB in the middle of a tool call, so "
+    "it was not run. Call the tool again with much shorter arguments (e.g. write a large file in several edits).]"
+)
+# What the user is told of a reply that was cut and kept as the answer, by why it was cut.
+CUT_ANSWER_NOTICES = {
+    "length": "the answer was cut at max_tokens; ask to continue",
+    FINISH_TOO_LONG: f"the answer passed {MAX_REPLY_CHARS // 2**20} MB and was cut there; the rest was not read",
+}
 REPEATED_RETRY = (
     "[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
     "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]"
@@ -117,10 +126,13 @@ def repaired(reply: AssistantTurn, schemas: list[dict]) -> AssistantTurn | None:
 def after_reply(turn: Turn, reply: AssistantTurn, schemas: list[dict]) -> Nudge | None:
     """A reply to send back rather than act on (counted on `turn`); StopTurn when replies keep
     being cut mid tool call. `schemas`: the tools offered."""
-    if reply.finish_reason == "length" and reply.tool_calls:
+    if reply.finish_reason in CUT_ANSWER_NOTICES and reply.tool_calls:
         turn.cut_calls += 1
         if turn.cut_calls > MAX_LENGTH_RETRIES:
             raise StopTurn(StopCode.CUT_CALLS)
+        if reply.finish_reason == FINISH_TOO_LONG:
+            notice = f"reply passed {MAX_REPLY_CHARS // 2**20} MB mid tool call; asking the model to retry"
+            return Nudge("cut_call", TOO_LONG_CALL_RETRY, notice, keeps_reply=False)
         notice = "reply cut by max_tokens mid tool call; asking the model to retry"
         return Nudge("cut_call", CUT_CALL_RETRY, notice, keeps_reply=False)
     if turn.runaways >= MAX_RUNAWAY_RETRIES:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from nanohermes import events as ev
 from nanohermes.context import PrefixMeter, SummaryRequest, pairing_problems, sanitize_tool_pairs
 from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
-from nanohermes.loop.history import NO_RESULT_AFTER_CRASH
+from nanohermes.loop.history import NO_RESULT_AFTER_CRASH, ids_in, with_fresh_ids
 from nanohermes.loop.turn import Turn
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
@@ -29,6 +29,7 @@ class RequestSender:
         self.usage = UsageCounter()  # the running turn's (the Agent gives each turn its own)
         self.last_usage: dict = {}  # the latest request's tokens, cached tokens and chars (for /context)
         self._window_asked = False
+        self.call_ids: set[str] = set()  # every tool call id of the session so far: a new call never reuses one
 
     def stream(self, turn: Turn, messages: list[dict], tools: list[dict], **options) -> AssistantTurn:
         """One request of a turn, its reply streamed to the front ends as it comes (a stopped
@@ -51,6 +52,8 @@ class RequestSender:
         self.emit(ev.RequestStarted())
         turn.usage.begin(sent)
         reply = self.send(sent, tools, streamed, on_restart=restarted, **options)
+        self.call_ids |= ids_in(messages)  # and those compacted away since, kept below
+        reply.tool_calls = with_fresh_ids(reply.tool_calls, self.call_ids)
         self.observe(reply.usage, sent)
         turn.streamed = []
         return reply

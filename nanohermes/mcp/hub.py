@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import io
 import logging
 import threading
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 from nanohermes.fileio import create_regular
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
-from nanohermes.mcp.transport import CONNECTION_CLOSED, describe_failure, open_client, stderr_tail
+from nanohermes.mcp.transport import CONNECTION_CLOSED, CappedLog, describe_failure, open_client, stderr_tail
 from nanohermes.sandbox.policy import Policy
 
 RETRY_AFTER_FAILURE_S = 30.0  # a server that just failed to start fails the same way when asked again at once
@@ -92,13 +91,16 @@ class _Connection:
 
     async def _serve(self, ready: asyncio.Future) -> None:
         try:
-            with io.TextIOWrapper(create_regular(self.log_path), encoding="utf-8", errors="replace") as log:
+            log = CappedLog(create_regular(self.log_path))
+            try:
                 async with AsyncExitStack() as stack:
-                    self.client = await open_client(stack, self.settings, self.workspace, log, self.sandbox)
+                    self.client = await open_client(stack, self.settings, self.workspace, log.writer, self.sandbox)
                     self.tools = await _list_tools(self.client)
                     self.state, self.retry_at_once = RUNNING, True
                     ready.set_result(self.tools)
                     await self.stop.wait()
+            finally:
+                log.close()
         except BaseException as exc:  # cancelled, or any failure (groups too): the server's state, never a crash
             if self.state != FAILED:
                 self._fail(describe_failure(exc, self.settings))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import threading
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from nanohermes.errors import SandboxUnavailable
 from nanohermes.fileio import open_regular
@@ -24,6 +25,44 @@ from nanohermes.sandbox.policy import Policy
 
 STDERR_TAIL_LINES = 3  # the last lines of a failing server's stderr usually say why
 STDERR_TAIL_CHARS = 400
+MAX_LOG_BYTES = 1_048_576  # a server's stderr log: its start-up and last words; a chatty one starts over
+LOG_STARTED_OVER = b"[NanoHermes: this log started over: it keeps at most the last 1 MB a server wrote]\n"
+LOG_READ_BYTES = 65_536
+LOG_DRAIN_S = 1.0  # what an exited server wrote last is in the pipe already: it is read at once
+
+
+class CappedLog:
+    """Where a stdio server's stderr goes: a pipe drained by a thread into its log file, which
+    starts over (saying so) past MAX_LOG_BYTES, so its last lines, which say why it stopped,
+    are always there and a server that writes without end fills no disk. `writer` is what the
+    SDK hands the server as its stderr; close() when the connection ends (the thread ends when
+    the server's copy closes too)."""
+
+    def __init__(self, log: BinaryIO):
+        read_fd, write_fd = os.pipe()  # neither end is inherited by other children (PEP 446)
+        self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self._thread = threading.Thread(target=self._drain, args=(read_fd, log), name="nanohermes-mcp-log", daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _drain(read_fd: int, log: BinaryIO) -> None:
+        written = 0
+        with os.fdopen(read_fd, "rb", buffering=0) as pipe, log:
+            while chunk := pipe.read(LOG_READ_BYTES):
+                if written + len(chunk) > MAX_LOG_BYTES:
+                    log.seek(0)
+                    log.truncate()
+                    written = log.write(LOG_STARTED_OVER)
+                written += log.write(chunk)
+                log.flush()
+
+    def close(self) -> None:
+        """Our end closed; the last lines of a server that has exited reach the file before its
+        failure is worded from them (stderr_tail)."""
+        self.writer.close()
+        self._thread.join(LOG_DRAIN_S)
+
+
 CONNECTION_CLOSED = -32000  # the SDK's MCPError code when the server went away mid-request
 FAILURE_CHARS = 300  # an exception's own text, in a failure's one line
 HTTP_CONNECT_TIMEOUT_S = 30.0
@@ -68,6 +107,8 @@ async def open_client(
 
         argv = [expand(settings.command or "", "command"), *(expand(a, "args") for a in settings.args)]
         cwd = settings.cwd or str(workspace)
+        if not os.path.isdir(cwd):  # else the start fails as FileNotFoundError, which reads as a missing command
+            raise McpSetupError(f"its cwd {cwd!r} is not a directory (does it exist?)")
         launch = confine(argv, sandbox, cwd) if settings.sandbox and sandbox is not None else unconfined(argv)
         stack.callback(launch.release)  # after the SDK has ended the server's process group
         env = {k: expand(v, "env") for k, v in settings.env}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nanohermes.errors import NanoHermesError
+from nanohermes.fileio import read_bounded
 from nanohermes.memory.candidates import looks_secret
 from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS, Entry, normalised_text
 from nanohermes.memory.ranking import Bm25Index, bm25_rank, build_index, is_near_duplicate, tokenize
@@ -24,6 +25,7 @@ from nanohermes.redact import NO_SECRETS, Redactor
 from nanohermes.storage.locking import FileLock, LockTimeout, holding, replace_atomically
 
 MAX_ENTRIES = 500  # a memory, not a database: ranking 500 short entries stays well under 2 ms
+MAX_FILE_BYTES = 16 * 2**20  # 500 entries of at most MAX_ENTRY_CHARS, as JSON, with room; more is not ours
 INJECT_TOP_K = 4  # only the few most relevant: every injected line is paid on every request
 LOCK_TIMEOUT = 10.0  # seconds to wait for another NanoHermes process writing memory
 USE_LOCK_TIMEOUT = 1.0  # use counts are a heuristic: skip one rather than stall a turn
@@ -226,7 +228,7 @@ class MemoryStore:
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
         if key != self._cache_key:
             try:
-                raw = self.path.read_bytes()
+                raw = read_bounded(self.path, MAX_FILE_BYTES)
             except OSError as exc:
                 raise MemoryStoreError(f"cannot read {self.path}: {exc.strerror}") from None
             self._set_cache(key, parse_memory_file(raw, self.path))

@@ -14,15 +14,8 @@ from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
 from nanohermes.provider.served import base_url_question, is_served, wrong_model_message
-from nanohermes.provider.stream import (
-    AssistantTurn,
-    NotTheAPI,
-    StreamCut,
-    assemble_stream,
-    describe_body,
-    is_web_page,
-    text_of,
-)
+from nanohermes.provider.sse import EventStream, NotTheAPI, describe_body, is_web_page
+from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
 from nanohermes.provider.watch import ReplyWatch
 from nanohermes.provider.window import (
     LearnedWindow,
@@ -210,8 +203,9 @@ class Provider:
             if chosen is not None:
                 kwargs["temperature"] = chosen
             guard, show = StreamGuard(self.redactor), _guarded(on_text)  # each attempt streams from the start
-            with ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait) as watch:
-                turn = assemble_stream(self.client.chat.completions.create(**kwargs), _shown(guard, show), watch)
+            watch = ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait)
+            with watch, self.client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                turn = assemble_stream(EventStream(response.http_response), _shown(guard, show), watch)
             if rest := guard.flush():
                 show(rest)
             return replace(turn, content=self.redactor.text(turn.content))

@@ -10,16 +10,8 @@ import re
 import socket
 from dataclasses import dataclass
 
-from nanohermes.provider.stream import (
-    SNIPPET_BYTES,
-    SNIPPET_CHARS,
-    NotTheAPI,
-    ReplyTimeout,
-    StreamCut,
-    StreamDropped,
-    describe_body,
-    root_cause,
-)
+from nanohermes.provider.sse import SNIPPET_BYTES, SNIPPET_CHARS, NotTheAPI, describe_body
+from nanohermes.provider.stream import ReplyTimeout, StreamCut, StreamDropped, root_cause
 
 BASE_URL_HINT = (
     "Check --base-url / OPENAI_BASE_URL: OpenAI-compatible servers usually end in /v1 (e.g. http://127.0.0.1:8080/v1)."

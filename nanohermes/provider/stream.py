@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nanohermes.provider.runaway import CHECK_EVERY_CHARS, MIN_BLOCK_CHARS, REPEATS, Repetition, find_repetition
+from nanohermes.provider.sse import reject_non_stream
 from nanohermes.text import strip_thinking, valid_unicode
 
 # The finish_reason of a reply stopped here because it kept repeating one passage: the stream
 # was closed (a server stops generating when its client goes) and one copy was kept.
 FINISH_REPEATED = "repeated"
+# The finish_reason of a reply stopped at MAX_REPLY_CHARS: the stream was closed (the server stops
+# generating), the text up to the cap kept with TOO_LONG_NOTE after it; a tool call being written
+# is kept cut, for the loop to refuse as it refuses one cut by max_tokens (loop/nudges.py).
+FINISH_TOO_LONG = "too_long"
+MAX_REPLY_CHARS = 8 * 2**20  # text and call arguments: a max_tokens of 1M tokens is ~4 MB; twice that is a flood
+TOO_LONG_NOTE = f"\n\n[NanoHermes cut this reply at {MAX_REPLY_CHARS // 2**20} MB: the rest was not read.]"
+# A reply is looked at for a loop again once it grew by this fraction of its length (at least
+# CHECK_EVERY_CHARS): each look reads the whole text, so a fixed step would be quadratic.
+LOOP_CHECK_GROWTH = 32
 
 
 @dataclass
@@ -82,70 +91,9 @@ def _count(value) -> int | None:
     return None
 
 
-class NotTheAPI(Exception):
-    """A 200 whose body is not what the API sends (an HTML page, plain text, JSON to a stream
-    request): the base URL points somewhere else. The message says what came back; `web_page`:
-    it was HTML."""
-
-    def __init__(self, described: str, web_page: bool = False):
-        super().__init__(described)
-        self.web_page = web_page
-
-
 class StreamDropped(Exception):
     """The connection broke after the reply had started (the server crashed or restarted, a
     proxy cut it): not the same as a server that cannot be reached. The message is the cause."""
-
-
-SNIPPET_BYTES = 2048  # enough to find an HTML <title>; the rest of a wrong page is not read
-SNIPPET_CHARS = 120
-_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-_BODY_KINDS = {
-    "text/html": "an HTML page",
-    "application/xhtml+xml": "an HTML page",
-    "text/plain": "plain text",
-    "application/json": "JSON instead of an event stream",
-}
-
-
-def is_web_page(content_type: str, head: bytes) -> bool:
-    """An HTML page: labelled so, or starting like one whatever its label."""
-    mime = content_type.split(";")[0].strip().lower()
-    return "html" in mime or head.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
-
-
-def describe_body(content_type: str, head: bytes) -> str:
-    """`an HTML page (text/html): 'Welcome to nginx!'`: what a wrong endpoint sent, in a few words."""
-    mime = content_type.split(";")[0].strip().lower()
-    text = head.decode("utf-8", "replace")
-    title = _TITLE.search(text) if "html" in mime else None
-    snippet = " ".join((title.group(1) if title else text).split())
-    if len(snippet) > SNIPPET_CHARS:
-        snippet = snippet[: SNIPPET_CHARS - 1] + "…"
-    kind = _BODY_KINDS.get(mime, f"a {mime} body" if mime else "a body without a content type")
-    if not mime:
-        return f"{kind}: {snippet!r}" if snippet else "an empty body"
-    return f"{kind} ({mime}): {snippet!r}" if snippet else f"{kind} ({mime}, empty)"
-
-
-def reject_non_stream(stream) -> None:
-    """Raise NotTheAPI when a streamed request's response is not an event stream. Every
-    OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama, LM Studio, OpenRouter) labels its
-    stream text/event-stream; without this check the SDK finds no events in a web page and it
-    looks like a dropped connection."""
-    response = getattr(stream, "response", None)  # recorded chunk lists have none
-    content_type = response.headers.get("content-type", "") if response is not None else ""
-    if not content_type or "event-stream" in content_type.lower():
-        return
-    head = b""
-    try:
-        for piece in response.iter_bytes():
-            head += piece
-            if len(head) >= SNIPPET_BYTES:
-                break
-    finally:
-        response.close()
-    raise NotTheAPI(describe_body(content_type, head[:SNIPPET_BYTES]), is_web_page(content_type, head))
 
 
 class ReplyTimeout(Exception):
@@ -190,6 +138,25 @@ def _choice_index(choice, position: int) -> int:
     return index if isinstance(index, int) and not isinstance(index, bool) else position
 
 
+def _plain_text(chunk) -> str | None:
+    """The text of a chunk that carries only text, as nearly every chunk of a reply does; None
+    for any other (read field by field). A reply can come in hundreds of thousands of chunks."""
+    if type(chunk) is not dict or chunk.get("usage") is not None or chunk.get("timings") is not None:
+        return None
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1 or type(choice := choices[0]) is not dict:
+        return None
+    delta = choice.get("delta")
+    if choice.get("finish_reason") or choice.get("index", 0) != 0 or type(delta) is not dict:
+        return None
+    content = delta.get("content")
+    if type(content) is not str or any(key not in _TEXT_DELTA_KEYS for key in delta):
+        return None
+    return content
+
+
+_TEXT_DELTA_KEYS = ("content", "role")
+
 # Delta fields that carry a reasoning model's thinking: not kept, but they are the reply moving.
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
@@ -201,17 +168,22 @@ class _Assembly:
         self.on_text = on_text
         self.turn = AssistantTurn()
         self.text: list[str] = []
+        self._unshown: list[str] = []  # text not given to on_text yet: a network read's text goes at once
         self.calls: dict[int, dict] = {}
         self.chunks = 0
         self.usage_seen = False  # a usage field came (not only llama.cpp's timings): it is the last chunk
         self.repetition: Repetition | None = None  # the text ran into a loop: stop reading
+        self.too_long = False  # the reply passed MAX_REPLY_CHARS: stop reading
         self._unchecked = 0  # chars of text since the last look for a loop
         self._length = 0
+        self._size = 0  # chars of text and call arguments so far
 
     def add(self, chunk) -> bool:
         """Fold one chunk in; True when it carried any of the reply (text, a call, thinking, a
         finish_reason or usage), as opposed to an empty or malformed one."""
         self.chunks += 1
+        if (text := _plain_text(chunk)) is not None:
+            return self._text(text)
         carried = self._usage(chunk)
         choices = _field(chunk, "choices")
         for position, choice in enumerate(choices if isinstance(choices, list) else ()):
@@ -232,13 +204,9 @@ class _Assembly:
 
     def _choice(self, choice) -> bool:
         delta = _field(choice, "delta")
-        text = valid_unicode(text_of(_field(delta, "content")))
-        if text:
-            self.text.append(text)
-            self.on_text(text)
-            self._watch_for_loops(len(text))
+        carried = self._text(text_of(_field(delta, "content")))
         calls = _field(delta, "tool_calls")
-        carried = bool(text) or any(_field(delta, name) for name in _REASONING_FIELDS)
+        carried |= any(_field(delta, name) for name in _REASONING_FIELDS)
         for tc in calls if isinstance(calls, list) else ():
             carried |= self._call_delta(tc)
         finish = _field(choice, "finish_reason")
@@ -247,10 +215,34 @@ class _Assembly:
             carried = True
         return carried
 
+    def _text(self, text: str) -> bool:
+        text = valid_unicode(text)
+        text = text[: self._room(len(text))]
+        if text:
+            self.text.append(text)
+            self._unshown.append(text)
+            self._watch_for_loops(len(text))
+        return bool(text)
+
+    def show(self) -> None:
+        """Give on_text what came since it was last called, in one piece."""
+        if self._unshown:
+            text, self._unshown = "".join(self._unshown), []
+            self.on_text(text)
+
+    def _room(self, wanted: int) -> int:
+        """How many of `wanted` more chars fit under MAX_REPLY_CHARS; at the cap the reply is over."""
+        room = max(0, MAX_REPLY_CHARS - self._size)
+        self._size += min(wanted, room)
+        if wanted > room:
+            self.too_long, self.turn.finish_reason = True, FINISH_TOO_LONG
+        return min(wanted, room)
+
     def _watch_for_loops(self, added: int) -> None:
         self._unchecked += added
         self._length += added
-        if self._unchecked < CHECK_EVERY_CHARS or self._length < MIN_BLOCK_CHARS * REPEATS:
+        every = max(CHECK_EVERY_CHARS, self._length // LOOP_CHECK_GROWTH)
+        if self._unchecked < every or self._length < MIN_BLOCK_CHARS * REPEATS:
             return
         self._unchecked = 0
         self.repetition = find_repetition("".join(self.text))
@@ -261,14 +253,17 @@ class _Assembly:
     def _call_delta(self, tc) -> bool:
         if tc is None or isinstance(tc, (str, int, float, list)):
             return False
-        slot = self.calls.setdefault(self._index(tc), {"id": "", "name": "", "arguments": ""})
+        if self.too_long:
+            return True
+        slot = self.calls.setdefault(self._index(tc), {"id": "", "name": "", "arguments": []})
         call_id, function = _field(tc, "id"), _field(tc, "function")
         if isinstance(call_id, str) and call_id:
             slot["id"] = call_id
         name = _field(function, "name")
         if isinstance(name, str) and name != slot["name"]:  # some servers repeat the name in every chunk
             slot["name"] += name
-        slot["arguments"] += _piece(_field(function, "arguments"))
+        piece = _piece(_field(function, "arguments"))
+        slot["arguments"].append(piece[: self._room(len(piece))])  # joined once at the end: `+=` is quadratic
         return True
 
     def _index(self, tc) -> int:
@@ -288,12 +283,14 @@ class _Assembly:
         if self.repetition is not None:
             text = text[: self.repetition.keep]
         turn.content = valid_unicode(text)  # a surrogate pair split over two chunks joins here
+        if self.too_long and not self.calls:
+            turn.content += TOO_LONG_NOTE  # the answer as kept: the model and the user read where it ends
         for n, (_, slot) in enumerate(sorted(self.calls.items())):
             call_id = slot["id"] or f"call_{n}_{random.randrange(16**8):08x}"  # some servers omit ids
             while call_id in seen:
                 call_id = f"{slot['id'] or 'call'}_{n}_{random.randrange(16**4):04x}"
             seen.add(call_id)
-            function = {"name": valid_unicode(slot["name"]), "arguments": valid_unicode(slot["arguments"])}
+            function = {"name": valid_unicode(slot["name"]), "arguments": valid_unicode("".join(slot["arguments"]))}
             turn.tool_calls.append({"id": call_id, "type": "function", "function": function})
         return turn
 
@@ -326,7 +323,7 @@ def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> Assis
     reject_non_stream(stream)
     watch.attach(getattr(stream, "response", None))
     assembly = _Assembly(on_text)
-    chunks = iter(stream)
+    chunks, moved = iter(stream), False
     try:
         while True:
             try:
@@ -341,18 +338,23 @@ def assemble_stream(stream, on_text: Callable[[str], None], watch=None) -> Assis
                 _raise_if_dropped(exc)
                 raise
             finished_before = assembly.turn.finish_reason is not None
-            if assembly.add(chunk):
-                watch.progress()
+            moved |= assembly.add(chunk)
+            if not getattr(stream, "ready", 0):  # the chunks of one network read are shown as one (sse.py)
+                assembly.show()
+                if moved:
+                    watch.progress()
+                moved = False
             if assembly.turn.finish_reason is not None and not finished_before:
                 watch.finished()  # usage and [DONE] follow at once, or never
             if assembly.turn.finish_reason is not None and assembly.usage_seen:
                 break  # the finish_reason and the usage: nothing that matters comes after them
-            if assembly.repetition is not None:
-                break  # closing the stream stops the server generating the loop
+            if assembly.repetition is not None or assembly.too_long:
+                break  # closing the stream stops the server generating the loop or the flood
     finally:
         close = getattr(stream, "close", None)
         if close:
             close()
+    assembly.show()  # what came with the chunk the reading stopped at
     if assembly.turn.finish_reason is None and watch.timed_out:  # the watch ended a silent connection
         raise ReplyTimeout(f"no reply for {watch.timeout:g} s")
     if assembly.turn.finish_reason is None:

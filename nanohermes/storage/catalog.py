@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nanohermes.errors import SessionError
+from nanohermes.fileio import open_regular
 from nanohermes.storage.locking import FileLock, LockTimeout
 from nanohermes.storage.session import check_name, title_of
 
@@ -68,7 +69,7 @@ def read_info(path: Path) -> SessionInfo:
     stat = path.stat()
     base = dict(name=path.stem, path=path, size=stat.st_size, last_used=stat.st_mtime)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO among the sessions must not hang the listing
             head = f.read(HEAD_BYTES)
             if stat.st_size > HEAD_BYTES:
                 f.seek(max(HEAD_BYTES, stat.st_size - TAIL_BYTES))
@@ -123,7 +124,7 @@ def _scan(path: Path, title: str | None) -> dict:
     """Count the message events of a small file, and take its title from the first request."""
     count = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             for line in f:
                 if not line.startswith(_MESSAGE_EVENT):
                     continue

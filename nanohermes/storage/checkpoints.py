@@ -9,12 +9,17 @@ failed write leaves no checkpoint and a checkpoint that cannot be saved stops th
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import secrets
+import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from nanohermes.fileio import NotRegularFile, open_regular, read_bounded
 
 # An old content above this is not kept (write_file may overwrite a huge file): the change
 # is recorded, and /undo says it cannot restore it. Same limit as the file tools' reads.
@@ -24,6 +29,12 @@ UNDONE = "undone"
 NOTHING = "nothing"  # no change left to undo
 CHANGED_SINCE = "changed_since"  # the file is not what the change left: undoing would lose work
 NOT_KEPT = "not_kept"  # the old content was too big to keep
+MISSING = "missing"  # the kept content is gone from the checkpoints (removed, or not a file any more)
+THROUGH_SYMLINK = "through_symlink"  # a component of the path is a symlink now: it was resolved when kept
+# A file bigger than this is not what a change left (write_file's content came in one reply,
+# capped at 8 MB of text, at most 4 bytes a char): /undo and /diff read no further.
+MAX_READ_BYTES = 64 * 2**20
+MAX_INDEX_BYTES = 64 * 2**20  # a line per change (~300 bytes): far more changes than a session makes
 
 
 @dataclass(frozen=True)
@@ -91,47 +102,71 @@ class Checkpoints:
         return next((c for c in reversed(self._all()) if c.call_id == call_id), None)
 
     def content(self, blob: str | None) -> bytes | None:
-        return None if blob is None else (self.root / "blobs" / blob).read_bytes()
+        """A kept content; None for none kept. OSError when the blob is gone or is not a file."""
+        return None if blob is None else read_bounded(self.root / "blobs" / blob, MAX_READ_BYTES)
 
     # -- undo -----------------------------------------------------------------------------
 
     def undo_last(self) -> UndoOutcome:
         """Put back the content before the latest change not yet undone, if the file still
-        holds what that change left."""
-        from nanohermes.tools.files import atomic_write  # the one atomic write; tools are heavy to import
-
+        holds what that change left. The path kept was resolved; it is walked again from / a
+        component at a time without following a symlink, and the file is read, written and
+        removed relative to the directory so opened: a directory swapped for a link after the
+        edit cannot lead the restore outside (THROUGH_SYMLINK)."""
         live = [c for c in self._all() if not c.undone]
         if not live:
             return UndoOutcome(NOTHING)
         last = live[-1]
-        target = Path(last.path)
         try:
-            current = target.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
-            current = None
-        if current is None or _digest(current) != last.after:
+            parent = _open_directory_nofollow(Path(last.path).parent)
+        except SymlinkOnPath:
+            return UndoOutcome(THROUGH_SYMLINK, last)
+        except (FileNotFoundError, NotADirectoryError):
+            return UndoOutcome(CHANGED_SINCE, last)
+        try:
+            outcome = self._undo_in(parent, Path(last.path).name, last)
+        finally:
+            os.close(parent)
+        if outcome.status == UNDONE:
+            self._append({"undone": last.seq})
+            self._changes = [replace(c, undone=True) if c.seq == last.seq else c for c in self._changes]
+        return outcome
+
+    def _undo_in(self, parent: int, name: str, last: Checkpoint) -> UndoOutcome:
+        try:
+            with open_regular(name, dir_fd=parent, follow_symlinks=False) as f:
+                current, mode = f.read(MAX_READ_BYTES + 1), stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+        except (FileNotFoundError, NotRegularFile):  # gone, or a FIFO or device swapped in
+            return UndoOutcome(CHANGED_SINCE, last)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:  # O_NOFOLLOW met a symlink
+                raise
+            return UndoOutcome(THROUGH_SYMLINK, last)
+        if len(current) > MAX_READ_BYTES or _digest(current) != last.after:
             return UndoOutcome(CHANGED_SINCE, last)
         if not last.kept:
             return UndoOutcome(NOT_KEPT, last)
+        try:
+            before = self.content(last.before)
+        except OSError:
+            return UndoOutcome(MISSING, last)
         if last.existed:
-            atomic_write(target, self.content(last.before))
+            _replace_in(parent, name, before, mode)
         else:
-            target.unlink()
-        self._append({"undone": last.seq})
-        self._changes = [replace(c, undone=True) if c.seq == last.seq else c for c in self._changes]
+            os.unlink(name, dir_fd=parent)  # the name itself: a regular file a moment ago, never followed
         return UndoOutcome(UNDONE, last)
 
     # -- files ----------------------------------------------------------------------------
 
     def _all(self) -> list[Checkpoint]:
         if not self._loaded:
+            self._changes = self._load()  # an index that cannot be read is read again next time
             self._loaded = True
-            self._changes = self._load()
         return self._changes
 
     def _load(self) -> list[Checkpoint]:
-        try:
-            lines = (self.root / "index.jsonl").read_text("utf-8").splitlines()
+        try:  # OSError when it is not a file (a FIFO would wait for ever): no checkpoint is trusted then
+            lines = read_bounded(self.root / "index.jsonl", MAX_INDEX_BYTES).decode("utf-8", "replace").splitlines()
         except FileNotFoundError:
             return []
         changes: dict[int, Checkpoint] = {}
@@ -163,3 +198,48 @@ class Checkpoints:
         fd = os.open(self.root / "index.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with open(fd, "a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+class SymlinkOnPath(OSError):
+    """A component of a kept path is a symlink now."""
+
+
+def _open_directory_nofollow(directory: Path) -> int:
+    """A descriptor of `directory` (absolute), opened from / one component at a time;
+    SymlinkOnPath when a component is a symlink, NotADirectoryError or FileNotFoundError when
+    it is something else or gone."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/", flags)
+    try:
+        for part in directory.parts[1:]:
+            try:
+                inner = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:  # Linux says ENOTDIR of a symlink opened so, others ELOOP
+                if exc.errno in (errno.ENOTDIR, errno.ELOOP) and stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
+                    raise SymlinkOnPath(errno.ELOOP, "a symbolic link on the path", part) from None
+                raise
+            os.close(fd)
+            fd = inner
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _replace_in(parent: int, name: str, data: bytes, mode: int) -> None:
+    """`name` in the directory `parent` replaced by `data` in one rename, keeping `mode`."""
+    tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fchmod(f.fileno(), mode)
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=parent)
+        except OSError:
+            pass
+        raise

@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import SessionError
+from nanohermes.fileio import open_regular
 from nanohermes.memory.block import attach_block
 from nanohermes.synthetic import tagged
 from nanohermes.text import with_attachment
@@ -41,7 +42,7 @@ class StoredOutput:
     length: int
 
     def read(self) -> str:
-        with open(self.path, "rb") as f:
+        with open_regular(self.path) as f:
             f.seek(self.offset)
             event = json.loads(f.read(self.length).decode("utf-8"))
         if event.get("type") == "tool_output":

@@ -40,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nanohermes.errors import SessionError
+from nanohermes.fileio import open_regular
 from nanohermes.storage.locking import FileLock, LockTimeout
 from nanohermes.storage.replay import TITLE_MAX_CHARS, SessionState, encode_working_set, replay, title_of
 from nanohermes.synthetic import synthetic_kind, untagged
@@ -147,7 +148,7 @@ class Session:
         if not self.path.exists():
             return SessionState()
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:  # a FIFO would wait for a writer for ever
                 state, mend_at = replay(f, self.path)
                 size = os.fstat(f.fileno()).st_size
         except OSError as exc:

@@ -12,6 +12,7 @@ from nanohermes.text import cut_utf8, split_budget
 from nanohermes.tools import ToolContext, tool
 from nanohermes.tools.background import (
     EXITED,
+    KEPT_FINISHED,
     RUNNING,
     STOPPED,
     TASK_CAPTURE_BYTES,
@@ -82,6 +83,9 @@ def read_new_output(task: Task, budget: int, header: bool = True) -> str:
         parts = [f"task {task.id}: $ {task.command}\n{state}"] if header else []
         for (name, capture), share in zip((("stdout", task.stdout), ("stderr", task.stderr)), shares):
             parts += _stream_part(name, capture, unread[name], share)
+        if task.done.is_set() and all(c.read == len(c.data) for c in (task.stdout, task.stderr)):
+            task.stdout.let_go()  # finished and all of it read: its capture is not kept all session
+            task.stderr.let_go()
     if not any(unread.values()):
         parts.append("(no new output)")
     return "\n".join(parts)
@@ -98,6 +102,12 @@ def _stream_part(name: str, capture: StreamCapture, unread: bytes, budget: int) 
         parts += [f"[{name}]", shown.decode("utf-8", "replace").removesuffix("\n")]
         if len(shown) < len(unread):
             parts.append(f"… {len(unread) - len(shown):,} more bytes of {name} not read yet: call task_output again")
+    if capture.lost:
+        parts.append(
+            f"note: {capture.lost:,} bytes of {name} were never read and are gone (only the newest "
+            f"{KEPT_FINISHED} finished tasks keep their output)"
+        )
+        capture.lost = 0
     if capture.dropped and capture.read == len(capture.data):
         parts.append(
             f"note: {name} kept its first {TASK_CAPTURE_BYTES:,} bytes; {capture.dropped:,} later bytes "

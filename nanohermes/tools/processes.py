@@ -28,6 +28,7 @@ KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL: time to flush and exit 
 POLL_SECONDS = 0.1  # how often a reader notices an exit or a deadline while the pipes stay quiet
 READ_CHUNK = 65_536  # one pipe buffer on Linux
 GROUP_POLL_S = 0.02  # how often a group told to end is checked for stragglers
+MARK_VAR = "NANOHERMES_TASK"  # a background task's token, inherited by all it starts (no cgroup, no root)
 
 
 def child_env() -> dict[str, str]:
@@ -36,11 +37,14 @@ def child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
 
 
-def start_child(argv: list[str], cwd: Path | str, sandbox: Policy | None = None) -> subprocess.Popen:
+def start_child(
+    argv: list[str], cwd: Path | str, sandbox: Policy | None = None, mark: str | None = None
+) -> subprocess.Popen:
     """Start argv in cwd as the leader of a new process group, stdout and stderr piped, inside
     `sandbox` (None: unconfined). A signal that came while Popen ran is delivered as it returns;
     the child is ended before it goes on up. ToolError when the sandbox cannot be enforced here:
-    the command is not run (fail closed)."""
+    the command is not run (fail closed). `mark`: set as MARK_VAR in its environment, which
+    every descendant inherits, also one that left the group (`setsid`): marked_pids finds them."""
     try:
         launch = confine(argv, sandbox, cwd) if sandbox is not None else unconfined(argv)
     except SandboxUnavailable as exc:
@@ -55,7 +59,7 @@ def start_child(argv: list[str], cwd: Path | str, sandbox: Policy | None = None)
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout or a stop ends all of it
-                env=launch.environ(child_env()),
+                env=launch.environ({**child_env(), **({MARK_VAR: mark} if mark else {})}),
             )
         proc.launch = launch  # what the sandbox set up, released once the group has ended
     except BaseException:
@@ -136,3 +140,39 @@ def _running_member(pgid: int) -> bool:
         if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
             return True
     return False
+
+
+def marked_pids(mark: str) -> list[int]:
+    """The running processes whose environment was started with MARK_VAR=mark (this user's, from
+    /proc; none where there is no /proc): a task's descendants wherever they went, unless one
+    cleared its environment."""
+    needle = f"\0{MARK_VAR}={mark}\0".encode()
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in b"\0" + f.read() and not _zombie(pid):
+                    found.append(pid)
+        except OSError:  # gone, or another user's
+            continue
+    return found
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def signal_marked(mark: str, sig: int) -> None:
+    for pid in marked_pids(mark):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -30,6 +30,7 @@ from nanohermes.tools.paths import display_path, resolve_path, shown_path
 from nanohermes.tools.steering import glob_note_for, grep_note_for
 from nanohermes.tools.workspace import (
     BINARY_SNIFF_BYTES,
+    blocking_ignore_file,
     excluded_prefix,
     exclusion_args,
     find_rg,
@@ -119,6 +120,11 @@ def run_grep(
 
 
 def _search(search: Search, rg: str | None) -> _Found:
+    blocking = blocking_ignore_file(search.target if search.target.is_dir() else search.target.parent)
+    if rg and blocking is not None:
+        found = search_with_python(search)
+        found.note = f"(the ignore file {blocking.name} is not a regular file, so the built-in search was used)"
+        return found
     try:
         if not rg:
             raise _TimedOut  # no rg at all: the built-in search

@@ -19,6 +19,7 @@ import itertools
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -38,8 +39,10 @@ SCAN_LIMIT = 5_000  # files looked at: more than a person's project holds; a hom
 ALWAYS_SKIPPED = frozenset({".git"})  # git's own database: never source, often huge
 BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
 # rg blocks for ever on an ignore file that is a FIFO (it opens every .gitignore it finds):
-# past this the listing is left to the walk, which never blocks on one.
+# one at the root or above is seen before rg starts (blocking_ignore_file); past this deadline
+# (one deeper down) the listing is left to the walk, which never blocks on one.
 RG_LIST_TIMEOUT_S = 30.0
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # what rg reads in a directory and in its parents
 
 Rules = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
 
@@ -83,13 +86,28 @@ def glob_literal(path: str) -> str:
     return _GLOB_SPECIAL.sub(r"\\\1", path)
 
 
+def blocking_ignore_file(root: Path) -> Path | None:
+    """An ignore file rg would open at `root` or above it that is not a regular file (a FIFO
+    would keep it waiting for ever), else None. A few stats: no waiting out RG_LIST_TIMEOUT_S."""
+    candidates = [directory / name for directory in (root, *root.parents) for name in IGNORE_FILES]
+    for path in [*candidates, root / ".git" / "info" / "exclude"]:
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return path
+        except OSError:
+            continue
+    return None
+
+
 def rg_files(
     rg: str, root: Path, exclude: Path | None, limit: int | None = None, timeout: float = RG_LIST_TIMEOUT_S
 ) -> list[str] | None:
     """Every file under root that is not ignored, relative to root, from `rg --files` (the same
     rules as the walk, faster). With a `limit`, sorted by path (single-threaded, so the first
     `limit` files are always the same ones) and read until limit + 1 files. None when rg cannot
-    answer within `timeout` seconds (the caller walks instead)."""
+    answer within `timeout` seconds, or would block on an ignore file (the caller walks instead)."""
+    if blocking_ignore_file(root) is not None:
+        return None
     args = [rg, "--files", *(["--sort", "path"] if limit is not None else [])]
     args += ["--no-config", "--no-messages", "--hidden", "--no-require-git", "-g", "!.git"]
     args += exclusion_args(exclude, root)

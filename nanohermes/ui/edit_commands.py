@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nanohermes.storage.checkpoints import CHANGED_SINCE, NOT_KEPT, NOTHING, Checkpoint, Checkpoints
+from nanohermes.fileio import NotRegularFile, TooBig, read_bounded
+from nanohermes.storage.checkpoints import (
+    CHANGED_SINCE,
+    MAX_READ_BYTES,
+    MISSING,
+    NOT_KEPT,
+    NOTHING,
+    THROUGH_SYMLINK,
+    Checkpoint,
+    Checkpoints,
+)
 from nanohermes.ui.command_table import command
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line, coloured_diff, unified_diff
@@ -19,15 +29,32 @@ def _text(data: bytes | None) -> str:
 
 
 def _current(path: str) -> str | None:
+    """The file's text now; None when it is gone. OSError when it is not a file or is huge."""
     try:
-        return _text(Path(path).read_bytes())
+        return _text(read_bounded(Path(path), MAX_READ_BYTES))  # a FIFO or /dev/zero swapped in is not read
     except (FileNotFoundError, IsADirectoryError):
         return None
 
 
+def _kept(checkpoints: Checkpoints, blob: str | None) -> str | None:
+    """A kept content's text; None when it is missing from the checkpoints."""
+    try:
+        return _text(checkpoints.content(blob))
+    except OSError:
+        return None
+
+
+def _failed(what: str, exc: OSError) -> list[Line]:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return [[(f"{what}: {where}{exc.strerror or exc}", "yellow")]]
+
+
 def diff_lines(checkpoints: Checkpoints | None) -> list[Line]:
     """Each file write_file and edit_file changed (and not undone): from before its first change to now."""
-    changes = [c for c in (checkpoints.changes() if checkpoints else []) if not c.undone]
+    try:
+        changes = [c for c in (checkpoints.changes() if checkpoints else []) if not c.undone]
+    except OSError as exc:  # the index is not a file (a FIFO), or too big
+        return _failed("cannot read the checkpoints", exc)
     if not changes:
         return [[("no changes in this session (write_file and edit_file are tracked; commands are not)", "dim")]]
     first: dict[str, Checkpoint] = {}
@@ -42,8 +69,15 @@ def diff_lines(checkpoints: Checkpoints | None) -> list[Line]:
         if not change.kept:
             lines.append([("  (the content before was too big to keep; no diff)", "dim")])
             continue
-        now = _current(path)
-        before = _text(checkpoints.content(change.before)) if change.existed else ""
+        try:
+            now = _current(path)
+        except (NotRegularFile, TooBig) as exc:
+            lines.append([(f"  (not read: it is {getattr(exc, 'kind', exc.strerror)} now; no diff)", "yellow")])
+            continue
+        before = _kept(checkpoints, change.before) if change.existed else ""
+        if before is None:
+            lines.append([("  (the content before is missing from the checkpoints; no diff)", "yellow")])
+            continue
         body = unified_diff(before, now if now is not None else "", change.shown)
         if now is None:
             lines.append([("  (deleted since)", "yellow")])
@@ -55,7 +89,10 @@ def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]
     """Undo the latest change; the lines to print and a note for the model (None if nothing changed)."""
     if checkpoints is None:
         return [[("undo is not available here", "yellow")]], None
-    outcome = checkpoints.undo_last()
+    try:
+        outcome = checkpoints.undo_last()
+    except OSError as exc:  # the index is not a file, or the restore failed: nothing was half done
+        return _failed("not undone", exc), None
     change = outcome.checkpoint
     if outcome.status == NOTHING:
         return [[("nothing to undo (no write_file or edit_file change left in this session)", "dim")]], None
@@ -70,10 +107,21 @@ def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]
                 )
             ]
         ], None
+    if outcome.status == THROUGH_SYMLINK:
+        said = (
+            f"not undone: {shown} or a directory on its path is a symbolic link now (it was not when "
+            f"{change.tool} wrote it); undoing through it could write outside the workspace"
+        )
+        return [[(said, "yellow")]], None
+    if outcome.status == MISSING:
+        where = checkpoints.root / "blobs"
+        return [
+            [(f"cannot undo {change.tool} on {shown}: the content kept before it is missing from {where}", "yellow")]
+        ], None
     if outcome.status == NOT_KEPT:
         return [[(f"cannot undo {change.tool} on {shown}: the content before was too big to keep", "yellow")]], None
-    before = _text(checkpoints.content(change.before)) if change.existed else ""
-    body = unified_diff(_text(checkpoints.content(change.after)), before, change.shown)
+    before = _kept(checkpoints, change.before) if change.existed else ""
+    body = unified_diff(_kept(checkpoints, change.after) or "", before or "", change.shown)
     done = "removed the file it created" if not change.existed else "restored the content from before it"
     left = sum(1 for c in checkpoints.changes() if not c.undone)
     lines = [

@@ -66,7 +66,7 @@ class RichRenderer:
     # -- the answer ----------------------------------------------------------------------
 
     def _on_TextDelta(self, event: ev.TextDelta) -> None:
-        before = self.reply.shown
+        before = self.reply.shown if self.md is None else ""  # joined only when a stream starts: linear
         text, differs = self.reply.add(event.text)  # a retried reply: only what it adds
         if differs:
             self.carried = ""
@@ -160,8 +160,11 @@ class RichRenderer:
         change = self.checkpoints.for_call(event.call_id)
         if change is None or not change.kept:
             return []
-        before = (self.checkpoints.content(change.before) or b"").decode("utf-8", "replace")
-        after = self.checkpoints.content(change.after).decode("utf-8", "replace")
+        try:
+            before = (self.checkpoints.content(change.before) or b"").decode("utf-8", "replace")
+            after = self.checkpoints.content(change.after).decode("utf-8", "replace")
+        except OSError:  # the kept contents went missing: /diff says so; this line shows nothing
+            return []
         return coloured_diff(unified_diff(before, after, change.shown), APPLIED_DIFF_LINES, "; /diff shows all")
 
     # -- the rest --------------------------------------------------------------------------

@@ -80,6 +80,7 @@ class MarkdownStream:
         self.console = console
         self.emit = emit
         self.source = ""
+        self._pieces: list[str] = []  # fed since the last render: `source +=` on every delta is quadratic
         self.done = 0  # chars of source already printed as complete blocks
         self.tail_printed = 0  # lines of the unfinished block printed because it outgrew the window
         self.started = False  # a block was printed: the next one is separated by a blank line
@@ -87,10 +88,11 @@ class MarkdownStream:
         self._next_render = 0.0
 
     def feed(self, text: str) -> None:
-        self.source += neutralize(text)
+        self._pieces.append(neutralize(text))
         now = time.monotonic()
         if now < self._next_render or not self.console.is_terminal:
             return  # not a terminal: print once, at the end
+        self._join()
         self._update(final=False)
         spent = time.monotonic() - now if self._next_render else 0.0  # the first render pays for imports
         self._next_render = time.monotonic() + min(
@@ -102,12 +104,17 @@ class MarkdownStream:
         returned (a later stream carries it on: a notice in the middle of a reply does not
         split a line of it)."""
         held = ""
+        self._join()
         if keep_line:
             cut = self.source.rfind("\n") + 1
             held, self.source = self.source[cut:], self.source[:cut]
         self._update(final=True)
         self.live_lines = []
         return held
+
+    def _join(self) -> None:
+        self.source = "".join((self.source, *self._pieces))
+        self._pieces = []
 
     def _update(self, final: bool) -> None:
         """The new live lines are set before anything is printed: a print redraws the live area

@@ -55,16 +55,20 @@ class TextOutput(PlainRenderer):
         super().__init__(err)
         self.out = out or sys.stdout
         self.log = ToolCallLog()
-        self._message: list[str] = []  # the reply being streamed
-        self._shown = ""  # the part of it already on stdout
+        self.reply = ev.ReplyOnScreen()  # what stdout shows of the reply being streamed
+        self._held: list[str] = []  # the reply's start, held back until ANSWER_HOLD_CHARS
+        self._held_chars = 0
+        self._shown = False  # some of the reply is on stdout
 
     def __call__(self, event) -> None:
         self.log.see(event)
         if isinstance(event, ev.TextDelta):
-            self._message.append(event.text)
+            self._held.append(event.text)
+            self._held_chars += len(event.text)
             self._show(final=False)
         elif isinstance(event, ev.StreamRestarted):
-            self._message = []  # _shown stays: a retry that repeats it prints only what is new
+            self.reply.restart()  # what is on stdout stays: a retry that repeats it prints only what is new
+            self._held, self._held_chars = [], 0
         elif isinstance(event, ev.AssistantMessageDone) and not event.has_tool_calls:
             self._show(final=True)
         elif isinstance(event, ev.AssistantMessageDone):
@@ -72,23 +76,22 @@ class TextOutput(PlainRenderer):
                 self._write("\n")
             else:
                 super().__call__(event)
-            self._message, self._shown = [], ""
+            self.reply.new_reply()
+            self._held, self._held_chars, self._shown = [], 0, False
         else:
             super().__call__(event)
 
     def _show(self, final: bool) -> None:
-        text = "".join(self._message)
-        if not final and not self._shown and len(text) < ANSWER_HOLD_CHARS:
+        if not final and not self._shown and self._held_chars < ANSWER_HOLD_CHARS:
             return
-        added = ev.continuation(self._shown, text)
-        if added is None:  # a retried reply that says something else
+        added, differs = self.reply.add("".join(self._held))  # each delta joined once: linear in the reply
+        self._held, self._held_chars = [], 0
+        if differs:
             self._say("[warning] the reply restarted after a dropped connection; stdout repeats part of it")
-            self._write("\n" + text)
-        elif added:
-            self._write(added)
+            self._write("\n" + added)
         else:
-            return  # the retried reply has not caught up with what was shown yet
-        self._shown = text
+            self._write(added)
+        self._shown = self._shown or bool(added)
 
     def _write(self, text: str) -> None:
         if text:

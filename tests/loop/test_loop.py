@@ -10,13 +10,13 @@ from tests.support.scripted_server import Error, Reply, call, calls, is_summary_
 
 
 def test_plain_answer_streams_text_and_reports_turn_usage(server, workspace):
-    server.add(text("Hello there, friend.", usage={"prompt_tokens": 50, "completion_tokens": 5}))
+    server.add(text("Hello there, friend.", usage={"prompt_tokens": 50, "completion_tokens": 5}, delay=0.05))
     events = []
     agent = make_agent(server, workspace, events=events)
     result = agent.run_turn("hi")
     assert result.final_text == "Hello there, friend."
     assert "".join(e.text for e in events if isinstance(e, ev.TextDelta)) == "Hello there, friend."
-    assert len([e for e in events if isinstance(e, ev.TextDelta)]) > 1  # really streamed
+    assert len([e for e in events if isinstance(e, ev.TextDelta)]) > 1  # really streamed: pieces that come apart
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (50, 5)
     body = server.chat_requests()[0]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}

@@ -109,6 +109,17 @@ def open_event_stream(*events) -> bytes:
     return (head + body).encode()
 
 
+def flood(text: str, piece: int) -> bytes:
+    """A whole streamed reply of `text` in deltas of `piece` chars, then [DONE]: the bytes built
+    at once, so a test of a reply of hundreds of thousands of deltas pays only the client's cost.
+    `text` must need no JSON escaping (letters, digits, spaces)."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    event = '{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"%s"}}]}'
+    body = "".join(f"data: {event % text[i : i + piece]}\n\n" for i in range(0, len(text), piece))
+    end = [chunk({}, "stop"), {**chunk({}), "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 5}}]
+    return head + body.encode() + "".join(f"data: {json.dumps(e)}\n\n" for e in end).encode() + b"data: [DONE]\n\n"
+
+
 def server_error(message: str, as_json: bool = True) -> bytes:
     if as_json:
         return http_response(

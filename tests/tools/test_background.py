@@ -72,7 +72,7 @@ def test_a_task_that_prints_10_mb_is_drained_to_the_end_and_keeps_its_first_512_
     out = call(roomy, "task_output", id=task_id, wait=60)
     assert "exited with code 0" in out and "[stderr]\ndone" in out  # never blocked on a full pipe
     task = tasks.get(task_id)
-    assert task.stdout.total == 10_000_000 and len(task.stdout.data) == TASK_CAPTURE_BYTES
+    assert task.stdout.total == 10_000_000 and task.stdout.kept == TASK_CAPTURE_BYTES
     assert out.split("[stdout]\n", 1)[1].count("x") == TASK_CAPTURE_BYTES
     assert (
         f"kept its first {TASK_CAPTURE_BYTES:,} bytes; {10_000_000 - TASK_CAPTURE_BYTES:,} later bytes were dropped"
@@ -117,7 +117,7 @@ def test_unknown_ids_and_too_many_tasks_are_errors_the_model_can_read(ctx):
     for _ in range(MAX_RUNNING_TASKS):
         start(ctx, "sleep 30")
     out = call(ctx, "run_command", command="sleep 30", background=True)
-    assert out.startswith(f"error: {MAX_RUNNING_TASKS} background tasks are running already (bg1, ")
+    assert out.startswith(f"error: {MAX_RUNNING_TASKS} background tasks still have processes running (bg1, ")
 
 
 def test_without_a_task_manager_background_is_refused(workspace, isolated_home):
