@@ -33,6 +33,10 @@ CURSOR = "▌"  # the terminal's own cursor is hidden while the area is live
 Typed = Callable[[], tuple[str, tuple[str, ...]]]  # (the line being typed, the queued messages)
 
 
+# The live area: redrawn on its own, erased when done, never catching prints, cut to the screen.
+LIVE_AREA = dict(auto_refresh=True, transient=True, redirect_stdout=False, redirect_stderr=False)
+
+
 @dataclass(frozen=True)
 class Status:
     label: str
@@ -143,14 +147,7 @@ class LiveArea:
             from rich.live import Live
 
             self._live = Live(
-                self,
-                console=self.console,
-                auto_refresh=True,
-                refresh_per_second=REFRESH_PER_SECOND,
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-                vertical_overflow="crop",
+                self, console=self.console, refresh_per_second=REFRESH_PER_SECOND, vertical_overflow="crop", **LIVE_AREA
             )
             self._live._live_render = _reflowing_render(self)  # rich has no hook for it (tests/ui pin the result)
             self._live.start()
