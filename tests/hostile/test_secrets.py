@@ -201,7 +201,7 @@ def test_mcp_variable_values_never_reach_the_model_or_the_session(server, worksp
 
 def test_stream_json_never_emits_a_secret_split_across_text_deltas(server, workspace, secret_env):
     for size in (1, 3, 5):
-        server.add(text(f"the token is {TOKEN}, keep it safe", chunk_size=size))
+        server.add(text(f"the token is {TOKEN}, keep it safe", chunk_size=size, delay=0.01))  # apart: one delta each
         r = one_shot(server, workspace, "--output-format", "stream-json")
         lines = [json.loads(line) for line in r.stdout.splitlines()]
         deltas = [e["text"] for e in lines if e.get("type") == "text_delta"]
