@@ -23,10 +23,6 @@ from nanohermes.text import valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 SUMMARY_LINE_CHARS = 120  # the one line a finished call shows
-# An attached file read again is pointed at, not sent twice, when sending it costs more than the
-# pointer confuses: a small model given the pointer for a 2-line file answered in prose and
-# changed nothing (6 of 8 Exercism runs read). Under this size the read shows the text again.
-POINTER_OVER_CHARS = 1_500
 
 
 class ToolRunner:
@@ -90,8 +86,7 @@ class ToolRunner:
             except Exception:  # a front end already gone (an editor that closed) must not cost the call its answer
                 pass
             raise
-        big = len(result.content) > POINTER_OVER_CHARS
-        if name == "read_file" and result.ok and big and result.content in turn.attached.values():
+        if name == "read_file" and result.ok and result.content in turn.attached.values():
             shown = already_attached(result.content)  # the same text is in the request: don't send it twice
             result = replace(result, content=shown, full=shown)
         return result, time.monotonic() - started
