@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 import time
@@ -26,7 +27,14 @@ from pathlib import Path
 from nanohermes.fileio import create_regular
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
-from nanohermes.mcp.transport import CONNECTION_CLOSED, CappedLog, describe_failure, open_client, stderr_tail
+from nanohermes.mcp.transport import (
+    CONNECTION_CLOSED,
+    LOG_DRAIN_S,
+    CappedLog,
+    describe_failure,
+    open_client,
+    stderr_tail,
+)
 from nanohermes.sandbox.policy import Policy
 
 RETRY_AFTER_FAILURE_S = 30.0  # a server that just failed to start fails the same way when asked again at once
@@ -137,8 +145,10 @@ class _Connection:
             result = call.result()
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
-                self._fail("it closed the connection")
                 self.stop.set()
+                with contextlib.suppress(TimeoutError):  # once it ended, its log holds its last words
+                    await asyncio.wait_for(self.ended.wait(), 2 * LOG_DRAIN_S)
+                self._fail("it closed the connection")
                 raise McpUnavailable(self.error) from None
             raise
         return CallOutcome(list(result.content or []), result.structured_content, bool(result.is_error))

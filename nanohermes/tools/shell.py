@@ -228,11 +228,30 @@ def run_shell(
                 term_sent = _terminate(proc, outcome)
         if term_sent is not None:
             _kill_after_grace(proc, term_sent)
+    except BaseException:  # Ctrl-C or SIGTERM mid-run: what it wrote before it was stopped is kept too
+        if proc is not None and proc.stdout is not None:
+            if proc.poll() is None:
+                signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+            _take_the_rest(proc, outcome)  # before end_child closes the pipes
+        raise
     finally:
         if proc is not None:  # None: it never started (start_child ended it, or Popen failed)
             end_child(proc)  # what the shell put in the background ends with it
     outcome.code = proc.returncode
     return outcome
+
+
+def _take_the_rest(proc: subprocess.Popen, outcome: _Outcome) -> None:
+    """What is left in the pipes of a stopped command, read without waiting (a process that left
+    the group may still hold them open)."""
+    for pipe, capture in ((proc.stdout, outcome.stdout), (proc.stderr, outcome.stderr)):
+        try:
+            os.set_blocking(pipe.fileno(), False)
+            while data := os.read(pipe.fileno(), READ_CHUNK):
+                capture.add(data)
+        except (OSError, ValueError):  # nothing more now (EAGAIN), or the pipe is closed
+            continue
 
 
 def _drain(
