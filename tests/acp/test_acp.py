@@ -14,7 +14,7 @@ from acp import RequestError, text_block
 from nanohermes.storage.session import Session
 from tests.support.acp_client import AcpHarness
 from tests.support.processes import alive
-from tests.support.scripted_server import ScriptedServer, call, text
+from tests.support.scripted_server import POLL, ScriptedServer, call, text
 
 CANCEL_WITHIN_S = 10.0  # a cancelled `sleep 30` must end far sooner than the command would
 
@@ -290,7 +290,7 @@ def test_a_web_fetch_to_a_local_address_asks_the_editor_with_the_address(agent, 
             pass
 
     site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=site.serve_forever, daemon=True).start()
+    threading.Thread(target=site.serve_forever, args=(POLL,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{site.server_address[1]}/admin"
         model.add(call("web_fetch", {"url": url}), text("Fetched."))

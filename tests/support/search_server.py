@@ -19,6 +19,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from tests.support.scripted_server import POLL
+
 BRAVE_KEY = "brave-secret-key-123"
 TAVILY_KEY = "tvly-secret-key-456"
 SLOW_S = 3.0
@@ -132,7 +134,7 @@ class SearchServer:
         self.httpd.daemon_threads, self.httpd.block_on_close = True, False  # a slow answer never holds up close()
         self.httpd.requests = []
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(POLL,), daemon=True)
         self.thread.start()
 
     @property
