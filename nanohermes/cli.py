@@ -253,7 +253,7 @@ def _custom_command_prompt(task: str, runtime, emit) -> str:
     invocation = find_invocation(task, commands)
     if invocation is None:
         return task
-    emit(ev.Notice(f"/{invocation.command.name}: the prompt of {invocation.command.path}"))
+    emit(ev.Notice(f"/{invocation.command.name}: the prompt of {invocation.command.shown_path(config.workspace)}"))
     return prompt_for(invocation, runtime.agent, lambda note: emit(ev.Notice(note)))
 
 

@@ -51,7 +51,7 @@ def test_a_command_file_runs_in_one_shot_with_its_arguments_file_and_sandboxed_c
     assert sent.startswith("Review @calc.py for bugs; focus on the arithmetic.\n$ echo")
     assert "exit code 0" in sent and "lines: 2" in sent  # the `!` line ran in the sandbox, asking nothing
     assert "[NanoHermes attached" in sent and "return a - b" in sent  # @calc.py attached as any request's
-    assert "/review: the prompt of" in r.stderr and "ran `echo" in r.stderr
+    assert "/review: the prompt of .nanohermes/commands/review.md" in r.stderr and "ran `echo" in r.stderr
 
 
 def test_a_command_files_bang_line_that_needs_a_yes_is_refused_in_one_shot_and_the_model_is_told(server, workspace):

@@ -62,6 +62,15 @@ class CustomCommand:
     def usage(self) -> str:
         return f"/{self.name}" + (f" {self.argument_hint}" if self.argument_hint else "")
 
+    def shown_path(self, workspace: Path) -> str:
+        """The file as a person reads it: relative to the workspace, or to the home directory."""
+        for base, prefix in ((Path(workspace), ""), (Path.home(), "~/")):
+            try:
+                return prefix + self.path.relative_to(base).as_posix()
+            except ValueError:
+                continue
+        return str(self.path)
+
 
 def command_dirs(home: Path, workspace: Path) -> list[tuple[Path, str]]:
     """(directory, namespace its files get) lowest precedence first; "" for none."""

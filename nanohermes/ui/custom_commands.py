@@ -41,7 +41,7 @@ class CustomCommands:
 def run_custom(repl, invocation: Invocation) -> None:
     """Fill the file's prompt (its `!` commands run with the keyboard watched: Esc stops one), then send it."""
     command: CustomCommand = invocation.command
-    repl.say(f"· {command.usage.split(' ')[0]}: the prompt of {command.path}", "dim")
+    repl.say(f"· /{command.name}: the prompt of {command.shown_path(repl.runtime.config.workspace)}", "dim")
     repl.keys_on()
     try:
         text = prompt_for(invocation, repl.runtime.agent, lambda note: repl.say(f"· {note}", "dim"))

@@ -98,3 +98,15 @@ def test_at_most_so_many_shell_commands_run_and_the_rest_are_noted():
     text, count = expand_shell(body, lambda command: "ran")
     assert count == MAX_SHELL_COMMANDS and text.count("ran") == MAX_SHELL_COMMANDS
     assert "!echo 11" in text and "2 more `!` commands of this command file were not run" in text
+
+
+def test_a_fifo_or_a_device_as_a_command_file_is_skipped_never_waited_on(workspace, isolated_home):
+    import os
+
+    root = workspace / ".nanohermes" / "commands"
+    root.mkdir(parents=True)
+    os.mkfifo(root / "pipe.md")
+    (root / "zero.md").symlink_to("/dev/zero")
+    commands, warnings = discover_commands(isolated_home, workspace)
+    assert commands == {} and len(warnings) == 2
+    assert all("skipped command" in w for w in warnings)
