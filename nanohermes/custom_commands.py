@@ -26,11 +26,15 @@ class Invocation:
 
 def find_invocation(line: str, commands: dict[str, CustomCommand]) -> Invocation | None:
     """`/NAME ARGUMENTS` when NAME is one of `commands`; None for anything else."""
-    if not line.startswith("/"):
-        return None
-    name, _, arguments = line.strip().partition(" ")
-    found = commands.get(name[1:])
-    return Invocation(found, arguments.strip()) if found is not None else None
+    name, arguments = split_command_line(line)
+    found = commands.get(name[1:]) if name.startswith("/") else None
+    return Invocation(found, arguments) if found is not None else None
+
+
+def split_command_line(line: str) -> tuple[str, str]:
+    """("/name", the arguments): the name ends at the first space or line break (Alt+Enter)."""
+    parts = line.strip().split(maxsplit=1)
+    return (parts[0], parts[1].strip()) if len(parts) == 2 else (line.strip(), "")
 
 
 def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> str:

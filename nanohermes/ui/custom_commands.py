@@ -6,7 +6,7 @@ file; a file made after start-up is found the first time its name is typed.
 
 from __future__ import annotations
 
-from nanohermes.custom_commands import Invocation, find_invocation, prompt_for
+from nanohermes.custom_commands import Invocation, find_invocation, prompt_for, split_command_line
 from nanohermes.prompt.commands import CustomCommand, discover_commands
 from nanohermes.ui.command_table import COMMANDS, Command
 
@@ -30,7 +30,7 @@ class CustomCommands:
 
     def invocation(self, line: str) -> Invocation | None:
         """`line` as a custom command's invocation; None for a built-in or a name no file has."""
-        name = line.strip().partition(" ")[0]
+        name = split_command_line(line)[0]
         if name in COMMANDS:
             return None
         if name[1:] not in self.commands:

@@ -110,3 +110,13 @@ def test_a_fifo_or_a_device_as_a_command_file_is_skipped_never_waited_on(workspa
     commands, warnings = discover_commands(isolated_home, workspace)
     assert commands == {} and len(warnings) == 2
     assert all("skipped command" in w for w in warnings)
+
+
+def test_an_invocation_is_the_name_then_everything_after_it_across_lines(workspace, isolated_home):
+    from nanohermes.custom_commands import find_invocation
+
+    write(workspace / ".nanohermes" / "commands" / "review.md", "Review $ARGUMENTS")
+    commands, _ = discover_commands(isolated_home, workspace)
+    assert find_invocation("/review\nsrc/a.py  and b", commands).arguments == "src/a.py  and b"
+    assert find_invocation("  /review  ", commands).arguments == ""
+    assert find_invocation("/reviewer x", commands) is None and find_invocation("review x", commands) is None
