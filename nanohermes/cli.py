@@ -219,6 +219,7 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
+        task = _custom_command_prompt(task, runtime, output)
         result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
@@ -233,6 +234,27 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         _error(message)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
+
+
+def _custom_command_prompt(task: str, runtime, emit) -> str:
+    """`-p "/review src/x.py"`: the prompt of the command file named (nanohermes/custom_commands.py);
+    any other task as it is. A built-in REPL command's name is never a file's, here as in the REPL."""
+    if not task.startswith("/"):
+        return task
+    from nanohermes import events as ev
+    from nanohermes.custom_commands import find_invocation, prompt_for
+    from nanohermes.prompt.commands import discover_commands
+    from nanohermes.ui.commands import COMMANDS
+
+    config = runtime.config
+    commands, warnings = discover_commands(config.home, config.workspace, COMMANDS)
+    for warning in warnings:
+        emit(ev.Notice(warning, "warning"))
+    invocation = find_invocation(task, commands)
+    if invocation is None:
+        return task
+    emit(ev.Notice(f"/{invocation.command.name}: the prompt of {invocation.command.shown_path(config.workspace)}"))
+    return prompt_for(invocation, runtime.agent, lambda note: emit(ev.Notice(note)))
 
 
 def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:

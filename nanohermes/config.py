@@ -24,6 +24,18 @@ def home_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".nanohermes"
 
 
+def claude_home() -> Path:
+    """Claude Code's user directory (its CLAUDE_CONFIG_DIR, else ~/.claude): its commands and skills are read too."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def codex_home() -> Path:
+    """Codex's user directory (its CODEX_HOME, else ~/.codex): its prompts are read as /prompts:NAME."""
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
 @dataclass(frozen=True)
 class Config:
     model: str = DEFAULT_MODEL

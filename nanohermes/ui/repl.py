@@ -30,6 +30,7 @@ class Repl:
 
         from nanohermes.runtime import build_runtime
         from nanohermes.ui.completion import CachedListing
+        from nanohermes.ui.custom_commands import CustomCommands
         from nanohermes.ui.keys import KeyWatcher
         from nanohermes.ui.live import RichRenderer
         from nanohermes.ui.prompt_input import PromptInput
@@ -55,7 +56,8 @@ class Repl:
             "/mode": lambda: MODES,
             "/resume": lambda: session_names(self.runtime.config.home),
         }
-        commands = {name: c.help for name, c in COMMANDS.items()}
+        self.custom = CustomCommands(config.home, config.workspace)  # command files: /review, /git:commit
+        commands = {**{name: c.help for name, c in COMMANDS.items()}, **self.custom.menu()}
         files = CachedListing(self.workspace_files)
         self.input = PromptInput(config.home / "history", commands, arguments, files, self.cycle_mode)
         self.input.drawn.append(self._drawn.set)
@@ -192,6 +194,8 @@ class Repl:
         self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
         self.say(f"· sandbox: {self.runtime.sandbox_summary}", "dim")
         self.say_session()
+        for warning in self.custom.warnings:
+            self.say(f"· {warning}", "yellow")
         self.renderer.ran = resumed_calls(self.runtime.agent.messages)
         while True:
             self.report_endpoint()
@@ -241,8 +245,17 @@ class Repl:
             self.say("· interrupted", "yellow")
         return True
 
+    def custom_help(self) -> list:
+        """/help's rows for the command files."""
+        return self.custom.help_rows()
+
     def command(self, line: str) -> bool:
+        from nanohermes.ui.custom_commands import run_custom
+
         try:
+            if (invocation := self.custom.invocation(line)) is not None:
+                run_custom(self, invocation)
+                return True
             return run_slash_command(self, line)
         except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
             self.say("· command interrupted", "yellow")

@@ -16,14 +16,26 @@ KEYS = (
     "exits · Esc stops the turn · while a turn runs, Enter queues what you type (Up takes the last back to edit) · "
     "Shift-Tab cycles the mode · Ctrl-D, /exit or exit leaves"
 )
+CUSTOM_HEADER = "commands from files:"
 NARROW_HELP = 60  # below this many columns a command's description goes under it, not beside it
 
 
-def help_lines(commands, width: int) -> list[str]:
-    """Each command with its description wrapped on words beside it (under it when narrow), then the keys."""
+def help_lines(commands, width: int, custom=()) -> list[str]:
+    """Each command with its description wrapped on words beside it (under it when narrow), then the
+    commands from files (`custom`, ui/custom_commands.py), then the keys."""
     import textwrap
 
-    usage_width = max(len(c.usage) for c in commands)
+    usage_width = max(len(c.usage) for c in [*commands, *custom])
+    lines = _rows(commands, usage_width, width)
+    if custom:
+        lines += ["", CUSTOM_HEADER, *_rows(custom, usage_width, width)]
+    keys = [k.strip() for k in KEYS.split(" · ")]
+    return lines + [""] + [line for key in keys for line in textwrap.wrap(key, width - 1, subsequent_indent="    ")]
+
+
+def _rows(commands, usage_width: int, width: int) -> list[str]:
+    import textwrap
+
     lines = []
     for c in commands:
         if width < NARROW_HELP:
@@ -31,17 +43,17 @@ def help_lines(commands, width: int) -> list[str]:
             lines += textwrap.wrap(c.help, width - 1, initial_indent="      ", subsequent_indent="      ")
             continue
         indent = " " * (usage_width + 4)
-        text = textwrap.wrap(c.help, max(20, width - 1 - len(indent)))
-        lines.append(f"  {c.usage:<{usage_width}}  {text[0]}")
+        text = textwrap.wrap(c.help, max(20, width - 1 - len(indent))) or [""]
+        lines.append(f"  {c.usage:<{usage_width}}  {text[0]}".rstrip())
         lines += [indent + more for more in text[1:]]
-    keys = [k.strip() for k in KEYS.split(" · ")]
-    return lines + [""] + [line for key in keys for line in textwrap.wrap(key, width - 1, subsequent_indent="    ")]
+    return lines
 
 
 @command("/help", "/help", "show the commands and keys")
 def _help(repl, arg: str) -> bool:
     console = getattr(repl, "console", None)
-    repl.say("\n".join(help_lines(list(COMMANDS.values()), console.width if console is not None else 80)))
+    custom = getattr(repl, "custom_help", list)()
+    repl.say("\n".join(help_lines(list(COMMANDS.values()), console.width if console is not None else 80, custom)))
     return True
 
 
