@@ -119,17 +119,17 @@ def main() -> None:
     parser.add_argument("--before", help="a checkout of the code to compare with")
     parser.add_argument("--runs", type=int, default=3, help="turns per process (after one warm-up)")
     parser.add_argument("--rounds", type=int, default=3, help="processes per checkout and case, alternating")
+    parser.add_argument("--cases", default="web_fetch,grep", help="web_fetch, grep or both")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(one_case(args.child, args.runs)))
         return
     roots = {"after": str(ROOT)} if not args.before else {"before": args.before, "after": str(ROOT)}
-    samples = {
-        (label, case, kind): [] for label in roots for case in ("web_fetch", "grep") for kind in ("tools", "turn")
-    }
+    cases = args.cases.split(",")
+    samples = {(label, case, kind): [] for label in roots for case in cases for kind in ("tools", "turn")}
     for _ in range(args.rounds):
-        for case in ("web_fetch", "grep"):
+        for case in cases:
             for label, root in roots.items():
                 for kind, values in child(root, case, args.runs).items():
                     samples[(label, case, kind)] += values
@@ -139,7 +139,7 @@ def main() -> None:
         + "".join(f"{label:>10}" for label in roots)
         + ("   after/before" if args.before else "")
     )
-    for case in ("web_fetch", "grep"):
+    for case in cases:
         for kind in ("tools", "turn"):
             med = {label: statistics.median(samples[(label, case, kind)]) for label in roots}
             ratio = f"{med['after'] / med['before']:>15.2f}" if args.before else ""
