@@ -39,13 +39,10 @@ class SlowPage(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        from tests.support.raw_servers import http_response  # the checkout's own (sys.path: one_case)
+
         time.sleep(FETCH_DELAY_S)
-        body = f"page {self.path}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(http_response("200 OK", "text/plain", f"page {self.path}\n"))
 
 
 def make_tree(root: Path) -> None:

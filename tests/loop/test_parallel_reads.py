@@ -15,6 +15,7 @@ from nanohermes.loop.execute import READ_WORKERS
 from nanohermes.loop.together import Together
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import make_agent
+from tests.support.raw_servers import http_response
 from tests.support.scripted_server import calls, text
 
 GATE_TIMEOUT_S = 5.0  # a request that waits this long for company ran alone: the test then fails
@@ -56,12 +57,7 @@ class _GateHandler(BaseHTTPRequestHandler):
         self.server.enter()
         if self.path == "/slow":
             time.sleep(0.3)  # finishes after the pages asked after it
-        body = f"page {self.path}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.wfile.write(http_response("200 OK", "text/plain", f"page {self.path}\n"))
         self.server.leave()
 
 
