@@ -56,7 +56,7 @@ class _GateHandler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.server.enter()
         if self.path == "/slow":
-            time.sleep(0.3)  # finishes after the pages asked after it
+            time.sleep(0.1)  # finishes after the pages asked after it
         self.wfile.write(http_response("200 OK", "text/plain", f"page {self.path}\n"))
         self.server.leave()
 
@@ -193,7 +193,7 @@ def test_together_keeps_order_bounds_threads_and_raises_in_place():
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        time.sleep(0.05 * (5 - i))  # the first ends last
+        time.sleep(0.02 * (5 - i))  # the first ends last
         with lock:
             running[0] -= 1
         if i == 4:
