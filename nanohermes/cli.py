@@ -144,6 +144,10 @@ def run(
         )
         if continue_:
             session = _latest_session(config)
+        from nanohermes.sandbox.probe import probe_soon
+
+        if config.sandbox is None or config.sandbox.level != "off":
+            probe_soon()  # bwrap's test run overlaps the imports before the runtime is built
         if prompt is not None:
             code = _one_shot(config, prompt, session, output_format)
         else:

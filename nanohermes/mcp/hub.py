@@ -159,15 +159,23 @@ async def _list_tools(client) -> list[McpToolInfo]:
     tools, cursor = [], None
     for _ in range(50):
         page = await client.list_tools(cursor=cursor)
-        tools += [McpToolInfo(t.name, t.description or "", dict(t.input_schema or {})) for t in page.tools]
+        tools += [
+            McpToolInfo(t.name, t.description or "", dict(t.input_schema or {}), _read_only(t)) for t in page.tools
+        ]
         cursor = page.next_cursor
         if not cursor:
             break
     return tools
 
 
+def _read_only(tool) -> bool:
+    """The tool's readOnlyHint (mcp 2.x names it read_only_hint), only when exactly true."""
+    annotations = getattr(tool, "annotations", None)
+    return getattr(annotations, "read_only_hint", getattr(annotations, "readOnlyHint", None)) is True
+
+
 class McpHub:
-    """A session's MCP servers. Thread-safe for one caller at a time (the agent loop)."""
+    """A session's MCP servers: the agent loop calls them, its read-only calls side by side."""
 
     def __init__(
         self, servers: tuple[McpServerSettings, ...], home: Path, workspace: Path, sandbox: Policy | None = None
@@ -181,6 +189,7 @@ class McpHub:
         self._conns: dict[str, _Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()
 
     # -- what is known without starting anything ---------------------------------------------
 
@@ -214,6 +223,10 @@ class McpHub:
         return self._wait(conn.call(tool, arguments), conn.settings.timeout)
 
     def _running(self, name: str) -> _Connection:
+        with self._starting:  # read-only calls run side by side (loop/execute.py): one start per server
+            return self._running_locked(name)
+
+    def _running_locked(self, name: str) -> _Connection:
         conn = self._conns.get(name)
         if conn is not None and conn.state == RUNNING:
             return conn

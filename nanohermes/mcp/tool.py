@@ -8,7 +8,8 @@ Results go through the same dispatch as every tool (clamp, notes, placeholders, 
 Approval: a call needs a yes like run_command unless its server is `trusted` in config.toml.
 Nothing a server says (descriptions, annotations such as readOnlyHint) can change that. A
 listing, or a call the running server's own list says cannot run (unknown tool, wrong
-arguments), asks nothing.
+arguments), asks nothing. readOnlyHint decides only when a call runs: beside the reply's other
+read-only calls (loop/execute.py), once it was asked like any other.
 """
 
 from __future__ import annotations
@@ -75,7 +76,21 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         shown = json.dumps(_arguments(arguments), ensure_ascii=False, indent=1)
         return f"{name}\n{shown[:PREVIEW_CHARS]}{'…' if len(shown) > PREVIEW_CHARS else ''}"
 
-    return Tool("mcp", DESCRIPTION, PARAMETERS, mcp, needs_approval=True, preview=preview, asks=asks)
+    def reads(raw: str) -> bool:
+        """Whether this call may run beside other reads (no I/O here): a running server's tool
+        its own list marks readOnlyHint, or that list itself. A server that is not running
+        yet is started by one call alone."""
+        try:
+            name = str(_arguments(raw).get("name", ""))
+            server, tool_name = resolve(hub, name)
+        except ToolError:
+            return False
+        live = hub.live_tools(server)
+        if live is None or tool_name is None:
+            return live is not None
+        return any(t.name == tool_name and t.read_only for t in live)
+
+    return Tool("mcp", DESCRIPTION, PARAMETERS, mcp, needs_approval=True, preview=preview, asks=asks, reads=reads)
 
 
 def resolve(hub: McpHub, name: str) -> tuple[str, str | None]:

@@ -29,14 +29,17 @@ class McpToolInfo:
     name: str
     description: str = ""
     input_schema: dict = field(default_factory=dict)
+    read_only: bool = False  # the server's readOnlyHint: when its calls run (beside other reads), never whether asked
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        data = {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        return {**data, "read_only": True} if self.read_only else data
 
     @classmethod
     def from_dict(cls, data: dict) -> McpToolInfo:
         schema = data.get("input_schema")
-        return cls(str(data["name"]), str(data.get("description") or ""), schema if isinstance(schema, dict) else {})
+        description, read_only = str(data.get("description") or ""), data.get("read_only") is True
+        return cls(str(data["name"]), description, schema if isinstance(schema, dict) else {}, read_only)
 
 
 class ToolCache:

@@ -78,6 +78,15 @@ class Tool:
     # False leaves the tool out, and `lean_drops` names arguments its schema leaves out there.
     lean: bool = True
     lean_drops: frozenset[str] = frozenset()
+    # Changes nothing and shares nothing with another call but stores that lock (the loop runs
+    # the read-only calls of one reply side by side, loop/execute.py); `reads` decides per call
+    # for a tool whose calls differ (MCP: the server's readOnlyHint).
+    read_only: bool = False
+    reads: Callable[[str], bool] | None = None
+
+    def only_reads(self, arguments: str) -> bool:
+        """Whether this call (its raw arguments) only reads."""
+        return self.read_only if self.reads is None else self.reads(arguments)
 
     def schema(self, lean: bool = False) -> dict:
         parameters = self.parameters
@@ -126,9 +135,11 @@ def tool(
     preview: Callable[..., str] | None = None,
     lean: bool = True,
     lean_drops: frozenset[str] = frozenset(),
+    read_only: bool = False,
 ):
     """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words; `lean`
-    and `lean_drops` say what of it a small window is offered."""
+    and `lean_drops` say what of it a small window is offered; `read_only` that its calls may run
+    beside other reads."""
 
     def wrap(func: Callable[..., str]) -> Tool:
         hints = typing.get_type_hints(func)
@@ -139,7 +150,17 @@ def tool(
                 required.append(name)
         schema = {"type": "object", "properties": properties, "required": required}
         doc = inspect.cleandoc(func.__doc__ or "")
-        return Tool(func.__name__, doc, schema, func, approval, preview, lean=lean, lean_drops=frozenset(lean_drops))
+        return Tool(
+            func.__name__,
+            doc,
+            schema,
+            func,
+            approval,
+            preview,
+            lean=lean,
+            lean_drops=frozenset(lean_drops),
+            read_only=read_only,
+        )
 
     return wrap
 

@@ -67,7 +67,8 @@ class _Page:
         "path": "file path",
         "offset": "first line, 1-based",
         "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})",
-    }
+    },
+    read_only=True,
 )
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""

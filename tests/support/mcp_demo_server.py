@@ -18,6 +18,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 CATALOGUE = [  # ten tools shaped like a real tracker server's (names, descriptions, a few parameters)
@@ -57,7 +58,7 @@ def demo_server() -> MCPServer:
         """Return a tiny PNG image."""
         return Image(data=b"\x89PNG\r\n\x1a\n" + bytes(64), format="png")
 
-    @app.tool()
+    @app.tool(annotations=ToolAnnotations(read_only_hint=True))  # runs beside other reads (loop/execute.py)
     def slow(seconds: float) -> str:
         """Sleep for a while, then answer."""
         time.sleep(seconds)
