@@ -21,6 +21,7 @@ from nanohermes.mcp.settings import McpServerSettings
 
 FORMAT_VERSION = 1
 MAX_TOOLS_PER_SERVER = 200  # a server offering more is a catalogue; the rest stay reachable by name
+MAX_INSTRUCTIONS_CHARS = 4_000  # kept whole enough for the prompt's cut (listing.py) and no more
 MAX_CACHE_BYTES = 16 * 2**20  # far above 200 tools of every server; a bigger file is not ours: ignored
 
 
@@ -53,13 +54,21 @@ class ToolCache:
         except (KeyError, TypeError, AttributeError):
             return None
 
-    def save(self, server: McpServerSettings, tools: list[McpToolInfo]) -> None:
+    def instructions(self, server: McpServerSettings) -> str:
+        """The server's `instructions` as last given ("" when none, or never started)."""
+        entry = self._read().get(server.name)
+        if not isinstance(entry, dict) or entry.get("fingerprint") != server.fingerprint():
+            return ""
+        return str(entry.get("instructions") or "")[:MAX_INSTRUCTIONS_CHARS]
+
+    def save(self, server: McpServerSettings, tools: list[McpToolInfo], instructions: str = "") -> None:
         """Keep this list for the next sessions. A cache that cannot be written is no error:
         the next session lists the server as not listed yet."""
         servers = self._read()
         servers[server.name] = {
             "fingerprint": server.fingerprint(),
             "tools": [t.to_dict() for t in tools[:MAX_TOOLS_PER_SERVER]],
+            "instructions": instructions[:MAX_INSTRUCTIONS_CHARS],
         }
         data = json.dumps({"version": FORMAT_VERSION, "servers": servers}, ensure_ascii=False).encode("utf-8")
         try:
