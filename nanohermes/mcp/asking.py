@@ -28,6 +28,7 @@ class Field:
     name: str
     kind: str  # string | number | integer | boolean
     title: str = ""
+    description: str = ""
     required: bool = False
     choices: tuple[str, ...] = ()  # an enum: one of these
     default: object = None
@@ -68,8 +69,9 @@ def question_from(server: str, message: str, schema: dict | None, url: str = "")
         spec = spec if isinstance(spec, dict) else {}
         kind = spec.get("type") if spec.get("type") in _KINDS else "string"
         choices = tuple(one_line(str(c), FIELD_TEXT_CHARS) for c in spec.get("enum") or ())
-        title = one_line(str(spec.get("title") or spec.get("description") or ""), FIELD_TEXT_CHARS)
-        fields.append(Field(one_line(name, 64), kind, title, name in required, choices, spec.get("default")))
+        title = one_line(str(spec.get("title") or ""), FIELD_TEXT_CHARS)
+        about = one_line(str(spec.get("description") or ""), FIELD_TEXT_CHARS)
+        fields.append(Field(one_line(name, 64), kind, title, about, name in required, choices, spec.get("default")))
     return Question(one_line(server, 64), one_line(message, MESSAGE_CHARS), tuple(fields), one_line(url, 500))
 
 
