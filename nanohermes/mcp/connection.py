@@ -233,9 +233,10 @@ class _Connection:
     def _relist_soon(self) -> None:
         # Not awaited here: the handler runs on the SDK's receive path, which the list's answer needs.
         if self._relisting is None or self._relisting.done():
-            self._relisting = asyncio.create_task(self._relist())
+            self._relisting = asyncio.create_task(self.relist())
 
-    async def _relist(self) -> None:
+    async def relist(self) -> None:
+        """The tool list fetched again; the hub is told when it changed."""
         client = self.client
         if client is None:
             return

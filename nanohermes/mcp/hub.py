@@ -128,6 +128,12 @@ class McpHub:
         notes = tuple(self._notes)
         return CallOutcome(outcome.blocks, outcome.structured, outcome.is_error, notes) if notes else outcome
 
+    def refresh_tools(self, name: str) -> list[McpToolInfo]:
+        """The running server's list fetched again (a tool asked for that it lacks may be new)."""
+        conn = self._running(name)
+        self._wait(conn.relist(), conn.settings.timeout)
+        return conn.tools
+
     def resources(self, name: str) -> list:
         """The server's resources (the SDK's Resource objects; [] when it offers none)."""
         conn = self._running(name)

@@ -78,6 +78,8 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         if live is None:
             return True
         tool = next((t for t in live if t.name == tool_name), None)
+        if tool is None:  # perhaps added since: the running server's list, fetched again, decides
+            tool = next((t for t in _refreshed(hub, server, live) if t.name == tool_name), None)
         try:
             given = _arguments(args.get("arguments"))
         except ToolError:
@@ -164,10 +166,20 @@ def _tools(hub: McpHub, server: str) -> list[McpToolInfo]:
 
 def _find(hub: McpHub, server: str, name: str, tools: list[McpToolInfo]) -> McpToolInfo:
     tool = next((t for t in tools if t.name == name), None)
+    if tool is None:  # added since the list was fetched (its change notice may still be on its way)?
+        tools = _refreshed(hub, server, tools)
+        tool = next((t for t in tools if t.name == name), None)
     if tool is None:
         names = ", ".join(t.name for t in tools) or "none"
         raise ToolError(neutralize(f"MCP server {server} has no tool {name!r}; its tools: {names}"))
     return tool
+
+
+def _refreshed(hub: McpHub, server: str, tools: list[McpToolInfo]) -> list[McpToolInfo]:
+    try:
+        return hub.refresh_tools(server)
+    except (McpUnavailable, McpCallTimeout):
+        return tools  # the answer is "no such tool" from the list there is
 
 
 def _arguments(raw) -> dict:
