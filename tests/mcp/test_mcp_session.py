@@ -54,7 +54,6 @@ def test_a_tool_added_mid_session_is_listed_and_called_and_the_prompt_changes_on
     # one prompt before the change, one after: the prefix a cache keeps is broken once, then stable
     assert len(requests) == 5 and len(set(systems)) == 2 and systems[-2] == systems[-1]
     assert "sprout" not in systems[0] and "sprout" in systems[-1]
-    assert systems.index(systems[-1]) == [i for i, s in enumerate(systems) if s != systems[0]][0]
     assert tool_results(server)[:3] == [
         "mcp rich.book:\ndecline: None\n[rich asked the user: 'Which meeting should I book?'; this session cannot "
         "ask the user (a -p run), so the question was declined]",
