@@ -26,7 +26,7 @@ _KINDS = {"string", "number", "integer", "boolean"}  # what the protocol lets a 
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # string | number | integer | boolean
+    kind: str  # string | number | integer | boolean | array (several of the choices)
     title: str = ""
     description: str = ""
     required: bool = False
@@ -68,16 +68,33 @@ def question_from(server: str, message: str, schema: dict | None, url: str = "")
     for name, spec in list(props.items())[:MAX_FIELDS]:
         spec = spec if isinstance(spec, dict) else {}
         kind = spec.get("type") if spec.get("type") in _KINDS else "string"
-        choices = tuple(one_line(str(c), FIELD_TEXT_CHARS) for c in spec.get("enum") or ())
+        items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+        if spec.get("type") == "array":  # a multiple choice: its items' enum
+            kind, spec = "array", {**spec, **{k: v for k, v in items.items() if k in ("enum", "anyOf", "oneOf")}}
+        choices = tuple(one_line(str(c), FIELD_TEXT_CHARS) for c in _choices(spec))
         title = one_line(str(spec.get("title") or ""), FIELD_TEXT_CHARS)
         about = one_line(str(spec.get("description") or ""), FIELD_TEXT_CHARS)
         fields.append(Field(one_line(name, 64), kind, title, about, name in required, choices, spec.get("default")))
     return Question(one_line(server, 64), one_line(message, MESSAGE_CHARS), tuple(fields), one_line(url, 500))
 
 
+def _choices(spec: dict) -> list:
+    """An enum's values: `enum`, or the `const`s of a titled `oneOf` / `anyOf`."""
+    if isinstance(spec.get("enum"), list):
+        return spec["enum"]
+    options = spec.get("oneOf") or spec.get("anyOf") or []
+    return [o["const"] for o in options if isinstance(o, dict) and "const" in o]
+
+
 def parse_value(field: Field, text: str):
     """The typed text as the field's value; ValueError saying what fits."""
     text = text.strip()
+    if field.kind == "array":  # several of the choices, comma-separated
+        picked = [part.strip() for part in text.split(",") if part.strip()]
+        wrong = [p for p in picked if field.choices and p not in field.choices]
+        if wrong or not picked:
+            raise ValueError(f"one or more of: {', '.join(field.choices)} (comma-separated)")
+        return picked
     if field.choices:
         if text not in field.choices:
             raise ValueError(f"one of: {', '.join(field.choices)}")

@@ -145,7 +145,7 @@ def field_label(field) -> str:
     """`  minutes (a whole number, required: how long) › `."""
     kind = {"integer": "a whole number", "number": "a number", "boolean": "yes or no"}.get(field.kind, "text")
     if field.choices:
-        kind = "one of " + ", ".join(field.choices)
+        kind = ("any of " if field.kind == "array" else "one of ") + ", ".join(field.choices)
     about = field.description or (field.title if field.title.lower() != field.name.lower() else "")
     flags = ", required" if field.required else ""
     default = f", default {field.default}" if field.default is not None else ""

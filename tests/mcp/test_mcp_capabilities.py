@@ -161,11 +161,13 @@ def test_a_forms_fields_are_read_by_their_type():
                 "ok": {"type": "boolean"},
                 "color": {"type": "string", "enum": ["red", "blue"]},
                 "weird": {"type": "object"},
+                "tags": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b"}]}},
             },
             "required": ["n"],
         },
     )
-    n, ok, color, weird = question.fields
+    n, ok, color, weird, tags = question.fields
+    assert (tags.kind, tags.choices, parse_value(tags, "a, b")) == ("array", ("a", "b"), ["a", "b"])
     assert question.message == "Pick [2J one" and question.server == "s"
     assert (parse_value(n, " 3 "), parse_value(ok, "y"), parse_value(color, "blue"), weird.kind) == (
         3,
@@ -173,6 +175,7 @@ def test_a_forms_fields_are_read_by_their_type():
         "blue",
         "string",
     )
-    for field, text, says in ((n, "x", "a whole number"), (ok, "maybe", "yes or no"), (color, "green", "one of")):
+    wrong = ((n, "x", "a whole number"), (ok, "maybe", "yes or no"), (color, "green", "one of"), (tags, "c", "or more"))
+    for field, text, says in wrong:
         with pytest.raises(ValueError, match=says):
             parse_value(field, text)
