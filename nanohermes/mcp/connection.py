@@ -109,8 +109,16 @@ class Deadline:
 
 class _Connection:
     def __init__(
-        self, settings: McpServerSettings, workspace: Path, log_path: Path, hooks: Hooks, sandbox: Policy | None = None
+        self,
+        settings: McpServerSettings,
+        workspace: Path,
+        log_path: Path,
+        hooks: Hooks,
+        sandbox: Policy | None = None,
+        auth=None,
     ):
+        """`auth`: an httpx2 Auth for an HTTP server (OAuth)."""
+        self.auth = auth
         self.settings, self.workspace, self.log_path, self.sandbox, self.hooks = (
             settings,
             workspace,
@@ -130,17 +138,18 @@ class _Connection:
         self.task: asyncio.Task | None = None
         self._relisting: asyncio.Task | None = None
 
-    async def start(self) -> list[McpToolInfo]:
+    async def start(self, limit: float) -> list[McpToolInfo]:
+        """Start it and list its tools within `limit` seconds (its startup_timeout, or more for a login)."""
         ready = asyncio.get_running_loop().create_future()
         # Retrieved even when nobody waits any more (a timeout, Ctrl-C): else asyncio logs
         # "Future exception was never retrieved", with a traceback, on the user's terminal.
         ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.task = asyncio.create_task(self._serve(ready))
         try:
-            return await asyncio.wait_for(asyncio.shield(ready), self.settings.startup_timeout)
+            return await asyncio.wait_for(asyncio.shield(ready), limit)
         except TimeoutError:
             self.task.cancel()
-            self._fail(f"it did not start and list its tools within {self.settings.startup_timeout:g} s")
+            self._fail(f"it did not start and list its tools within {limit:g} s")
             raise McpUnavailable(self.error) from None
         except asyncio.CancelledError:  # Ctrl-C while it started: stop it; the next use tries again
             self.retry_at_once = True
@@ -158,7 +167,14 @@ class _Connection:
                         "message_handler": self._message,
                     }
                     self.client = await open_client(
-                        stack, self.settings, self.workspace, log.writer, self.sandbox, callbacks, self.http_errors
+                        stack,
+                        self.settings,
+                        self.workspace,
+                        log.writer,
+                        self.sandbox,
+                        callbacks,
+                        self.http_errors,
+                        self.auth,
                     )
                     self.instructions = self.client.instructions or ""
                     self.tools = await list_tools(self.client)

@@ -41,6 +41,7 @@ from nanohermes.mcp.connection import (
     McpUnavailable,
     _Connection,
 )
+from nanohermes.mcp.oauth import LOGIN_TIMEOUT_S, client_auth
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
 from nanohermes.sandbox.policy import Policy
@@ -72,7 +73,9 @@ class McpHub:
         self.sandbox = sandbox
         self.cache = ToolCache(home)
         self.workspace = workspace
+        self.home = Path(home)
         self.log_dir = Path(home) / "mcp" / "logs"
+        self.browser: Callable[[str], None] | None = None  # `mcp login`: opens an OAuth authorization URL
         self.ask_user: Asker | None = None  # the front end's "ask the user" (None: questions are declined)
         self.changes = 0  # tool lists changed by their servers since the start (the prompt's listing follows)
         self._conns: dict[str, _Connection] = {}
@@ -173,9 +176,11 @@ class McpHub:
         self._start_loop()
         self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         hooks = Hooks(ask=self._ask, progress=self._progress, changed=self._changed)
-        conn = _Connection(settings, self.workspace, self.log_dir / f"{name}.log", hooks, self.sandbox)
+        auth = client_auth(settings, self.home, self.browser) if settings.oauth else None
+        conn = _Connection(settings, self.workspace, self.log_dir / f"{name}.log", hooks, self.sandbox, auth)
         self._conns[name] = conn
-        tools = self._wait(conn.start(), settings.startup_timeout)
+        limit = settings.startup_timeout + (LOGIN_TIMEOUT_S if self.browser and settings.oauth else 0)
+        tools = self._wait(conn.start(limit), limit)
         self.cache.save(settings, tools, conn.instructions)
         return conn
 

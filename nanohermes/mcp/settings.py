@@ -31,6 +31,7 @@ DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a jo
 DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
 SERVER_KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout", "sandbox"}
+    | {"oauth"}
 )
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # `${NAME}`, as transport.expand reads it
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
@@ -47,6 +48,7 @@ class McpServerSettings:
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     trusted: bool = False  # calls run without asking, in every mode but plan
     sandbox: bool = False  # a stdio server run inside the session's sandbox (opt-in: many need the network)
+    oauth: bool = False  # an HTTP server reached with the tokens of `nanohermes mcp login NAME` (oauth.py)
     timeout: float = DEFAULT_CALL_TIMEOUT_S
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
 
@@ -102,6 +104,8 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
     checked_table(entry, SERVER_KEYS, where, f"{where} must be a table.")
     if ("command" in entry) == ("url" in entry):
         raise ConfigError(f"{where} needs either command (a stdio server) or url (streamable HTTP), not both.")
+    if "command" in entry and entry.get("oauth"):
+        raise ConfigError(f"{where}: oauth applies to a server reached by url, not to a stdio command.")
     if "url" in entry and entry.get("sandbox"):
         raise ConfigError(f"{where}: sandbox applies to a stdio server (command), not to one reached by url.")
     if "url" in entry and not str(entry["url"]).startswith(("http://", "https://", "${")):
@@ -116,6 +120,7 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
         headers=_pairs(entry, "headers", where),
         trusted=_flag(entry, "trusted", False, where),
         sandbox=_flag(entry, "sandbox", False, where),
+        oauth=_flag(entry, "oauth", False, where),
         timeout=checked_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
         startup_timeout=checked_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
     )

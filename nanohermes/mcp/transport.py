@@ -93,11 +93,13 @@ async def open_client(
     sandbox: Policy | None = None,
     callbacks: dict | None = None,
     http_errors: list[int] | None = None,
+    auth=None,
 ):
     """The SDK's Client, entered on `stack` (connected, the handshake done); a stdio server that
     opted in (`sandbox = true`) runs inside `sandbox` (None: the level is off). `callbacks`: the
     Client's (roots, elicitation, messages); `http_errors` gets each HTTP error status an HTTP
-    server answered (the SDK reports them all as "Server returned an error response")."""
+    server answered (the SDK reports them all as "Server returned an error response"); `auth`:
+    an httpx2 Auth for an HTTP server (OAuth, oauth.py)."""
     from mcp import Client, Implementation, StdioServerParameters
 
     from nanohermes import __version__
@@ -114,7 +116,9 @@ async def open_client(
                 http_errors.append(response.status_code)
 
         hooks = {"response": [note_status]}
-        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks=hooks))
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks=hooks, auth=auth)
+        )
         transport = streamable_http_client(expand(settings.url, "url"), http_client=http)
     else:
         from mcp.client.stdio import stdio_client
@@ -138,8 +142,10 @@ def describe_failure(exc: BaseException, settings: McpServerSettings, http_statu
     cause = _first_cause(exc)
     if cause is None:
         return "it was stopped"
-    if isinstance(cause, McpSetupError):
+    if isinstance(cause, McpSetupError) or type(cause).__name__ == "LoginNeeded":
         return str(cause)
+    if type(cause).__name__ in ("OAuthFlowError", "OAuthTokenError", "OAuthRegistrationError"):
+        return f"its OAuth login failed: {_cut(str(cause))} (run `nanohermes mcp login {settings.name}`)"
     if isinstance(cause, SandboxUnavailable):  # fail closed: it asked to run confined
         return f"it was not started: {cause}"
     if isinstance(cause, FileNotFoundError) and not settings.url:
