@@ -126,7 +126,7 @@ def client_auth(settings: McpServerSettings, home: Path, browser: Callable[[str]
             browser(url)
 
         callback_handler = callback.wait
-    return _Provider(expand(settings.url or "", "url"), metadata, storage, redirect_handler, callback_handler)
+    return _provider(expand(settings.url or "", "url"), metadata, storage, redirect_handler, callback_handler)
 
 
 def _provider_class():
@@ -146,7 +146,7 @@ def _provider_class():
     return Provider
 
 
-def _Provider(*args):
+def _provider(*args):  # the SDK is imported on first use
     return _provider_class()(*args)
 
 

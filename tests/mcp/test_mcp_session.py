@@ -4,33 +4,16 @@ sent), a form in a run that cannot ask, plan mode with trusted and untrusted ser
 HTTP server that answers 401."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from nanohermes.configure import load_config
 from nanohermes.loop.approvals import PLAN_MODE_UNTRUSTED
 from nanohermes.mcp.hub import NOT_STARTED, McpHub, McpUnavailable
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.runtime import build_runtime
-from tests.support.mcp_servers import demo_settings, toml_for
+from tests.support.mcp_servers import demo_settings, tool_results
+from tests.support.raw_servers import RawServer, http_response
 from tests.support.scripted_server import call, text
-
-
-@pytest.fixture
-def configure(server, isolated_home, workspace, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-
-    def write(*servers, **flags):
-        (isolated_home / "config.toml").write_text("\n".join(toml_for(s) for s in servers))
-        return load_config(base_url=server.url, workspace=workspace, **flags)
-
-    return write
-
-
-def tool_results(server) -> list[str]:
-    return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
 
 
 def test_a_tool_added_mid_session_is_listed_and_called_and_the_prompt_changes_once(configure, server):
@@ -87,25 +70,9 @@ def test_plan_mode_runs_and_lists_only_the_trusted_servers(configure, server):
     assert "- local:" in system_in_ask and "- remote:" in system_in_ask
 
 
-class _Refuses(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = b'{"error": "invalid_token"}'
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_DELETE = do_POST
-
-
 def test_a_wrong_token_on_an_http_server_reads_as_http_401(tmp_path):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Refuses)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+    refusing = RawServer(http_response("401 Unauthorized", "application/json", '{"error": "invalid_token"}'))
+    url = refusing.url.replace("/v1", "/mcp")
     hub = McpHub(
         (McpServerSettings("tracker", url=url, headers=(("Authorization", "Bearer wrong"),)),), tmp_path, tmp_path
     )
@@ -114,5 +81,5 @@ def test_a_wrong_token_on_an_http_server_reads_as_http_401(tmp_path):
             hub.tools("tracker")
     finally:
         hub.close()
-        httpd.shutdown()
+        refusing.close()
     assert str(failed.value) == f"{url} answered HTTP 401 (check its headers: a token?)"

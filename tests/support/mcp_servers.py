@@ -30,6 +30,11 @@ def toml_for(settings: McpServerSettings) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tool_results(server) -> list[str]:
+    """The tool results the scripted model server received with its last request."""
+    return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
