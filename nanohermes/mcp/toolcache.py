@@ -1,7 +1,8 @@
 """Each MCP server's tool list, kept between runs in `$NANOHERMES_HOME/mcp/tools.json` (0600).
 
 The prompt lists the servers' tools, and it is built when a session starts, before any server
-runs (servers start on first use; the prompt never changes mid-session, for prompt caches).
+runs (servers start on first use; the prompt changes mid-session only when a server announces
+that its tools changed, for prompt caches). Its `instructions` are kept beside its tools.
 So the list a server gave the last time it was started (by a session or `nanohermes mcp
 list`) is what the next session's prompt shows. An entry is dropped when the server's
 program or address changes (its fingerprint). Two processes saving at once may lose one
