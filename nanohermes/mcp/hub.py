@@ -188,8 +188,9 @@ class McpHub:
         """Run a coroutine on the loop and wait for it (the loop enforces `deadline` itself),
         running what the loop hands this thread meanwhile (time spent asking the user is not
         counted)."""
-        while not self._inbox.empty():  # what a call given up left behind
-            self._inbox.get_nowait()
+        while not self._inbox.empty():  # what a call given up left behind (a question: cancelled)
+            left = self._inbox.get_nowait()
+            getattr(left, "cancel", lambda: None)()
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
         future.add_done_callback(lambda _: self._inbox.put(None))
         ends = time.monotonic() + deadline + WAIT_SLACK_S
@@ -229,6 +230,7 @@ class McpHub:
                 raise exc
             loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(reply))
 
+        job.cancel = lambda: loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(Reply("cancel")))
         self._inbox.put(job)
         return await answer
 

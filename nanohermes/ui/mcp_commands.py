@@ -104,9 +104,19 @@ def _message_text(content) -> str:
 
 def ask_form(repl, question):
     """A server's question at the terminal: the Reply (accept with the values, decline, cancel)."""
-    from prompt_toolkit import prompt
+    from prompt_toolkit import prompt as ask
+    from prompt_toolkit.key_binding import KeyBindings
 
     from nanohermes.mcp.asking import ACCEPT, CANCEL, DECLINE, Reply, parse_value
+
+    keys = KeyBindings()
+
+    @keys.add("escape", eager=True)
+    def _cancel(event):
+        event.app.exit(exception=KeyboardInterrupt)
+
+    def prompt(text: str) -> str:
+        return ask(text, key_bindings=keys)
 
     repl.renderer.pause()
     repl.keys_off(take=False)

@@ -9,6 +9,7 @@ from tests.support.terminal import Terminal
 def test_prompts_run_as_slash_commands_and_a_servers_form_is_asked_at_the_terminal(server, workspace, isolated_home):
     (isolated_home / "config.toml").write_text(toml_for(demo_settings("rich", "--rich", trusted=True)))
     server.add(text("reviewed"), call("mcp", {"name": "rich.book"}), text("booked"))
+    server.add(call("mcp", {"name": "rich.book"}), text("not booked"))
     term = Terminal(server, workspace)
     term.send("/mcp\r")
     term.expect(r"/mcp:rich:review path=… \[focus=…\] — Review a file.")
@@ -34,4 +35,11 @@ def test_prompts_run_as_slash_commands_and_a_servers_form_is_asked_at_the_termin
     term.ready()
     result = [m for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"][-1]["content"]
     assert result == "mcp rich.book:\naccept: {'title': 'standup', 'minutes': 15, 'remote': True}"
+    term.send("book another\r")
+    term.expect(r"title \(text, required\) ›")
+    term.send("\x1b")  # Esc cancels the form; the turn goes on
+    term.expect("not booked")
+    term.ready()
+    result = [m for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert result == "mcp rich.book:\ncancel: None"
     term.exit()
