@@ -42,6 +42,7 @@ NOT_STARTED, STARTING, RUNNING, FAILED = "not started", "starting", "running", "
 PROGRESS_CAP_FACTOR = 5
 TICK_S = 0.25  # how often a waiting call looks at its deadline (progress and questions move it)
 PROGRESS_CHARS = 120  # a server's progress message, as shown
+RELIST_WAIT_S = 2.0  # how long a call's answer waits for the tool list its server said changed meanwhile
 MAX_PAGES = 50  # a list's pages (a cursor that never ends is a bug)
 _log = logging.getLogger("nanohermes.mcp")
 
@@ -292,6 +293,10 @@ class _Connection:
             raise
         finally:
             self.deadline = None
+        relisting = self._relisting  # a change the call announced: in the listing of the very next request
+        if relisting is not None and not relisting.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(relisting), RELIST_WAIT_S)
         return CallOutcome(list(result.content or []), result.structured_content, bool(result.is_error))
 
     async def request(self, coroutine):

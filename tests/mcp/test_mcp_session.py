@@ -36,7 +36,7 @@ def test_a_tool_added_mid_session_is_listed_and_called_and_the_prompt_changes_on
     systems = [r["messages"][0]["content"] for r in requests]
     # one prompt before the change, one after: the prefix a cache keeps is broken once, then stable
     assert len(requests) == 5 and len(set(systems)) == 2 and systems[-2] == systems[-1]
-    assert "sprout" not in systems[0] and "sprout" in systems[-1]
+    assert "sprout" not in systems[1] and "sprout" in systems[2]  # the request right after the change lists it
     assert tool_results(server)[:3] == [
         "mcp rich.book:\ndecline: None\n[rich asked the user: 'Which meeting should I book?'; this session cannot "
         "ask the user (a -p run), so the question was declined]",
