@@ -11,6 +11,7 @@ changed: the listing follows the change once, and the prefix is stable again aft
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 import sys
 import tempfile
 from pathlib import Path
@@ -51,7 +52,7 @@ def main() -> int:
         changed = "first" if before is None else ("changed" if system != before else "same")
         print(f"| {number} | {changed} | {'yes' if 'sprout' in system else 'no'} |")
         before = system
-    breaks = sum(1 for a, b in zip(requests, requests[1:]) if a["messages"][0] != b["messages"][0])
+    breaks = sum(1 for a, b in pairwise(requests) if a["messages"][0] != b["messages"][0])
     print(f"\n{len(requests)} requests, 1 tool-list change: the system message changed {breaks} time(s)")
     return 0 if breaks == 1 else 1
 
