@@ -11,9 +11,9 @@ changed: the listing follows the change once, and the prefix is stable again aft
 from __future__ import annotations
 
 import os
-from itertools import pairwise
 import sys
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
