@@ -69,7 +69,7 @@ class Hooks:
 
     ask: Callable[[Question], Awaitable[Reply]]  # a form for the user
     progress: Callable[[str], None]  # a running call's progress, in words
-    changed: Callable[[_Connection], None]  # the server's tool list changed
+    changed: Callable[[Connection], None]  # the server's tool list changed
 
 
 class Deadline:
@@ -108,7 +108,7 @@ class Deadline:
         return math.inf if self.paused_at is not None else self.expires - time.monotonic()
 
 
-class _Connection:
+class Connection:
     def __init__(
         self,
         settings: McpServerSettings,

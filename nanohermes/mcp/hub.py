@@ -36,10 +36,10 @@ from nanohermes.mcp.connection import (
     RUNNING,
     STARTING,
     CallOutcome,
+    Connection,
     Hooks,
     McpCallTimeout,
     McpUnavailable,
-    _Connection,
 )
 from nanohermes.mcp.oauth import LOGIN_TIMEOUT_S, client_auth
 from nanohermes.mcp.settings import McpServerSettings
@@ -78,7 +78,7 @@ class McpHub:
         self.browser: Callable[[str], None] | None = None  # `mcp login`: opens an OAuth authorization URL
         self.ask_user: Asker | None = None  # the front end's "ask the user" (None: questions are declined)
         self.changes = 0  # tool lists changed by their servers since the start (the prompt's listing follows)
-        self._conns: dict[str, _Connection] = {}
+        self._conns: dict[str, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._inbox: queue.Queue = queue.Queue()  # what must run on the waiting thread; None: an answer is in
@@ -161,7 +161,7 @@ class McpHub:
         conn = self._running(name)
         return self._wait(conn.request(conn.client.get_prompt(prompt, arguments)), conn.settings.timeout)
 
-    def _running(self, name: str) -> _Connection:
+    def _running(self, name: str) -> Connection:
         conn = self._conns.get(name)
         if conn is not None and conn.state == RUNNING:
             return conn
@@ -177,7 +177,7 @@ class McpHub:
         self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         hooks = Hooks(ask=self._ask, progress=self._progress, changed=self._changed)
         auth = client_auth(settings, self.home, self.browser) if settings.oauth else None
-        conn = _Connection(settings, self.workspace, self.log_dir / f"{name}.log", hooks, self.sandbox, auth)
+        conn = Connection(settings, self.workspace, self.log_dir / f"{name}.log", hooks, self.sandbox, auth)
         self._conns[name] = conn
         limit = settings.startup_timeout + (LOGIN_TIMEOUT_S if self.browser and settings.oauth else 0)
         tools = self._wait(conn.start(limit), limit)
@@ -241,7 +241,7 @@ class McpHub:
             self._reported_at = now
             self._inbox.put(lambda: report(text))
 
-    def _changed(self, conn: _Connection) -> None:
+    def _changed(self, conn: Connection) -> None:
         self.cache.save(conn.settings, conn.tools, conn.instructions)
         self.changes += 1
 
