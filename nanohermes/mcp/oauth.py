@@ -23,19 +23,14 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from nanohermes.fileio import read_regular
-from nanohermes.mcp.settings import McpServerSettings
+from nanohermes.mcp.settings import MAX_TOKEN_FILE_BYTES, McpServerSettings, token_path
 
 LOGIN_TIMEOUT_S = 300.0  # the user has five minutes to approve in the browser
-MAX_TOKEN_FILE_BYTES = 65_536  # tokens and a registration are a few KB; a bigger file is not ours
 CALLBACK_PAGE = b"<html><body>NanoHermes: logged in. You can close this tab.</body></html>"
 
 
 class LoginNeeded(Exception):
     """The server wants an OAuth login, which only `nanohermes mcp login NAME` runs."""
-
-
-def token_path(home: Path, name: str) -> Path:
-    return Path(home) / "mcp" / "oauth" / f"{name}.json"
 
 
 class FileTokenStorage:

@@ -45,7 +45,7 @@ def list_servers(config, say: Callable[[str], None]) -> int:
 def login(config, name: str, say: Callable[[str], None], browser: Callable[[str], None]) -> int:
     """`nanohermes mcp login NAME`: the OAuth browser flow for an HTTP server with `oauth = true`;
     the tokens are kept (mcp/oauth.py) and never shown. The exit code is 1 when it failed."""
-    from nanohermes.mcp.oauth import token_path
+    from nanohermes.mcp.settings import token_path
 
     settings = next((s for s in config.mcp if s.name == name), None)
     if settings is None or not settings.oauth:

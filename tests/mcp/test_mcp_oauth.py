@@ -1,8 +1,9 @@
 """OAuth 2.1 against a real SDK server that demands it (tests/support/mcp_oauth_server.py, over
 streamable HTTP): a session without a login is told the command; `mcp login` runs the flow (a
 "browser" that follows the redirects to the loopback callback), keeps the tokens 0600 and never
-prints them; a later session uses them and refreshes them once they expired."""
+prints them (and redacts them from what servers return); a later session uses them and refreshes them once they expired."""
 
+import json
 import os
 import stat
 import subprocess
@@ -16,8 +17,9 @@ import pytest
 
 from nanohermes.configure import load_config
 from nanohermes.mcp.hub import McpHub, McpUnavailable
-from nanohermes.mcp.oauth import token_path
 from nanohermes.mcp.report import login
+from nanohermes.mcp.settings import token_path
+from nanohermes.redact import Redactor
 from tests.support.mcp_oauth_server import ACCESS_TOKEN_S
 from tests.support.mcp_servers import free_port, wait_for_port
 
@@ -59,6 +61,9 @@ def test_an_oauth_server_needs_a_login_which_keeps_tokens_0600_and_a_later_sessi
     assert stat.S_IMODE(os.stat(stored).st_mode) == 0o600 and stat.S_IMODE(os.stat(stored.parent).st_mode) == 0o700
     first = stored.read_text()
     assert '"access_token": "at-' in first and "at-" not in "".join(said)
+    access = json.loads(first)["tokens"]["access_token"]  # a server that echoes it: redacted, as keys are
+    redact = Redactor.for_config(load_config(workspace=config.workspace)).text
+    assert redact(f"token {access}") == "token [redacted: mcp.servers.guarded.oauth]"
     time.sleep(ACCESS_TOKEN_S + 0.2)  # the access token has expired: the session must refresh it
     hub = McpHub(config.mcp, config.home, config.workspace)
     try:
