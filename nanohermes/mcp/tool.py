@@ -87,7 +87,7 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         # False when it will not be sent (the result says why)
         return tool is not None and not check_arguments(tool, given)
 
-    def preview(ctx: ToolContext, name: str, arguments: str | None = None) -> str:
+    def preview(ctx: ToolContext, name: str, arguments: str | None = None, uri: str | None = None) -> str:
         shown = json.dumps(_arguments(arguments), ensure_ascii=False, indent=1)
         return f"{name}\n{shown[:PREVIEW_CHARS]}{'…' if len(shown) > PREVIEW_CHARS else ''}"
 
