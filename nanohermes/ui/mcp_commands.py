@@ -20,7 +20,7 @@ class PromptError(NanoHermesError):
     """A prompt command that cannot run as typed; the message says how to type it."""
 
 
-@command("/mcp", "/mcp  ·  /mcp:SERVER:PROMPT [ARG=VALUE …]", "list the MCP servers' prompts, or run one")
+@command("/mcp", "/mcp[:SERVER:PROMPT]", "the MCP servers' prompts; /mcp:SERVER:PROMPT ARG=VALUE … sends one")
 def _mcp(repl, arg: str) -> bool:
     hub = _hub(repl)
     if not arg.startswith(":"):
