@@ -20,7 +20,7 @@ class PromptError(NanoHermesError):
     """A prompt command that cannot run as typed; the message says how to type it."""
 
 
-@command("/mcp", "/mcp[:SERVER:PROMPT]", "the MCP servers' prompts; /mcp:SERVER:PROMPT ARG=VALUE … sends one")
+@command("/mcp", "/mcp [:SERVER:PROMPT]", "list the MCP servers' prompts, each a command that sends it as your message")
 def _mcp(repl, arg: str) -> bool:
     hub = _hub(repl)
     if not arg.startswith(":"):
