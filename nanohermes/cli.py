@@ -410,6 +410,25 @@ def mcp_list(
     raise typer.Exit(list_servers(config, print))
 
 
+@mcp_app.command("login", short_help="Log in to an HTTP server with oauth = true (opens the browser).")
+def mcp_login(name: str = typer.Argument(..., metavar="NAME", help="The server's name in [mcp.servers.NAME].")):
+    """Run the OAuth login of one MCP server (`oauth = true`) and keep its tokens for the sessions."""
+    import webbrowser
+
+    from nanohermes.errors import NanoHermesError
+    from nanohermes.mcp.report import login
+
+    def browser(url: str) -> None:
+        print(f"Opening the browser to log in (or open this address yourself):\n{url}", flush=True)
+        webbrowser.open(url)
+
+    try:
+        config = _config()
+    except NanoHermesError as exc:
+        _fail(str(exc))
+    raise typer.Exit(login(config, name, print, browser))
+
+
 @app.command("acp", short_help="Serve editors over the Agent Client Protocol.")
 def acp_command(
     model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),

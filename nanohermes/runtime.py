@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
@@ -26,6 +27,9 @@ from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
 from nanohermes.tools.configured import ConfiguredTools, configured_tools
 from nanohermes.tools.outputs import OutputStore
+
+if TYPE_CHECKING:
+    from nanohermes.mcp.asking import Asker
 
 
 @dataclass
@@ -78,9 +82,11 @@ def build_runtime(
     emit: Callable[[object], None],
     approve: Approver | None,
     cannot_ask_hint: str = "",
+    ask_user: Asker | None = None,
 ) -> Runtime:
     """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
-    and `cannot_ask_hint` tells the model how the user could allow a refused action."""
+    and `cannot_ask_hint` tells the model how the user could allow a refused action.
+    `ask_user`: how an MCP server's question (a form) is put to the user (None: declined)."""
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
@@ -94,7 +100,9 @@ def build_runtime(
     configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
         warn(warning)
-    prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
+    prompt = SystemPrompt(config, memory, skills, warn, configured.listing)
+    if configured.mcp is not None:
+        configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)), redactor=redactor)

@@ -115,6 +115,7 @@ class Agent:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
 
         def send() -> AssistantTurn:
+            self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}  # new MCP tools only
             return self.sender.stream(
                 turn, self.messages, self.tool_schemas(), max_tokens=self.settings.max_tokens, **options
             )

@@ -40,6 +40,10 @@ PLAN_MODE_BLOCKED = (
     "blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
     "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead."
 )
+PLAN_MODE_UNTRUSTED = (
+    "blocked in plan mode: only the tools of MCP servers the user marked trusted run in plan mode, "
+    "and this server is not one, so it was not run. Propose the call in your plan instead."
+)
 # A read-only tool that finds, while it runs, that it is about to act (web_fetch reaching a
 # local address): plan mode refuses that part.
 PLAN_MODE_ASKED = (
@@ -104,12 +108,12 @@ class Approvals:
 
     def offered(self, tools: list[Tool]) -> list[Tool]:
         """The tools the model may see in this mode: plan mode offers only read-only ones."""
-        return [t for t in tools if self.mode != "plan" or not t.needs_approval]
+        return [t for t in tools if self.mode != "plan" or not t.needs_approval or t.plan_allowed is not None]
 
     def refusal(self, tool: Tool, arguments: str, ctx: ToolContext) -> str | None:
         """None when the call may run; else the text the model gets instead of a result."""
-        if self.mode == "plan" and tool.needs_approval:
-            return PLAN_MODE_BLOCKED.format(name=tool.name)
+        if self.mode == "plan" and tool.needs_approval and not _plan_allows(tool, arguments):
+            return (PLAN_MODE_UNTRUSTED if tool.plan_allowed is not None else PLAN_MODE_BLOCKED).format(name=tool.name)
         try:
             args = parse_arguments(tool, arguments)
         except ToolError:
@@ -304,3 +308,14 @@ def _preview(tool: Tool, ctx: ToolContext, args: dict) -> str:
         return tool.preview(ctx, **args) if tool.preview else json.dumps(args)[:PREVIEW_FALLBACK_CHARS]
     except Exception as exc:  # a broken preview must never skip the question
         return f"(no preview: {type(exc).__name__}) {json.dumps(args, ensure_ascii=False)[:PREVIEW_FALLBACK_CHARS]}"
+
+
+def _plan_allows(tool: Tool, arguments: str) -> bool:
+    """Whether plan mode runs this call of a tool that needs approval (its own word: MCP's
+    trusted servers); arguments that cannot be read are not run."""
+    if tool.plan_allowed is None:
+        return False
+    try:
+        return tool.plan_allowed(parse_arguments(tool, arguments))
+    except ToolError:
+        return False

@@ -91,7 +91,7 @@ class ToolRunner:
         groups: list[list[Call]] = []
         for call in calls:
             tool = self.tools.get(call.name)
-            reads = tool is not None and tool.only_reads(call.arguments)
+            reads = tool is not None and tool.read_only
             if reads and groups and groups[-1][-1].reads:
                 groups[-1].append(call._replace(reads=True))
             else:

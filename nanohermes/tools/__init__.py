@@ -74,19 +74,17 @@ class Tool:
     # Per call, whether a tool that needs approval needs it for these arguments (MCP: not for a
     # trusted server, nor for a call that cannot run). None: every call does.
     asks: Callable[[dict], bool] | None = None
+    # In plan mode, whether a tool that needs approval may run these arguments (MCP: a trusted
+    # server's call, README). None: plan mode neither offers nor runs it.
+    plan_allowed: Callable[[dict], bool] | None = None
     # In the lean set a small window is offered (context/budget.py: LEAN_TOOLS_BELOW_TOKENS):
     # False leaves the tool out, and `lean_drops` names arguments its schema leaves out there.
     lean: bool = True
     lean_drops: frozenset[str] = frozenset()
-    # Changes nothing and shares nothing with another call but stores that lock (the loop runs
-    # the read-only calls of one reply side by side, loop/execute.py); `reads` decides per call
-    # for a tool whose calls differ (MCP: the server's readOnlyHint).
+    # Changes nothing and shares nothing with another call but stores that lock: the loop runs
+    # the read-only calls of one reply side by side (loop/execute.py). Not MCP's: a server may ask
+    # the user or report progress mid-call, and the hub shows both on the one waiting thread.
     read_only: bool = False
-    reads: Callable[[str], bool] | None = None
-
-    def only_reads(self, arguments: str) -> bool:
-        """Whether this call (its raw arguments) only reads."""
-        return self.read_only if self.reads is None else self.reads(arguments)
 
     def schema(self, lean: bool = False) -> dict:
         parameters = self.parameters

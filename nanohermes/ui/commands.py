@@ -7,6 +7,7 @@ from nanohermes.ui import (
     background_commands,
     edit_commands,
     init_command,
+    mcp_commands,
     memory_commands,
     permission_commands,
     session_commands,
@@ -25,6 +26,7 @@ HELP_ORDER = (
     permission_commands,  # /permissions
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks
+    mcp_commands,  # /mcp, /mcp:SERVER:PROMPT
     init_command,  # /init
 )
 order_by_module(HELP_ORDER)

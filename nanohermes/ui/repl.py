@@ -41,7 +41,7 @@ class Repl:
         self._drawn = threading.Event()  # the first prompt is on the screen
         self.console = Console(highlight=False)
         self.renderer = RichRenderer(self.console)
-        self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve)
+        self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve, ask_user=self.ask_form)
         self.renderer.checkpoints = self.runtime.checkpoints
         self.keys = KeyWatcher() if KeyWatcher.available() else None
         self.totals = SessionTotals()
@@ -117,13 +117,19 @@ class Repl:
         if name == self.runtime.session.name:
             self.say(f"already in session {name}")
             return
-        runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve)
+        runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve, ask_user=self.ask_form)
         old, self.runtime = self.runtime, runtime
         self.renderer.checkpoints = runtime.checkpoints
         self.renderer.ran = resumed_calls(runtime.agent.messages)
         self.notes_for_model, self.context_for_model = [], []  # they belong to the conversation left
         old.close()
         self.say_session()
+
+    def ask_form(self, question):
+        """An MCP server's question, asked at the terminal (ui/mcp_commands.py)."""
+        from nanohermes.ui.mcp_commands import ask_form
+
+        return ask_form(self, question)
 
     def approve(self, tool, args: dict, preview: str):
         from nanohermes.ui.approval import ask, whole_preview

@@ -10,7 +10,6 @@ import time
 
 import pytest
 
-from nanohermes.loop.together import Together
 from nanohermes.mcp.hub import FAILED, NOT_STARTED, RUNNING, McpHub
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.tool import make_mcp_tool
@@ -57,18 +56,6 @@ def test_a_server_starts_on_first_use_and_a_call_returns_the_tools_text_under_it
     result = call(hub, "demo.echo", {"text": "hi", "times": 2})
     assert result.ok and result.content == "mcp demo.echo:\nhi hi" and result.facts.found == "demo.echo"
     assert hub.status("demo").state == RUNNING and hub.status("other").state == NOT_STARTED
-
-
-def test_calls_a_running_server_marks_read_only_may_run_side_by_side(hub):
-    """readOnlyHint (demo.slow) counts once the server runs; the calls then overlap on its connection."""
-    tool = make_mcp_tool(hub)
-    slow, echo = json.dumps({"name": "demo.slow"}), json.dumps({"name": "demo.echo"})
-    assert tool.only_reads(slow) and tool.only_reads(json.dumps({"name": "demo"})) and not tool.only_reads(echo)
-    assert not tool.only_reads(json.dumps({"name": "other.slow"}))  # not running: one call starts it, alone
-    started = time.monotonic()
-    results = list(Together(3).results([lambda: call(hub, "demo.slow", {"seconds": 0.3})] * 3))
-    assert [r.content for r in results] == ["mcp demo.slow:\nslept 0.3"] * 3
-    assert time.monotonic() - started < 0.8  # one after another takes 0.9 s
 
 
 def test_a_server_name_alone_lists_its_tools_with_their_parameters(hub):

@@ -3,6 +3,7 @@
     GET  /search?q=…&format=json          SearXNG's JSON API (403 without format=json)
     GET  /res/v1/web/search?q=…&count=N   Brave (401 unless X-Subscription-Token is BRAVE_KEY)
     POST /tavily/search                   Tavily (401 unless the bearer token is TAVILY_KEY)
+    GET  /failing/search                  SearXNG with no results because its engines failed
     GET  /slow/search                     answers after SLOW_S seconds
     GET  /page/search                     an HTML page where JSON should be
     GET  /huge/search                     3 MB of JSON
@@ -80,6 +81,9 @@ class Handler(BaseHTTPRequestHandler):
                 {"title": h["title"], "url": h["url"], "description": h["content"]} for h in results(query.get("q", ""))
             ]
             return self._json(200, {"web": {"results": hits[: int(query.get("count", 20))]}})
+        if entry["path"] == "/failing/search":  # SearXNG when its engines time out or are suspended
+            engines = [["google", "timeout"], ["duckduckgo", "Suspended: CAPTCHA \x1b[2J"]]
+            return self._json(200, {"query": query.get("q"), "results": [], "unresponsive_engines": engines})
         if entry["path"] == "/slow/search":
             time.sleep(SLOW_S)
             return self._json(200, {"results": []})
