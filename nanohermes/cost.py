@@ -3,18 +3,22 @@ counts (events.Usage.cost_usd, provider/prices.py) and signals (events.CacheMiss
 
 from __future__ import annotations
 
+import math
+
 from nanohermes.events import CacheMiss, MissCause, Usage
 
 UNKNOWN = "unknown"  # a model without a price: said so, never a made-up figure
-CENT = 0.01
+SIGNIFICANT = 4  # digits of a sum below a dollar: enough to check against a bill
 
 
 def dollars(amount: float) -> str:
-    """$12.35, $0.0123, $0.000345: cents for a dollar or more, four decimals down to a cent, and
-    below a cent six (one request of a small model costs hundredths of a cent)."""
-    if amount >= 1:
+    """$12.35, $0.01755, $0.000345: cents for a dollar or more, below it four significant digits
+    (one request of a small model costs hundredths of a cent), trailing zeros dropped."""
+    if amount >= 1 or amount <= 0:
         return f"${amount:,.2f}"
-    return f"${amount:.4f}" if amount >= CENT else f"${amount:.6f}"
+    decimals = SIGNIFICANT - 1 - math.floor(math.log10(amount))
+    shown = f"{amount:.{decimals}f}".rstrip("0")
+    return "$" + (shown if len(shown.partition(".")[2]) >= 2 else f"{amount:.2f}")
 
 
 def cost_text(usage: Usage | None) -> str:
