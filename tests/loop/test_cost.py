@@ -5,6 +5,8 @@ server's own name, config.toml's [prices] over both, and -p's json."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
 
@@ -193,3 +195,13 @@ def test_cache_writes_are_read_in_each_gateways_words():
     too_many = {"prompt_tokens": 900, "prompt_tokens_details": {"cached_tokens": 800, "cache_write_tokens": 400}}
     assert normalise_usage(too_many, None)["cache_write_tokens"] == 100  # never more than the prompt holds
     assert "cache_write_tokens" not in normalise_usage({"prompt_tokens": 9, "completion_tokens": 1}, None)
+
+
+def test_the_price_database_is_imported_by_a_priced_request_never_by_version_or_start_up(workspace):
+    code = (
+        "import sys; sys.argv=['nanohermes','--version']\nfrom nanohermes.cli import main\n"
+        "try: main()\nexcept SystemExit: pass\n"
+        "import nanohermes.runtime, nanohermes.ui.commands\nprint('genai_prices' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True).stdout
+    assert out.split()[-1] == "False"
