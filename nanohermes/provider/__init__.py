@@ -209,7 +209,8 @@ class Provider:
             if chosen is not None:
                 kwargs["temperature"] = chosen
             if wants_cache_key(self.config, chosen_model):  # provider/caching.py: OpenAI's cache routing
-                kwargs["prompt_cache_key"] = self.cache_key
+                # in the body as it is: the older openai clients pyproject allows have no `prompt_cache_key` argument
+                kwargs["extra_body"] = {"prompt_cache_key": self.cache_key}
             guard, show = StreamGuard(self.redactor), _guarded(on_text)  # each attempt streams from the start
             watch = ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait)
             with watch, self.client.chat.completions.with_streaming_response.create(**kwargs) as response:
