@@ -19,7 +19,7 @@ from nanohermes.provider.prices import Price, parse_prices_table
 from nanohermes.runtime import build_runtime
 from nanohermes.ui.commands import run_slash_command
 from nanohermes.ui.usage_view import SessionTotals, turn_line
-from tests.support.scripted_server import text
+from tests.support.scripted_server import call, text
 from tests.test_cli_sessions import ask
 from tests.ui.test_commands import FakeRepl
 
@@ -205,3 +205,23 @@ def test_the_price_database_is_imported_by_a_priced_request_never_by_version_or_
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=workspace, capture_output=True, text=True).stdout
     assert out.split()[-1] == "False"
+
+
+def test_a_scripts_cache_miss_is_an_event_in_stream_json_and_a_line_on_stderr(server, workspace):
+    def share(cached: int) -> dict:
+        return {"prompt_tokens": 2_000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": cached}}
+
+    (workspace / "a.txt").write_text("a\n")
+    for output_format in ("stream-json", "text"):
+        server.add(
+            call("read_file", {"path": "a.txt"}, usage=share(0)),
+            call("read_file", {"path": "a.txt", "offset": 1}, usage=share(1_900)),
+            text("done", usage=share(100)),
+        )
+        r = ask(server, workspace, "read", "--output-format", output_format)
+        assert r.returncode == 0, r.stderr
+        if output_format == "stream-json":
+            [miss] = [e for e in map(json.loads, r.stdout.splitlines()) if e["type"] == "cache_miss"]
+            assert (miss["cause"], miss["share"], miss["previous_share"]) == ("unknown", 0.05, 0.95)
+        else:
+            assert "· cache miss: 5% cached (was 95%): the prefix was unchanged" in r.stderr
