@@ -77,6 +77,7 @@ class RequestSender:
         sent_chars, uncached_chars = self.meter.measure(tools, messages)
         config, started = self.provider.config, self.misses.clock()
         model = options.get("model") or config.model
+        self.prices.warm(model)
         turn = self.provider.stream_chat(messages, tools, on_text, **options)
         usage = turn.usage or {}
         cost = self.prices.cost(model, usage)

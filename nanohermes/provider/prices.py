@@ -75,6 +75,17 @@ class Prices:
     def __init__(self, configured: dict[str, Price] | None = None):
         self.configured = dict(configured or {})
         self._found: dict[str, object] = {}  # model → (provider, ModelInfo) of the database, or None
+        self._warming: set[str] = set()
+
+    def warm(self, model: str) -> None:
+        """Look `model` up on a thread while its first request streams: importing the database
+        takes ~150 ms (more on a busy machine), which the reply's line would otherwise wait for."""
+        if model in self.configured or model in self._found or model in self._warming:
+            return
+        import threading
+
+        self._warming.add(model)
+        threading.Thread(target=self._lookup, args=(model,), name="nanohermes-prices", daemon=True).start()
 
     def cost(self, model: str, usage: dict | None) -> float | None:
         """Dollars for one request's reported usage, or None: no usage, or no price for `model`."""
