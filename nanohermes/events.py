@@ -126,6 +126,13 @@ class Usage:
     cost_usd: float | None = None  # dollars of the priced requests (provider/prices.py); None: no price known
     unpriced: int = 0  # requests with usage but no price for their model (not in cost_usd)
 
+    @property
+    def unpriced_requests(self) -> int:
+        """Requests with usage but no price: all of them when there is no cost at all."""
+        if self.cost_usd is not None:
+            return self.unpriced
+        return self.requests - self.unreported if self.reported else 0
+
 
 class MissCause(StrEnum):
     """Why a request's cached share fell (CacheMiss.cause): the first part of the prefix that changed."""

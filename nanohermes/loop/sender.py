@@ -100,6 +100,11 @@ class RequestSender:
             self.emit(miss)
         return turn
 
+    def count_helper(self, usage: ev.Usage) -> None:
+        """A helper agent's dollars are this turn's and this session's (its tokens stay its own line)."""
+        for counter in (self.usage, self.spent):
+            counter.add_cost(usage)
+
     def summarize(self, request: SummaryRequest, tools: list[dict], max_tokens: int) -> str:
         """One summary request, as the context engine planned it; raises when no summary came
         back. Reusing the conversation's prefix means its tools too, with tool calls off."""

@@ -47,6 +47,12 @@ class UsageCounter:
         else:
             self.cost, self.priced = self.cost + cost, self.priced + 1
 
+    def add_cost(self, usage: ev.Usage) -> None:
+        """A helper's dollars (the `task` tool's turn): paid by this turn, its tokens its own."""
+        if usage.cost_usd is not None:
+            self.cost, self.priced = self.cost + usage.cost_usd, self.priced + 1
+        self.unpriced += usage.unpriced_requests
+
     def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply: str) -> None:
         """Ctrl-C during a request: the server did the work but never said how much, so count an
         estimate (the prompt as sent, the reply received so far) instead of nothing."""
