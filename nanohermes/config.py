@@ -60,7 +60,11 @@ class Config:
     allow_outside_workspace: bool = False
     # Mark the stable prefix and the latest message with cache_control, for providers that
     # cache only at explicit breakpoints (Anthropic models through OpenRouter or LiteLLM).
-    cache_breakpoints: bool = False
+    # None: on for Anthropic-family model ids (provider/caching.py); true or false: always / never.
+    cache_breakpoints: bool | None = None
+    # Send OpenAI's `prompt_cache_key` (one per session) so requests of a session reach the same
+    # cache. None: for OpenAI-family model ids (provider/caching.py); true or false: always / never.
+    prompt_cache_key: bool | None = None
     # A helper agent (the `task` tool) stops after this many requests: enough to read twenty
     # files and answer, few enough that a lost helper does not spend a parent's budget.
     task_max_steps: int = 30
@@ -69,12 +73,14 @@ class Config:
     auto_memory: bool = True
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
-    # (sandbox/policy.py: SandboxSettings; None: the defaults) and [permissions]
-    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny).
+    # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
+    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny) and
+    # [prices."MODEL"] (provider/prices.py: {model: Price}, over the genai-prices database).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
     permissions: object | None = None
+    prices: dict = field(default_factory=dict)
 
     @property
     def effective_base_url(self) -> str:

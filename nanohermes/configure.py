@@ -1,9 +1,9 @@
 """Loading the whole configuration: config.py's settings, and the tables the parts own, each
 parsed and checked by its part ([mcp] by mcp/settings.py, [web_search] by
 tools/search_backends.py, [sandbox] by sandbox/policy.py, [permissions] by permissions/table.py,
-which adds the project's rules and --allow/--deny). It sits above those parts, so that
-config.py, which everything imports, imports none of them; each part is imported only when its
-table is there. Every error is raised before a session file exists.
+which adds the project's rules and --allow/--deny, [prices] by provider/prices.py). It sits above
+those parts, so that config.py, which everything imports, imports none of them; each part is
+imported only when its table is there. Every error is raised before a session file exists.
 """
 
 from __future__ import annotations
@@ -48,4 +48,8 @@ def parse_tables(values: dict, path: Path) -> dict:
         from nanohermes.permissions.table import from_config_table
 
         tables["permissions"] = from_config_table(values.pop("permissions"), path)
+    if "prices" in values:
+        from nanohermes.provider.prices import parse_prices_table
+
+        tables["prices"] = parse_prices_table(values.pop("prices"), path)
     return tables

@@ -17,6 +17,7 @@ from nanohermes.permissions.table import PermissionSettings, unknown_tool_warnin
 from nanohermes.prompt.skills import discover_skills
 from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
+from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
 from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
 from nanohermes.sandbox.probe import assess, probe
@@ -105,7 +106,9 @@ def build_runtime(
         configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
-        provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)), redactor=redactor)
+        notice = lambda text: emit(ev.Notice(text))  # noqa: E731
+        key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
+        provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(

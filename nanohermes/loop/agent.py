@@ -212,7 +212,7 @@ class Agent:
         return self._ctx.tasks
 
     def context_status(self):
-        return self.keeper.status(self.messages, self.sender.last_usage)
+        return self.keeper.status(self.messages, self.sender.last_usage, self.sender.spent.event())
 
     def full_output(self, call_id: str) -> str | None:
         return self._ctx.outputs.get(call_id)

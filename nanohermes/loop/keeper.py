@@ -31,7 +31,8 @@ class ContextStatus:
     chars: int  # the messages of the next request
     high_water_chars: int  # where a compaction starts
     window: int | None  # the model's window in tokens, once known
-    last_usage: dict  # the latest request's tokens, cached tokens and chars (loop/sender.py)
+    last_usage: dict  # the latest request's tokens, cached tokens, cost and chars (loop/sender.py)
+    spent: ev.Usage | None = None  # the session's requests so far: tokens and dollars (loop/sender.py)
 
 
 class ContextKeeper:
@@ -79,9 +80,9 @@ class ContextKeeper:
         """A model switch: a summary reuses the conversation's prefix only when the same model makes it."""
         self.engine.settings = replace(self.settings, summary_reuses_prefix=same_model)
 
-    def status(self, messages: list[dict], last_usage: dict) -> ContextStatus:
+    def status(self, messages: list[dict], last_usage: dict, spent: ev.Usage | None = None) -> ContextStatus:
         return ContextStatus(
-            self.engine.size(messages), self.settings.high_water_chars, self.settings.window, last_usage
+            self.engine.size(messages), self.settings.high_water_chars, self.settings.window, last_usage, spent
         )
 
     def overflowed(self, exc: ContextOverflowError) -> int:

@@ -62,6 +62,7 @@ class Subagents:
             session.close()
         parent.approvals.unasked.extend(result.cannot_ask)  # a -p run reports what no one could approve
         if result.usage is not None:
+            parent.sender.count_helper(result.usage)
             parent.emit(ev.SubagentEvent(label, result.usage))
         return answer_for_parent(label, session.name, result)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from nanohermes.ui import (
     background_commands,
+    cost_commands,
     edit_commands,
     init_command,
     mcp_commands,
@@ -20,6 +21,7 @@ __all__ = ["COMMANDS", "Command", "run_slash_command"]
 
 HELP_ORDER = (
     session_commands,  # /help, /exit, /quit, /clear, /reset, /session, /compact, /context
+    cost_commands,  # /cost
     show_commands,  # /show
     memory_commands,  # /memory
     edit_commands,  # /diff, /undo

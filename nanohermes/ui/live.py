@@ -189,6 +189,11 @@ class RichRenderer:
             self.end_stream()
             self.say_lines([[(neutralize(line), "dim")]])
 
+    def _on_CacheMiss(self, event: ev.CacheMiss) -> None:
+        from nanohermes.cost import miss_line
+
+        self._on_Notice(ev.Notice(miss_line(event)))
+
     def _on_Notice(self, event: ev.Notice) -> None:
         if self._held is not None:
             self._held.append(event)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from contextlib import nullcontext
 
+from nanohermes.cost import cost_text, dollars
 from nanohermes.ui.command_table import COMMANDS, command
 from nanohermes.ui.escape import neutralize
 
@@ -135,10 +136,11 @@ def _context(repl, arg: str) -> bool:
     console = getattr(repl, "console", None)
     width = console.width if console is not None else 80
     colour = console is not None and console.color_system is not None and not console.no_color
-    last = last_request_line(agent.context_status().last_usage).strip()
-    repl.show(
-        render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else [])
-    )
+    status = agent.context_status()
+    last = last_request_line(status.last_usage).strip()
+    spent = f"session so far: {cost_text(status.spent)} (/cost for the prices)" if status.spent else ""
+    lines = render_context(parts, tokens, limit, label, width=width, colour=colour)
+    repl.show(lines + [[(line, "dim")] for line in (last, spent) if line])
     return True
 
 
@@ -159,7 +161,7 @@ def _summary(repl) -> bool:
 
 
 def last_request_line(usage: dict) -> str:
-    """`last request: 12,400 tokens in (91 % cached); 3,100 of 48,000 chars new since the one before`."""
+    """`last request: 12,400 tokens in (91 % cached), $0.0012; 3,100 of 48,000 chars new since the one before`."""
     if not usage:
         return ""
     line = "\nlast request:"
@@ -167,5 +169,6 @@ def last_request_line(usage: dict) -> str:
         line += f" {usage['prompt_tokens']:,} tokens in"
         if usage.get("cached_tokens") is not None:
             line += f" ({100 * usage['cached_tokens'] / usage['prompt_tokens']:.0f} % cached)"
-        line += ";"
+        cost = usage.get("cost_usd")
+        line += f", {'cost unknown' if cost is None else dollars(cost)};"
     return line + f" {usage['uncached_chars']:,} of {usage['sent_chars']:,} chars new since the one before"

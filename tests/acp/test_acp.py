@@ -378,3 +378,17 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
         results = [m["content"] for m in saved.state.messages if m["role"] == "tool"]
         assert len(results) == 1 and "interrupted by the user after" in results[0]
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def test_a_cache_miss_reaches_the_editor_as_one_thought_line(agent, model, ws):
+    def share(cached: int) -> dict:
+        return {"prompt_tokens": 2_000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": cached}}
+
+    model.add(text("a", usage=share(0)), text("b", usage=share(1_900)), text("c", usage=share(100)))
+    session = new_session(agent, ws)
+    for words in ("one", "two", "three"):
+        prompt(agent, session, words)
+    thoughts = [u.content.text for u in agent.client.of_kind(session, "agent_thought_chunk")]
+    assert thoughts == [
+        "[info] cache miss: 5% cached (was 95%): the prefix was unchanged; the provider did not reuse its cache\n"
+    ]
