@@ -70,11 +70,13 @@ class Config:
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
     # (sandbox/policy.py: SandboxSettings; None: the defaults) and [permissions]
-    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny).
+    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny), [hooks]
+    # (hooks/settings.py: HookSettings, the user's and the workspace's, the latter run once trusted).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
     permissions: object | None = None
+    hooks: object | None = None
 
     @property
     def effective_base_url(self) -> str:

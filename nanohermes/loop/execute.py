@@ -1,7 +1,8 @@
-"""Running a reply's tool calls, in order: the repeat guard first, then the approvals, then the
-tool; each result joins the history with its facts, its full output kept for `recall`. The
-front ends see a start and a finish event per call (a call Ctrl-C stopped finishes too, with
-what it kept); the time a call waited for an approval is not counted as its own."""
+"""Running a reply's tool calls, in order: the repeat guard first, then the PreToolUse hooks and
+the approvals, then the tool (and its PostToolUse hooks); each result joins the history with its
+facts, its full output kept for `recall`. The front ends see a start and a finish event per call
+(a call Ctrl-C stopped finishes too, with what it kept); the time a call waited for an approval
+is not counted as its own."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from nanohermes import events as ev
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolInterrupted
 from nanohermes.events import StopCode
+from nanohermes.hooks import Hooks
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
 from nanohermes.loop.turn import StopTurn, Turn
@@ -26,8 +28,10 @@ SUMMARY_LINE_CHARS = 120  # the one line a finished call shows
 
 
 class ToolRunner:
-    def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None]):
+    def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None], hooks=None):
+        """`hooks`: PreToolUse's say goes to the approvals, PostToolUse's joins the result (None: no hooks)."""
         self.tools, self.approvals, self.emit = tools, approvals, emit
+        self.hooks = hooks if hooks is not None else Hooks()
         self.guard = RepeatGuard()
 
     def new_turn(self) -> None:
@@ -72,7 +76,7 @@ class ToolRunner:
         tool = self.tools.get(name)
         ctx = replace(ctx, call_id=call_id, progress=lambda text: self._progress(ctx, call_id, name, text))
         if refusal is None and tool is not None:
-            refusal = self.approvals.refusal(tool, arguments, ctx)
+            refusal = self.approvals.refusal(tool, arguments, ctx, self.hooks.before_tool(name, arguments, call_id))
         if refusal is not None:
             return ToolResult(refusal, refusal, ok=False), 0.0
         if tool is not None:  # what the tool finds it must ask about while it runs (a local address)
@@ -89,6 +93,8 @@ class ToolRunner:
         if name == "read_file" and result.ok and result.content in turn.attached.values():
             shown = already_attached(result.content)  # the same text is in the request: don't send it twice
             result = replace(result, content=shown, full=shown)
+        if added := self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict()):
+            result = replace(result, content=result.content + added, full=result.full + added)
         return result, time.monotonic() - started
 
     def _progress(self, ctx: ToolContext, call_id: str, name: str, text: str) -> None:
