@@ -53,7 +53,16 @@ def make_config(server, workspace: Path, **kw) -> Config:
 
 
 def make_agent(
-    server, workspace: Path, *, tools=TEST_TOOLS, session_name=None, approve=None, events=None, sleep=None, **kw
+    server,
+    workspace: Path,
+    *,
+    tools=TEST_TOOLS,
+    session_name=None,
+    approve=None,
+    events=None,
+    sleep=None,
+    hooks=None,
+    **kw,
 ):
     config = make_config(server, workspace, **kw)
     session = Session(config.home, session_name)
@@ -72,6 +81,7 @@ def make_agent(
         system_prompt=lambda: "SYSTEM",
         emit=sink.append,
         approvals=Approvals(config.mode, approve, CANNOT_ASK_HINT),
+        hooks=hooks,
     )
     agent.resume()
     return agent
