@@ -154,7 +154,7 @@ class Hooks:
         who = f"{event} hook ({_short(spec.command)})"
         if outcome.problem:
             self.emit(ev.Notice(f"{who} {outcome.problem}", "warning"))
-        if outcome.blocked:
+        if outcome.blocked and event != "UserPromptSubmit":  # a blocked prompt is said as the turn's error
             self.emit(ev.Notice(f"{who} blocked it: {for_user(outcome.reason)}", "warning"))
         if outcome.message:
             self.emit(ev.Notice(f"{who}: {outcome.message}"))
