@@ -112,3 +112,16 @@ def test_a_flooding_hook_is_stopped_at_the_output_cap(tmp_path):
 def test_a_hook_that_never_reads_its_stdin_is_not_waited_on(tmp_path):
     run = run_hook("echo done", json.dumps({"x": "y" * 1_000_000}).encode(), tmp_path, 5)
     assert (run.code, run.stdout, run.timed_out) == (0, "done\n", False) and run.seconds < 2
+
+
+def test_the_readme_examples_are_the_scripts_the_tests_run():
+    import re
+    from pathlib import Path
+
+    from tests.support.hook_scripts import AFTER_COMPACT, FORMATTER, NO_PUSH
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    bodies = ["".join(line for line in b.splitlines(True) if not line.startswith("# ")).lstrip("\n") for b in blocks]
+    assert NO_PUSH in bodies and FORMATTER in bodies
+    assert f'command = "{AFTER_COMPACT}"' in readme
