@@ -55,6 +55,7 @@ ASKED_BY_RULE = "An ask rule ({rule}, from {source}) makes it ask every time; on
 YES_ANSWERS = ("yes", "always", "session")
 HOOK_DENIED = "refused: a PreToolUse hook blocked this {name} call; it was not run. Its reason: {reason}"
 HOOK_ASKS = "A PreToolUse hook ({command}) asks you to decide: {reason}"
+ASKED_BY_HOOK = "A PreToolUse hook makes it ask; only an interactive session can allow it."
 # Inside the workspace, yet read later by programs that run outside the sandbox (git's hooks
 # and config) or by NanoHermes itself (the project's rules and skills): accept-edits asks.
 PROTECTED_PARTS = (".git", ".nanohermes")
@@ -135,16 +136,12 @@ class Approvals:
             return None
         if rule is None and effect != ASK and not self._needs_a_yes(tool, call, ctx):
             return None
-        scope = (
-            None
-            if rule is not None or effect == ASK
-            else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
-        )
+        scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
         words = _Asked(tool.name, f"this {tool.name} call", "run")
-        preview = _preview(tool, ctx, args)
-        if effect == ASK:
-            preview = HOOK_ASKS.format(command=hook.command, reason=hook.reason) + "\n" + preview
-        return self._ask(tool, args, preview, scope, words, self._hint(call, rule))
+        if effect == ASK:  # no --allow would do: say so, and show the question the hook's reason
+            preview = HOOK_ASKS.format(command=hook.command, reason=hook.reason) + "\n" + _preview(tool, ctx, args)
+            return self._ask(tool, args, preview, None, words, " " + ASKED_BY_HOOK)
+        return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
 
     def _needs_a_yes(self, tool: Tool, call: Call, ctx: ToolContext) -> bool:
         """The mode's default and the answers given before (steps 3 and 4 of the module's order)."""

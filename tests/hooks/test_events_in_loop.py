@@ -88,7 +88,7 @@ def test_pre_tool_use_decisions_combine_with_rules_and_modes(workspace, tmp_path
 
     kw = dict(tmp_path=tmp_path, workspace=workspace)
     assert "the hook says deny" in _refusal("deny", mode="auto", **kw)  # deny refuses in every mode
-    assert "cannot ask" in _refusal("ask", mode="auto", **kw)  # ask asks even in auto (and -p cannot)
+    assert "only an interactive session" in _refusal("ask", mode="auto", **kw)  # ask asks even in auto; -p cannot
     assert _refusal("ask", mode="auto", approver=yes, rules=[("allow", "danger")], **kw) is None
     assert asked and "the hook says ask" in asked[0]  # past an allow rule, with the hook's reason
     assert _refusal("allow", **kw) is None  # the user's own hook skips the mode's question
