@@ -84,6 +84,8 @@ class Hooks:
     def before_tool(self, name: str, arguments: str, call_id: str) -> ToolVerdict | None:
         """What PreToolUse hooks say of a call: deny over ask over allow; a workspace hook's allow
         counts for nothing (a repository cannot grant itself anything)."""
+        if not self.wants("PreToolUse"):
+            return None
         tool_name, tool_input = self.tool_as_hooks_see_it(name, arguments)
         ran = self._run("PreToolUse", tool_name, tool_name=tool_name, tool_input=tool_input, tool_use_id=call_id)
         for effect in (DENY, ASK, ALLOW):
@@ -94,6 +96,8 @@ class Hooks:
 
     def after_tool(self, name: str, arguments: str, call_id: str, output: str, ok: bool, facts: dict) -> str:
         """What PostToolUse hooks add to the result ("" for nothing): their note, or a block's reason."""
+        if not self.wants("PostToolUse"):
+            return ""
         tool_name, tool_input = self.tool_as_hooks_see_it(name, arguments)
         call = {"tool_name": tool_name, "tool_input": tool_input, "tool_use_id": call_id}
         ran = self._run("PostToolUse", tool_name, **call, tool_response={"output": output, "ok": ok, **facts})
@@ -131,6 +135,9 @@ class Hooks:
         if isinstance(args.get("path"), str) and "file_path" not in args:
             args = {**args, "file_path": os.path.normpath(self.workspace / os.path.expanduser(args["path"]))}
         return name, args
+
+    def wants(self, event: str) -> bool:
+        return any(spec.event == event for spec in self.specs)
 
     def _run(self, event: str, matched: str | None = None, **fields) -> list[tuple[HookSpec, Outcome]]:
         """Every hook of `event` (whose matcher takes the tool name `matched`), in the order
