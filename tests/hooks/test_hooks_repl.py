@@ -1,7 +1,9 @@
 """The REPL in a real pty with a workspace's hooks: the trust question, then the hooks running
-(SessionStart, a UserPromptSubmit that blocks, PostCompact after /compact) as the user sees them."""
+(SessionStart, a UserPromptSubmit that blocks, PreCompact and PostCompact around /compact) as the user sees them."""
 
 from __future__ import annotations
+
+import json
 
 from tests.support.hook_scripts import AFTER_COMPACT, hooks_toml
 from tests.support.scripted_server import call, is_summary_request, text
@@ -21,6 +23,7 @@ def test_a_trusted_workspaces_hooks_run_in_the_repl_after_one_question(server, w
             [
                 ("SessionStart", "touch started; echo 'start note: tests run with make test'", None),
                 ("UserPromptSubmit", BLOCK_SECRETS, None),
+                ("PreCompact", "cat > compacting.json", None),
                 ("PostCompact", AFTER_COMPACT, None),
             ]
         )
@@ -49,6 +52,7 @@ def test_a_trusted_workspaces_hooks_run_in_the_repl_after_one_question(server, w
     term.send("/compact\r")
     term.expect("summarised")
     term.ready()
+    assert json.loads((workspace / "compacting.json").read_text())["trigger"] == "manual"
     term.send("go on\r")
     term.expect("hi there")
     term.ready()
