@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 
 import pytest
 
@@ -28,6 +27,9 @@ def hooked(tmp_path_factory):
     workspace.mkdir()
     for i in range(READS):
         (workspace / f"f{i}.txt").write_text(f"file {i}\n")
+    (workspace / ".nanohermes").mkdir()  # a repository's hooks, never trusted: they must never run
+    untrusted = [(event, f"touch {root / 'untrusted-ran'}", None) for event in ("SessionStart", "PreToolUse", "Stop")]
+    (workspace / ".nanohermes" / "config.toml").write_text(hooks_toml(untrusted))
     scripts, log = write_scripts(root / "scripts"), root / "hooks.log"
     logger = f"{scripts['logger.py']} {log}"
     prompt_json = json.dumps(
@@ -65,7 +67,7 @@ def hooked(tmp_path_factory):
         server.close()
     assert result.returncode == 0, result.stderr
     parent = [r for r in server.chat_requests() if HELPER_BRIEF not in json.dumps(r["messages"][1])]
-    return {"result": result, "requests": parent, "all": server.chat_requests(), "log": logged(log), "ws": workspace}
+    return {"result": result, "requests": parent, "log": logged(log), "ws": workspace, "root": root}
 
 
 def _events(hooked, name):
@@ -159,24 +161,25 @@ def test_a_user_prompt_submit_hook_exiting_2_blocks_the_prompt(tmp_path):
     assert "no secrets in prompts, please" in result.stderr
 
 
-def test_an_untrusted_workspaces_hook_never_runs_and_trust_workspace_runs_it(tmp_path):
+def test_an_untrusted_workspaces_hooks_never_run_and_the_user_is_told(hooked):
+    assert not (hooked["root"] / "untrusted-ran").exists()
+    assert "defines 3 hook(s)" in hooked["result"].stderr and "--trust-workspace" in hooked["result"].stderr
+
+
+def test_trust_workspace_runs_a_workspaces_hooks_and_keeps_the_trust(tmp_path):
     home, workspace = tmp_path / "home", tmp_path / "ws"
     home.mkdir()
     (workspace / ".nanohermes").mkdir(parents=True)
     marker = tmp_path / "marker"
-    (workspace / ".nanohermes" / "config.toml").write_text(
-        hooks_toml([("SessionStart", f"touch {marker}", None), ("UserPromptSubmit", f"touch {marker}", None)])
-    )
-    server = ScriptedServer().add(text("one"), text("two"))
-    env = {"NANOHERMES_HOME": str(home)}
+    (workspace / ".nanohermes" / "config.toml").write_text(hooks_toml([("SessionStart", f"touch {marker}", None)]))
+    server = ScriptedServer().add(text("one"))
     try:
-        untrusted = run_cli(["-p", "hi", "--base-url", server.url], workspace, env)
-        assert untrusted.returncode == 0, untrusted.stderr
-        assert not marker.exists()
-        assert "not trusted" in untrusted.stderr and "--trust-workspace" in untrusted.stderr
-        trusted = run_cli(["-p", "hi", "--base-url", server.url, "--trust-workspace"], workspace, env)
+        trusted = run_cli(
+            ["-p", "hi", "--base-url", server.url, "--trust-workspace"], workspace, {"NANOHERMES_HOME": str(home)}
+        )
     finally:
         server.close()
     assert trusted.returncode == 0, trusted.stderr
     assert marker.exists() and "not trusted" not in trusted.stderr
-    assert os.listdir(home / "trust")  # kept: the next session runs them without the flag
+    [kept] = (home / "trust").iterdir()  # the next session runs them without the flag, until they change
+    assert json.loads(kept.read_text())["workspace"] == str(workspace.resolve())
