@@ -11,6 +11,7 @@ from nanohermes.hooks import Hooks
 from nanohermes.hooks.settings import FROM_PROJECT, HookSpec
 from nanohermes.loop.approvals import Approvals
 from nanohermes.permissions.rules import parse_rule
+from nanohermes.storage.session import Session
 from nanohermes.synthetic import synthetic_kind
 from tests.support.agents import danger, make_agent
 from tests.support.hook_scripts import AFTER_COMPACT, logged, write_scripts
@@ -61,6 +62,11 @@ def test_post_compact_note_follows_the_compaction_and_reaches_the_model(server, 
     sent = server.chat_requests()[-1]["messages"]
     assert any("Re-read NOTES.md" in (m.get("content") or "") for m in sent)
     assert all("nanohermes_synthetic" not in m for m in sent)  # the tag never travels
+    agent.session.close()  # the session keeps the note, tagged, for a resume
+    resumed = Session(agent.config.home, agent.session.name)
+    notes = [m for m in resumed.state.messages if synthetic_kind(m) == "hook_post_compact"]
+    resumed.close()
+    assert [m["content"] for m in notes] == [note["content"]]
 
 
 def _refusal(hook_effect, mode="ask", rules=(), approver=None, from_user=True, tmp_path=None, workspace=None):
