@@ -114,6 +114,9 @@ def run(
         metavar="LEVEL",
         help="Where commands may write: workspace-write (default) | read-only | off.",
     ),
+    trust_workspace: bool = typer.Option(
+        False, "--trust-workspace", help="Trust the hooks of this workspace's .nanohermes/config.toml (kept)."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -149,11 +152,11 @@ def run(
         if config.sandbox is None or config.sandbox.level != "off":
             probe_soon()  # bwrap's test run overlaps the imports before the runtime is built
         if prompt is not None:
-            code = _one_shot(config, prompt, session, output_format)
+            code = _one_shot(config, prompt, session, output_format, trust_workspace)
         else:
             from nanohermes.ui.repl import run_repl
 
-            code = run_repl(config, session)
+            code = run_repl(config, session, trust_workspace)
     except NanoHermesError as exc:
         code = _report_failure(str(exc), output_format if prompt is not None else "text")
     except (typer.Exit, typer.Abort):  # a usage error already said (_fail), or an abort
@@ -208,7 +211,7 @@ def _latest_session(config) -> str:
     return latest.name
 
 
-def _one_shot(config, prompt: str, session_name: str | None, output_format: str) -> int:
+def _one_shot(config, prompt: str, session_name: str | None, output_format: str, trust: bool = False) -> int:
     from nanohermes.errors import NanoHermesError
     from nanohermes.piped import read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
@@ -219,7 +222,8 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
-    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
+    trusts = (lambda hooks: True) if trust else None  # -p asks nothing: the workspace's hooks need the flag
+    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT, trust=trusts)
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))

@@ -74,13 +74,15 @@ class Config:
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
     # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
-    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny) and
-    # [prices."MODEL"] (provider/prices.py: {model: Price}, over the genai-prices database).
+    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny),
+    # [prices."MODEL"] (provider/prices.py: {model: Price}, over the genai-prices database) and [hooks]
+    # (hooks/settings.py: HookSettings, the user's and the workspace's, the latter run once trusted).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
     permissions: object | None = None
     prices: dict = field(default_factory=dict)
+    hooks: object | None = None
 
     @property
     def effective_base_url(self) -> str:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
+from nanohermes.hooks import Hooks
+from nanohermes.hooks.trust import hooks_in_force
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
@@ -48,6 +50,7 @@ class Runtime:
     def reset(self) -> None:
         self.prompt.rebuild()
         self.agent.reset()
+        self.agent.hooks.session_start("clear")
 
     def switch(self, *, model: str | None = None, mode: str | None = None) -> None:
         """/model and /mode (and the mode-cycling key), from the next request on.
@@ -84,10 +87,13 @@ def build_runtime(
     approve: Approver | None,
     cannot_ask_hint: str = "",
     ask_user: Asker | None = None,
+    trust: Callable[[tuple], bool] | None = None,
 ) -> Runtime:
     """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
     and `cannot_ask_hint` tells the model how the user could allow a refused action.
-    `ask_user`: how an MCP server's question (a form) is put to the user (None: declined)."""
+    `ask_user`: how an MCP server's question (a form) is put to the user (None: declined). `trust(hooks)`:
+    whether the user trusts the workspace's hooks, asked when they are not trusted yet (None: they
+    run only if trusted before)."""
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
@@ -104,6 +110,7 @@ def build_runtime(
     prompt = SystemPrompt(config, memory, skills, warn, configured.listing)
     if configured.mcp is not None:
         configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
+    hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, warn)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
@@ -125,6 +132,7 @@ def build_runtime(
             sandbox=sandbox,
         )
         tools = all_tools(skills, configured.tools)
+        hooks = Hooks(hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text)
         agent = Agent(
             config=config,
             provider=provider,
@@ -135,8 +143,10 @@ def build_runtime(
             memory_for=prompt.memory_for,
             emit=emit,
             approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
+            hooks=hooks,
         )
         agent.resume()
+        hooks.session_start("resume" if session.state.messages else "startup")
     except BaseException:
         session.close()
         configured.close()

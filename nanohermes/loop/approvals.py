@@ -12,6 +12,9 @@ In this order:
 4. the answers given before: saved for this project ("always", permissions/saved.py) or for
    this session ("session"), each scoped (loop/grants.py): a command prefix, an exact command,
    a path, one MCP tool, a tool.
+PreToolUse hooks (hooks/) have their say after the deny rules: a hook's deny refuses, its ask
+asks (even in auto mode, past a grant or an allow rule), and the user's own hook's allow skips
+step 3 and 4's question, never a rule's, plan mode's or leaving the sandbox (`unsandboxed`).
 A "no" may carry the user's reason, which the model reads.
 """
 
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import NanoHermesError, ToolError
+from nanohermes.hooks import ToolVerdict
 from nanohermes.loop.grants import TOOL, Grant, covers, grant_for
 from nanohermes.memory.entry_points import DROP, HOLD, SAVE
 from nanohermes.permissions.rules import ALLOW, ASK, DENY, PATH_TOOLS, Call, Rule, suggest_rule, verdict
@@ -53,6 +57,9 @@ PLAN_MODE_ASKED = (
 DENIED = "refused: a deny rule ({rule}, from {source}) forbids this {name} call; it was not run. Do not retry it."
 ASKED_BY_RULE = "An ask rule ({rule}, from {source}) makes it ask every time; only an interactive session can allow it."
 YES_ANSWERS = ("yes", "always", "session")
+HOOK_DENIED = "refused: a PreToolUse hook blocked this {name} call; it was not run. Its reason: {reason}"
+HOOK_ASKS = "A PreToolUse hook ({command}) asks you to decide: {reason}"
+ASKED_BY_HOOK = "A PreToolUse hook makes it ask; only an interactive session can allow it."
 # Inside the workspace, yet read later by programs that run outside the sandbox (git's hooks
 # and config) or by NanoHermes itself (the project's rules and skills): accept-edits asks.
 PROTECTED_PARTS = (".git", ".nanohermes")
@@ -110,8 +117,10 @@ class Approvals:
         """The tools the model may see in this mode: plan mode offers only read-only ones."""
         return [t for t in tools if self.mode != "plan" or not t.needs_approval or t.plan_allowed is not None]
 
-    def refusal(self, tool: Tool, arguments: str, ctx: ToolContext) -> str | None:
-        """None when the call may run; else the text the model gets instead of a result."""
+    def refusal(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None = None) -> str | None:
+        """None when the call may run; else the text the model gets instead of a result. `hook`: what
+        PreToolUse hooks said (deny refuses; ask asks, whatever the mode or a grant; the user's own
+        hook's allow skips the mode's question, never a deny or ask rule, plan mode or leaving the sandbox)."""
         if self.mode == "plan" and tool.needs_approval and not _plan_allows(tool, arguments):
             return (PLAN_MODE_UNTRUSTED if tool.plan_allowed is not None else PLAN_MODE_BLOCKED).format(name=tool.name)
         try:
@@ -122,12 +131,20 @@ class Approvals:
         rule = verdict(self.rules, call)
         if rule is not None and rule.effect == DENY:
             return DENIED.format(rule=rule.text(), source=rule.source, name=tool.name)
-        if rule is not None and rule.effect == ALLOW:
+        effect = hook.effect if hook is not None else None
+        if effect == DENY:
+            return HOOK_DENIED.format(name=tool.name, reason=hook.reason)
+        if rule is not None and rule.effect == ALLOW and effect != ASK:
             return None
-        if rule is None and not self._needs_a_yes(tool, call, ctx):
+        if rule is None and effect == ALLOW and not leaves_sandbox(tool.name, args):
+            return None
+        if rule is None and effect != ASK and not self._needs_a_yes(tool, call, ctx):
             return None
         scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
         words = _Asked(tool.name, f"this {tool.name} call", "run")
+        if effect == ASK:  # no --allow would do: say so, and show the question the hook's reason
+            preview = HOOK_ASKS.format(command=hook.command, reason=hook.reason) + "\n" + _preview(tool, ctx, args)
+            return self._ask(tool, args, preview, None, words, " " + ASKED_BY_HOOK)
         return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
 
     def _needs_a_yes(self, tool: Tool, call: Call, ctx: ToolContext) -> bool:
@@ -254,6 +271,11 @@ class Approvals:
 def allow_flags(rules) -> str:
     """`--allow 'run_command:pytest -x' --allow edit_file:a.py`: the flags that allow `rules`."""
     return " ".join(f"--allow {shlex.quote(rule)}" for rule in rules)
+
+
+def leaves_sandbox(tool_name: str, args: dict) -> bool:
+    """A command the model asked to run outside the sandbox: only the user's yes (or a rule) lets it."""
+    return tool_name == "run_command" and bool(args.get("unsandboxed"))
 
 
 def sandboxed(tool_name: str, args: dict, ctx: ToolContext) -> bool:

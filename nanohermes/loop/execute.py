@@ -1,7 +1,8 @@
-"""Running a reply's tool calls, in order: the repeat guard first, then the approvals, then the
-tool; each result joins the history with its facts, its full output kept for `recall`. The
-front ends see a start and a finish event per call (a call Ctrl-C stopped finishes too, with
-what it kept); the time a call waited for an approval is not counted as its own."""
+"""Running a reply's tool calls, in order: the repeat guard first, then the PreToolUse hooks and
+the approvals, then the tool (and its PostToolUse hooks); each result joins the history with its
+facts, its full output kept for `recall`. The front ends see a start and a finish event per call
+(a call Ctrl-C stopped finishes too, with what it kept); the time a call waited for an approval
+is not counted as its own."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from nanohermes import events as ev
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
+from nanohermes.hooks import Hooks
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
 from nanohermes.loop.together import Together
@@ -39,8 +41,10 @@ LOCAL_READ_WORKERS = max(1, min(READ_WORKERS, os.cpu_count() or 1))
 
 
 class ToolRunner:
-    def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None]):
+    def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None], hooks=None):
+        """`hooks`: PreToolUse's say goes to the approvals, PostToolUse's joins the result (None: no hooks)."""
         self.tools, self.approvals, self.emit = tools, approvals, emit
+        self.hooks = hooks if hooks is not None else Hooks()
         self.guard = RepeatGuard()
         self._open: dict[str, str] = {}  # call id -> tool name: calls of the reply started and not finished
 
@@ -108,7 +112,8 @@ class ToolRunner:
         tool = self.tools.get(call.name)
         call_ctx = replace(ctx, call_id=call.id, progress=lambda text: self._progress(ctx, call.id, call.name, text))
         if refusal is None and tool is not None:
-            refusal = self.approvals.refusal(tool, call.arguments, call_ctx)
+            verdict = self.hooks.before_tool(call.name, call.arguments, call.id)
+            refusal = self.approvals.refusal(tool, call.arguments, call_ctx, verdict)
         if (
             refusal is None and tool is not None
         ):  # what the tool finds it must ask about while it runs (a local address)
@@ -161,6 +166,10 @@ class ToolRunner:
     def _finish(self, turn: Turn, ctx: ToolContext, ready: _Ready, result: ToolResult, seconds: float, append) -> None:
         """A result joins the history (in the model's order), the repeat guard sees it, the front ends its finish."""
         call_id, name, arguments, _ = ready.call
+        if ready.refusal is None and (
+            added := self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())
+        ):  # PostToolUse, here on the loop's thread in the model's order, reads or not
+            result = replace(result, content=result.content + added, full=result.full + added)
         if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
             self.guard.forget_looks()
         elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):

@@ -77,6 +77,7 @@ class Subagents:
         ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
+        emit = lambda event: parent.emit(ev.SubagentEvent(label, event))  # noqa: E731
         return type(parent)(  # an Agent, as the parent is (agent.py imports this module)
             config=config,
             provider=parent.sender.provider,
@@ -84,8 +85,9 @@ class Subagents:
             tools=tools,
             ctx=ctx,
             system_prompt=parent.system_prompt,
-            emit=lambda event: parent.emit(ev.SubagentEvent(label, event)),
+            emit=emit,
             approvals=approvals,
+            hooks=parent.hooks.for_helper(emit),  # its answer is SubagentStop's; tool calls as the parent's
         )
 
     def _child_name(self) -> str:

@@ -25,12 +25,13 @@ CTRL_C_HINT = "· press Ctrl-C again to exit (Ctrl-D and /exit leave too)"
 
 
 class Repl:
-    def __init__(self, config: Config, session_name: str | None):
+    def __init__(self, config: Config, session_name: str | None, trust_workspace: bool = False):
         from rich.console import Console
 
         from nanohermes.runtime import build_runtime
         from nanohermes.ui.completion import CachedListing
         from nanohermes.ui.custom_commands import CustomCommands
+        from nanohermes.ui.hook_trust import trust_question
         from nanohermes.ui.keys import KeyWatcher
         from nanohermes.ui.live import RichRenderer
         from nanohermes.ui.prompt_input import PromptInput
@@ -41,7 +42,10 @@ class Repl:
         self._drawn = threading.Event()  # the first prompt is on the screen
         self.console = Console(highlight=False)
         self.renderer = RichRenderer(self.console)
-        self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve, ask_user=self.ask_form)
+        self.trust = (lambda hooks: True) if trust_workspace else trust_question(self.say, self.ask)
+        self.runtime = build_runtime(
+            config, session_name, self.renderer, approve=self.approve, ask_user=self.ask_form, trust=self.trust
+        )
         self.renderer.checkpoints = self.runtime.checkpoints
         self.keys = KeyWatcher() if KeyWatcher.available() else None
         self.totals = SessionTotals()
@@ -117,7 +121,9 @@ class Repl:
         if name == self.runtime.session.name:
             self.say(f"already in session {name}")
             return
-        runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve, ask_user=self.ask_form)
+        runtime = build_runtime(
+            self.runtime.config, name, self.renderer, approve=self.approve, ask_user=self.ask_form, trust=self.trust
+        )
         old, self.runtime = self.runtime, runtime
         self.renderer.checkpoints = runtime.checkpoints
         self.renderer.ran = resumed_calls(runtime.agent.messages)
@@ -335,13 +341,13 @@ class Repl:
         self.say(turn_line(usage, window=status.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
 
 
-def run_repl(config: Config, session_name: str | None) -> int:
+def run_repl(config: Config, session_name: str | None, trust_workspace: bool = False) -> int:
     import signal
 
     # An interactive loop must stop a turn on Ctrl-C even if it was started from a shell that
     # ignores SIGINT (background jobs, some CI runners), which Python would otherwise inherit.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    repl = Repl(config, session_name)
+    repl = Repl(config, session_name, trust_workspace)
     try:
         return repl.loop()
     finally:
