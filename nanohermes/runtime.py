@@ -71,6 +71,8 @@ class Runtime:
                 self.configured.close()
             if self.sandbox is not None:  # the session's private temp dir goes with it
                 shutil.rmtree(self.sandbox.temp_dir, ignore_errors=True)
+            if self.snapshots is not None:
+                self.snapshots.close()
             self.session.close()
 
 

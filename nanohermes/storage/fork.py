@@ -63,8 +63,15 @@ def _copy_events(f, w, source: str) -> None:
             w.write(raw)
 
 
+def _indexes(folder, names) -> list[str]:
+    """The pack index is copied after the tree is linked (copytree would link it)."""
+    return [n for n in names if n.endswith(".idx")]
+
+
 def _copy_checkpoints(src: Path, dst: Path) -> None:
-    """Index files copied (each session appends to its own), blobs linked (or copied across devices)."""
+    """Index files copied (each session appends to its own), blobs and packs linked (or copied
+    across devices): a loose blob never changes, and a pack is appended to only by the process
+    that created it, past what any index names."""
     if not src.is_dir():
         return
 
@@ -76,7 +83,9 @@ def _copy_checkpoints(src: Path, dst: Path) -> None:
 
     dst.mkdir(parents=True, mode=0o700)
     for entry in os.scandir(src):
-        if entry.is_dir(follow_symlinks=False) and entry.name == "blobs":
-            shutil.copytree(entry.path, dst / "blobs", copy_function=link_or_copy)
+        if entry.is_dir(follow_symlinks=False) and entry.name in ("blobs", "packs"):
+            shutil.copytree(entry.path, dst / entry.name, copy_function=link_or_copy, ignore=_indexes)
+            for index in _indexes(entry.path, os.listdir(entry.path)):
+                shutil.copy2(os.path.join(entry.path, index), dst / entry.name / index)
         elif entry.is_file(follow_symlinks=False):
             shutil.copy2(entry.path, dst / entry.name)

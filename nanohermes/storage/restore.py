@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nanohermes.fileio import read_bounded
+from nanohermes.storage.blobs import BlobStore
 from nanohermes.storage.checkpoints import open_directory_nofollow, replace_in
 from nanohermes.storage.scan import MODE, SHA, WHY, Entry
 from nanohermes.storage.snapshots import identity
@@ -63,7 +63,7 @@ def plan(target: dict[str, Entry], complete: bool, now: dict[str, Entry], left: 
     return result
 
 
-def apply(todo: Plan, target: dict[str, Entry], workspace: Path, blobs: Path, overwrite: bool) -> Outcome:
+def apply(todo: Plan, target: dict[str, Entry], workspace: Path, blobs: BlobStore, overwrite: bool) -> Outcome:
     """Carry out `todo`; its conflicts too when `overwrite`. Each file on its own: one that fails is said."""
     outcome = Outcome(uncovered=dict(todo.uncovered))
     skip = set() if overwrite else set(todo.conflicts)
@@ -89,8 +89,8 @@ def _attempt(outcome: Outcome, done: list[str], path: str, action) -> None:
         outcome.failed[path] = "a symbolic link on its path" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
 
 
-def _write(root: int, path: str, entry: Entry, blobs: Path) -> None:
-    data = read_bounded(blobs / entry[SHA], MAX_BLOB_BYTES)
+def _write(root: int, path: str, entry: Entry, blobs: BlobStore) -> None:
+    data = blobs.read(entry[SHA], MAX_BLOB_BYTES)
     parent = _open_parent(root, path, create=True)
     try:
         name = path.rsplit("/", 1)[-1]

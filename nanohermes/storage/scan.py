@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nanohermes.fileio import open_regular
-from nanohermes.storage.blobs import digest, put_blob
+from nanohermes.storage.blobs import BlobStore, digest
 
 # Entry: (size, mtime_ns, ctime_ns, sha256 or None, mode, why not covered or None), a tuple
 # because a 5,000-file manifest is held and written as a list per file.
@@ -38,6 +38,7 @@ class Limits:
     checkpoint_bytes: int = MAX_CHECKPOINT_BYTES
     files: int = MAX_FILES
     seconds: float = SCAN_SECONDS
+    racy_ns: int = RACY_NS
 
 
 DEFAULT_LIMITS = Limits()
@@ -50,8 +51,8 @@ class Scan:
     complete: bool = True
     note: str = ""  # why it is not complete
     hashed: int = 0
-    stored_bytes: int = 0
-    seen: set[str] = field(default_factory=set)
+    new_bytes: int = 0  # new contents, as they are (the per-checkpoint cap counts these)
+    stored_bytes: int = 0  # what they took, compressed
 
 
 def mib(n: int) -> str:
@@ -74,7 +75,7 @@ def scan(
     exclude: Path | None,
     previous: dict[str, Entry],
     previous_ns: int,
-    blobs: Path,
+    blobs: BlobStore,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Scan:
     """The workspace now: `previous` (scanned at `previous_ns`) reused where the stat says
@@ -82,6 +83,14 @@ def scan(
     result = Scan({}, time.time_ns())
     deadline = time.monotonic() + limits.seconds
     files = listed_files(root, exclude)
+    try:
+        _scan_files(root, files, previous, previous_ns, blobs, limits, result, deadline)
+    finally:
+        blobs.flush()  # a manifest never names a content that is not on disk
+    return result
+
+
+def _scan_files(root, files, previous, previous_ns, blobs, limits, result: Scan, deadline: float) -> None:
     for number, rel in enumerate(files):
         if number >= limits.files or time.monotonic() > deadline:
             why = f"more than {limits.files:,} files" if number >= limits.files else f"over {limits.seconds:g} s"
@@ -91,10 +100,9 @@ def scan(
         entry = _entry(root, rel, previous.get(rel), previous_ns, blobs, limits, result)
         if entry is not None:
             result.entries[rel] = entry
-    return result
 
 
-def _entry(root: Path, rel: str, prev: Entry | None, prev_ns: int, blobs: Path, limits: Limits, result: Scan):
+def _entry(root: Path, rel: str, prev: Entry | None, prev_ns: int, blobs: BlobStore, limits: Limits, result: Scan):
     path = os.path.join(root, rel)
     try:
         st = os.lstat(path)
@@ -103,7 +111,7 @@ def _entry(root: Path, rel: str, prev: Entry | None, prev_ns: int, blobs: Path, 
     if not stat.S_ISREG(st.st_mode):
         return None
     key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    racy = max(st.st_mtime_ns, st.st_ctime_ns) >= prev_ns - RACY_NS
+    racy = max(st.st_mtime_ns, st.st_ctime_ns) >= prev_ns - limits.racy_ns
     if prev is not None and tuple(prev[:3]) == key and not racy and prev[SHA]:
         return prev
     mode = stat.S_IMODE(st.st_mode)
@@ -118,9 +126,9 @@ def _entry(root: Path, rel: str, prev: Entry | None, prev_ns: int, blobs: Path, 
         return (*key, None, mode, f"over the {mib(limits.file_bytes)} per-file cap")
     sha = digest(data)
     result.hashed += 1
-    if not (blobs / sha).exists():
-        if result.stored_bytes + len(data) > limits.checkpoint_bytes:
+    if not blobs.has(sha):
+        if result.new_bytes + len(data) > limits.checkpoint_bytes:
             return (*key, None, mode, f"over the {mib(limits.checkpoint_bytes)} per-checkpoint cap")
-        put_blob(blobs, data, sha)
-        result.stored_bytes += len(data)
+        result.stored_bytes += blobs.add(data, sha)
+        result.new_bytes += len(data)
     return (*key, sha, mode, None)

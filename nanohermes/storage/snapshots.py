@@ -1,8 +1,8 @@
 """Snapshots of the workspace's files: what commands changed, and what /rewind puts back.
 
 Kept beside the session's write_file/edit_file checkpoints, outside the workspace and never in
-its .git: `$NANOHERMES_HOME/checkpoints/SESSION/blobs/` (each content once, shared with
-checkpoints.py) and `workspace.jsonl`, one line per snapshot holding only what differs from the
+its .git: `$NANOHERMES_HOME/checkpoints/SESSION/packs/` (each content once, compressed:
+storage/blobs.py) and `workspace.jsonl`, one line per snapshot holding only what differs from the
 snapshot before it (the first holds the whole manifest: path → size, mtime, ctime, hash, mode).
 A snapshot is taken before a turn's first change and around every command that may write
 (loop/changes.py); a line is written only when something changed, or to mark a turn's start.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nanohermes.fileio import read_bounded
+from nanohermes.storage.blobs import BlobStore
 from nanohermes.storage.scan import DEFAULT_LIMITS, SHA, SIZE, WHY, Entry, Limits, Scan, scan
 
 BEFORE = "before"  # before a change: the state a rewind to this turn restores
@@ -96,7 +97,7 @@ class Snapshots:
         self.root, self.workspace, self.exclude, self.limits = root, Path(workspace).resolve(), exclude, limits
         self.prompt = prompt
         self.index = root / "workspace.jsonl"
-        self.blobs = root / "blobs"
+        self.blobs = BlobStore(root)
         self._records: list[Record] | None = None
         self._deltas: list[tuple[dict, list]] = []
         self._entries: dict[str, Entry] = {}
@@ -133,6 +134,9 @@ class Snapshots:
         with open(fd, "a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._remember(line)
+
+    def close(self) -> None:
+        self.blobs.close()
 
     # -- reading them ---------------------------------------------------------------------
 

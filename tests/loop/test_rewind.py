@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,9 @@ from nanohermes.synthetic import is_users
 from nanohermes.ui.rewind_commands import parse_rewind, report_lines
 from tests.support.scripted_server import call, text
 
-GENERATOR = "import os\nos.makedirs('gen', exist_ok=True)\nfor i in range(50):\n    open(f'gen/f{i}.py', 'w').write(str(i))\n"
+GENERATOR = (
+    "import os\nos.makedirs('gen', exist_ok=True)\nfor i in range(50):\n    open(f'gen/f{i}.py', 'w').write(str(i))\n"
+)
 COMMANDS = [
     "rm a.txt",
     "sed -i s/old/new/ b.txt",
@@ -36,7 +39,7 @@ def files(root) -> dict[str, bytes]:
         dirs[:] = [d for d in dirs if d != ".git"]
         for name in names:
             path = os.path.join(folder, name)
-            found[os.path.relpath(path, root)] = open(path, "rb").read()
+            found[os.path.relpath(path, root)] = Path(path).read_bytes()
     return found
 
 
