@@ -195,12 +195,26 @@ def open_directory_nofollow(directory: Path) -> int:
     """A descriptor of `directory` (absolute), opened from / one component at a time;
     SymlinkOnPath when a component is a symlink, NotADirectoryError or FileNotFoundError when
     it is something else or gone."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open("/", flags)
+    return open_below(os.open("/", _DIRECTORY_FLAGS), directory.parts[1:])
+
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_below(fd: int, parts, create: bool = False) -> int:
+    """The directory `parts` below the open directory `fd` (which this takes and closes), a
+    component at a time, never through a symlink (SymlinkOnPath); a missing one made if `create`."""
     try:
-        for part in directory.parts[1:]:
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise OSError(errno.EINVAL, "not a plain path component", part)
             try:
-                inner = os.open(part, flags, dir_fd=fd)
+                inner = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                inner = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
             except OSError as exc:  # Linux says ENOTDIR of a symlink opened so, others ELOOP
                 if exc.errno in (errno.ENOTDIR, errno.ELOOP) and stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
                     raise SymlinkOnPath(errno.ELOOP, "a symbolic link on the path", part) from None

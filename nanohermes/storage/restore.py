@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nanohermes.storage.blobs import BlobStore
-from nanohermes.storage.checkpoints import open_directory_nofollow, replace_in
+from nanohermes.storage.checkpoints import open_below, open_directory_nofollow, replace_in
 from nanohermes.storage.scan import MODE, SHA, WHY, Entry
 from nanohermes.storage.snapshots import identity
 
@@ -120,28 +120,5 @@ def _remove(root: int, path: str) -> None:
 
 
 def _open_parent(root: int, path: str, create: bool) -> int:
-    """The directory holding `path` (relative to `root`), each component opened without
-    following a symlink (ELOOP), created when missing and `create`."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.dup(root)
-    try:
-        for part in path.split("/")[:-1]:
-            if part in ("", ".", ".."):
-                raise OSError(errno.EINVAL, "not a plain relative path", path)
-            try:
-                inner = os.open(part, flags, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(part, 0o755, dir_fd=fd)
-                inner = os.open(part, flags, dir_fd=fd)
-            except NotADirectoryError:  # O_NOFOLLOW on a symlink says ENOTDIR on Linux
-                if stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
-                    raise OSError(errno.ELOOP, "a symbolic link on the path", part) from None
-                raise
-            os.close(fd)
-            fd = inner
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
+    """The directory holding `path` (relative to `root`), never through a symlink (ELOOP)."""
+    return open_below(os.dup(root), path.split("/")[:-1], create)
