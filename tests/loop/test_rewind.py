@@ -7,7 +7,9 @@ rewind leaves the other side as it was. With no git repository, and with a dirty
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +45,8 @@ def files(root) -> dict[str, bytes]:
     return found
 
 
-def prepare(workspace, git: bool) -> None:
+def prepare(workspace, git: bool) -> str:
+    """The workspace the agent starts in; the PATH its commands get."""
     (workspace / "a.txt").write_text("a\n")
     (workspace / "b.txt").write_text("old line\n")
     (workspace / "c.txt").write_text("committed\n")
@@ -53,6 +56,14 @@ def prepare(workspace, git: bool) -> None:
     (workspace / ".gitignore").write_text("ignored/\n")
     (workspace / "ignored").mkdir()
     (workspace / "ignored" / "cache").write_text("not tracked by rewind")
+    if not git:  # git absent: the commands find only what they need (`git checkout` is "command not found")
+        shims = workspace / "ignored" / "bin"
+        shims.mkdir()
+        for program in ("bash", "rm", "sed", "head", "bwrap"):
+            if found := shutil.which(program):
+                (shims / program).symlink_to(found)
+        (shims / "python3").symlink_to(os.path.realpath(sys.executable))  # not a pyenv shim: it needs PATH
+        return str(shims)
     if git:
         env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
         env["GIT_COMMITTER_EMAIL"] = "t@t"
@@ -60,11 +71,12 @@ def prepare(workspace, git: bool) -> None:
             subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True)
         (workspace / "c.txt").write_text("dirty, not committed\n")  # the tree is dirty when the agent starts
         (workspace / "untracked.txt").write_text("untracked\n")
+    return os.environ["PATH"]
 
 
 @pytest.mark.parametrize("git", [False, True], ids=["no-git", "dirty-git-tree"])
 def test_rewind_puts_back_what_commands_changed_and_each_side_alone(server, workspace, monkeypatch, git):
-    prepare(workspace, git)
+    monkeypatch.setenv("PATH", prepare(workspace, git))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     events = []
     config = load_config(base_url=server.url, workspace=workspace, mode="auto")
@@ -83,6 +95,7 @@ def test_rewind_puts_back_what_commands_changed_and_each_side_alone(server, work
     assert "a.txt" not in broken and len([p for p in broken if p.startswith("gen/")]) == 50
     assert broken["b.txt"] == b"new line\n" and len(broken["grow.bin"]) > MAX_FILE_BYTES
     assert broken["c.txt"] == b"committed\n"  # with git: checkout took back the dirty edit
+    assert any(("git: command not found" in r) != git for r in results if "git checkout" in r)
     assert any("deleted a.txt" in r for r in results) and any("created gen/f0.py" in r for r in results)
     assert any("not covered by /rewind: grow.bin" in r for r in results)  # grown past the cap: said
     notices = [e.text for e in events if type(e).__name__ == "Notice"]
