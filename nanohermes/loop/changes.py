@@ -29,7 +29,7 @@ class Watch:
 
 def before(ctx: ToolContext, name: str, arguments: str, emit: Callable[[object], None]) -> Watch | None:
     """Snapshot before a call that may write; what `after` needs, or None when nothing is watched."""
-    if ctx.snapshots is None or name not in WRITERS:
+    if ctx.snapshots is None or ctx.snapshots.off or name not in WRITERS:
         return None
     args = _arguments(arguments)
     read_only = ctx.sandbox is not None and ctx.sandbox.level == "read-only" and not args.get("unsandboxed")

@@ -11,6 +11,7 @@ entry without content and a reason, so a rewind can say what it could not restor
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import time
@@ -59,15 +60,23 @@ def mib(n: int) -> str:
     return f"{n / 2**20:g} MB"
 
 
-def listed_files(root: Path, exclude: Path | None) -> list[str]:
-    """The workspace's files, relative, as every tool sees them (rg when it is there, else the walk)."""
+def listed_files(root: Path, exclude: Path | None, limits: Limits = DEFAULT_LIMITS) -> tuple[list[str], bool]:
+    """The workspace's files, relative, as every tool sees them (rg when it is there, else the
+    walk), and whether that is all of them: both stop at limits.files + 1 files or limits.seconds
+    (a home directory taken for a workspace must not hold a command up for minutes)."""
     from nanohermes.tools.workspace import find_rg, rg_files, walk
 
     rg = find_rg()
-    files = rg_files(rg, root, exclude) if rg else None
-    if files is None:
-        files = [rel for rel, _ in walk(root, root, exclude=exclude)]
-    return sorted(f.replace(os.sep, "/") for f in files)
+    files = rg_files(rg, root, exclude, timeout=limits.seconds) if rg else None
+    if files is None:  # no rg, or it took too long: the walk, as far as the limits let it go
+        deadline, files = time.monotonic() + limits.seconds, []
+        for rel, _ in itertools.islice(walk(root, root, exclude=exclude), limits.files + 1):
+            files.append(rel)
+            if time.monotonic() > deadline:
+                files.append("")  # a marker: there may be more
+                break
+    complete = len(files) <= limits.files and "" not in files
+    return sorted(f.replace(os.sep, "/") for f in files if f)[: limits.files], complete
 
 
 def scan(
@@ -82,20 +91,27 @@ def scan(
     nothing changed, the rest hashed and stored in `blobs` within the limits."""
     result = Scan({}, time.time_ns())
     deadline = time.monotonic() + limits.seconds
-    files = listed_files(root, exclude)
+    files, listed_all = listed_files(root, exclude, limits)
+    if not listed_all:
+        result.complete, result.note = (
+            False,
+            f"the listing stopped (more than {limits.files:,} files or {limits.seconds:g} s)",
+        )
     try:
         _scan_files(root, files, previous, previous_ns, blobs, limits, result, deadline)
     finally:
         blobs.flush()  # a manifest never names a content that is not on disk
+    if not result.complete:  # what was not looked at is not gone: its last entry stands
+        for path, entry in previous.items():
+            result.entries.setdefault(path, entry)
     return result
 
 
 def _scan_files(root, files, previous, previous_ns, blobs, limits, result: Scan, deadline: float) -> None:
     for number, rel in enumerate(files):
-        if number >= limits.files or time.monotonic() > deadline:
-            why = f"more than {limits.files:,} files" if number >= limits.files else f"over {limits.seconds:g} s"
-            result.complete, result.note = False, f"the scan stopped ({why}); {len(files) - number:,} files not checked"
-            result.entries.update((r, previous[r]) for r in files[number:] if r in previous)
+        if time.monotonic() > deadline:
+            result.complete = False
+            result.note = f"the scan stopped (over {limits.seconds:g} s); {len(files) - number:,} files not checked"
             break
         entry = _entry(root, rel, previous.get(rel), previous_ns, blobs, limits, result)
         if entry is not None:

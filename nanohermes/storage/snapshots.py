@@ -103,6 +103,7 @@ class Snapshots:
         self._entries: dict[str, Entry] = {}
         self._scanned_ns = 0
         self._complete = True
+        self.off = ""  # why snapshots stopped for this session: a scan could not finish within its limits
 
     # -- taking them ----------------------------------------------------------------------
 
@@ -123,6 +124,9 @@ class Snapshots:
         if delta or gone or starts or now.complete != self._complete:
             self._record(prompt, kind, label, now, delta, gone)
         self._entries, self._scanned_ns, self._complete = now.entries, now.started_ns, now.complete
+        if not now.complete:  # each command would wait out the limit again: stop, and say so once
+            self.off = f"{now.note}; workspace checkpoints are off for the rest of this session"
+            change = Change(change.created, change.changed, change.removed, change.uncovered, self.off)
         return change
 
     def _record(self, prompt: int, kind: str, label: str, now: Scan, delta: dict, gone: list) -> None:

@@ -78,8 +78,11 @@ def test_every_cap_leaves_the_file_uncovered_with_its_reason(tmp_path, workspace
     change = Snapshots(tmp_path / "cp", workspace, limits=Limits(file_bytes=80, checkpoint_bytes=50)).checkpoint(BEFORE)
     assert "per-file cap" in change.uncovered["big.bin"] and "per-checkpoint cap" in change.uncovered["other.bin"]
     assert "small.txt" not in change.uncovered
-    timed = Snapshots(tmp_path / "cp2", workspace, limits=Limits(seconds=-1)).checkpoint(BEFORE)
-    assert "the scan stopped (over -1 s); 3 files not checked" in timed.note
+    timed = Snapshots(tmp_path / "cp2", workspace, limits=Limits(seconds=-1))
+    assert "the scan stopped (over -1 s); " in timed.checkpoint(BEFORE).note
+    assert "checkpoints are off for the rest of this session" in timed.off  # not waited out at every command
+    many = Snapshots(tmp_path / "cp3", workspace, limits=Limits(files=2)).checkpoint(BEFORE)
+    assert "the listing stopped (more than 2 files" in many.note
 
 
 def test_restore_never_writes_through_a_directory_swapped_for_a_symlink(tmp_path, workspace):
