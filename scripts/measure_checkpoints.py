@@ -125,7 +125,7 @@ def session_of_steps(files: int, steps: int) -> None:
         runtime.close()
         server.close()
         cp = home / "checkpoints" / "bench"
-        blobs, index = stored(cp), (cp / "workspace.jsonl").stat().st_size
+        blobs, index = stored(cp), next(cp.glob("workspace-*.jsonl")).stat().st_size
         pack_index = (cp / "packs" / "packs.idx").stat().st_size
         print(f"\n{steps} steps, a command each, on {files:,} files: {wall:.1f} s in all")
         print(f"checkpoints: {len(spent)} taken, {sum(spent):.1f} s ({statistics.median(spent) * 1000:.0f} ms median)")

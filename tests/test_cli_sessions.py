@@ -232,7 +232,7 @@ def test_p_rewinds_a_session_forks_it_and_rm_takes_its_checkpoints(server, works
     assert ask(server, workspace, "hi", "--fork", "s1", "--session", "s2").returncode == 0
     listing = cli("sessions", cwd=workspace).stdout
     assert "(fork of s1)" in listing and "s1 " in listing  # the family, and the original still there
-    assert (isolated_home / "checkpoints" / "s2" / "workspace.jsonl").exists()
+    assert list((isolated_home / "checkpoints" / "s2").glob("workspace-*.jsonl"))  # the snapshots came along
     assert cli("sessions", "rm", "s2", cwd=workspace).returncode == 0
     assert not (isolated_home / "checkpoints" / "s2").exists()
     fresh = ask(server, workspace, "x", "--rewind", "1")  # a new session has nothing to rewind: said, nothing run

@@ -2,8 +2,9 @@
 
 Kept beside the session's write_file/edit_file checkpoints, outside the workspace and never in
 its .git: `$NANOHERMES_HOME/checkpoints/SESSION/packs/` (each content once, compressed:
-storage/blobs.py) and `workspace.jsonl`, one line per snapshot holding only what differs from the
-snapshot before it (the first holds the whole manifest: path → size, mtime, ctime, hash, mode).
+storage/blobs.py) and `workspace-HASH.jsonl` (one per workspace path), a line per snapshot
+holding only what differs from the snapshot before it (the first holds the whole manifest:
+path → size, mtime, ctime, hash, mode).
 A snapshot is taken before a turn's first change and around every command that may write
 (loop/changes.py); a line is written only when something changed, or to mark a turn's start.
 Each line names the user prompt (its serial in the session, storage/session.py) whose turn took
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nanohermes.fileio import read_bounded
-from nanohermes.storage.blobs import BlobStore
+from nanohermes.storage.blobs import BlobStore, digest
 from nanohermes.storage.scan import DEFAULT_LIMITS, SHA, SIZE, WHY, Entry, Limits, Scan, scan
 
 BEFORE = "before"  # before a change: the state a rewind to this turn restores
@@ -96,7 +97,8 @@ class Snapshots:
         `prompt()`: the serial of the user prompt whose turn is running."""
         self.root, self.workspace, self.exclude, self.limits = root, Path(workspace).resolve(), exclude, limits
         self.prompt = prompt
-        self.index = root / "workspace.jsonl"
+        # one index per workspace: a session resumed in another directory must never restore the first one's files
+        self.index = root / f"workspace-{digest(str(self.workspace).encode())[:12]}.jsonl"
         self.blobs = BlobStore(root)
         self._records: list[Record] | None = None
         self._deltas: list[tuple[dict, list]] = []
