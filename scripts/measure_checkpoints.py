@@ -140,7 +140,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=500)
     args = parser.parse_args()
     per_checkpoint(args.files)
-    session_of_steps(args.files, args.steps)
+    if args.steps:
+        session_of_steps(args.files, args.steps)
 
 
 if __name__ == "__main__":

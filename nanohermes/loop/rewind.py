@@ -96,6 +96,7 @@ def _conversation(agent, keep: int, prompt: Prompt) -> int:
     before = agent.messages[1:]
     agent.session.record_rewind(before, state.messages, keep)
     agent.transcript.messages = [agent.messages[0], *state.messages]
+    agent.keeper.reset()  # the compaction history belonged to the longer conversation
     return max(0, len(before) - len(state.messages))
 
 

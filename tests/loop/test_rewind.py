@@ -147,3 +147,14 @@ def test_rewind_puts_back_what_commands_changed_and_each_side_alone(server, work
     assert any("rewound the conversation" in str(m.get("content")) for m in sent)
     assert [m["content"] for m in sent if m["role"] == "user"][-1].startswith("next")
     again.close()
+
+
+def test_no_snapshot_is_taken_for_a_command_confined_read_only(server, workspace, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (workspace / "a.txt").write_text("a")
+    config = load_config(base_url=server.url, workspace=workspace, mode="auto", sandbox_level="read-only")
+    runtime = build_runtime(config, None, lambda event: None, approve=None)
+    server.add(call("run_command", {"command": "cat a.txt"}), text("read"))
+    runtime.agent.run_turn("read it")
+    runtime.close()
+    assert runtime.snapshots.records() == [] and "[files:" not in runtime.agent.messages[-2]["content"]
