@@ -75,13 +75,12 @@ def _files(report: Report, snapshots: Snapshots, confirm: Callable[[list[str]], 
     if start is None:  # no change recorded since that request
         report.unchanged, report.files = True, restore.Outcome()
         return
-    target, complete = start
     left, _ = snapshots.latest()
     now = snapshots.look()
-    todo = restore.plan(target, complete, now.entries, left)
+    todo = restore.plan(start.entries, start.complete, now.entries, left, start.outside)
     overwrite = bool(todo.conflicts) and confirm(todo.conflicts)
     snapshots.checkpoint(REWIND, "rewind", now=now)  # what the rewind found: a later rewind can bring it back
-    report.files = restore.apply(todo, target, snapshots.workspace, snapshots.blobs, overwrite)
+    report.files = restore.apply(todo, start.entries, snapshots.workspace, snapshots.blobs, overwrite)
     snapshots.checkpoint(RESTORED, "rewind")
 
 

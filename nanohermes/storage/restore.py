@@ -2,10 +2,11 @@
 
 `plan` is pure: from the manifest to restore, the workspace now and what the agent last left,
 it lists the files to write back and to remove, those it cannot (not covered: over a cap, or
-unreadable when the snapshot was taken) and the conflicts — files that differ from what the
-agent last left, so someone else changed them: those are never overwritten unless the caller
-says so. `apply` writes relative to directories opened from / without following a symlink
-(checkpoints.open_directory_nofollow): a directory swapped for a link cannot lead a write out.
+unreadable when the snapshot was taken) and the conflicts — files someone else changed: they
+differ from what the agent last left, or a snapshot before a later turn found them changed.
+Those are never overwritten unless the caller says so. `apply` writes relative to directories
+opened from / without following a symlink (checkpoints.open_below): a directory swapped for a
+link cannot lead a write out.
 """
 
 from __future__ import annotations
@@ -44,8 +45,12 @@ class Outcome:
     uncovered: dict[str, str] = field(default_factory=dict)
 
 
-def plan(target: dict[str, Entry], complete: bool, now: dict[str, Entry], left: dict[str, Entry]) -> Plan:
-    """What restoring `target` (its scan `complete` or not) changes in the workspace `now`."""
+def plan(
+    target: dict[str, Entry], complete: bool, now: dict[str, Entry], left: dict[str, Entry], outside: set[str]
+) -> Plan:
+    """What restoring `target` (its scan `complete` or not) changes in the workspace `now`; a file
+    that differs from what the agent `left`, or is among those changed `outside` NanoHermes
+    since the target (a snapshot before a later turn found it changed), is a conflict."""
     result = Plan()
     for path in sorted(target.keys() | now.keys()):
         want, have = target.get(path), now.get(path)
@@ -58,7 +63,7 @@ def plan(target: dict[str, Entry], complete: bool, now: dict[str, Entry], left: 
             result.uncovered[path] = want[WHY] or "not covered"
             continue
         (result.write if want is not None else result.remove).append(path)
-        if identity(have) != identity(left.get(path)):
+        if identity(have) != identity(left.get(path)) or path in outside:
             result.conflicts.append(path)
     return result
 

@@ -39,7 +39,7 @@ class Record:
     kind: str
     label: str  # the command's program, for "pytest changed 2 files"
     time: float
-    paths: frozenset[str]  # what differs from the snapshot before
+    paths: frozenset[str]  # whose content differs from the snapshot before
     complete: bool = True
 
 
@@ -84,6 +84,15 @@ def change_between(old: dict[str, Entry], new: dict[str, Entry], note: str = "")
     return Change(created, changed, removed, uncovered, note)
 
 
+@dataclass(frozen=True)
+class Start:
+    """The files as a turn found them, for /rewind."""
+
+    entries: dict[str, Entry]
+    complete: bool  # its scan saw every file
+    outside: set[str]  # changed since by someone else: a snapshot before a turn found them changed
+
+
 class Snapshots:
     def __init__(
         self,
@@ -124,17 +133,19 @@ class Snapshots:
         delta = {p: e for p, e in now.entries.items() if self._entries.get(p) != e}
         gone = sorted(self._entries.keys() - now.entries.keys())
         if delta or gone or starts or now.complete != self._complete:
-            self._record(prompt, kind, label, now, delta, gone)
+            changed = [*change.created, *change.changed, *change.removed] if records else []  # the first: a baseline
+            self._record(prompt, kind, label, now, delta, gone, changed)
         self._entries, self._scanned_ns, self._complete = now.entries, now.started_ns, now.complete
         if not now.complete:  # each command would wait out the limit again: stop, and say so once
             self.off = f"{now.note}; workspace checkpoints are off for the rest of this session"
             change = Change(change.created, change.changed, change.removed, change.uncovered, self.off)
         return change
 
-    def _record(self, prompt: int, kind: str, label: str, now: Scan, delta: dict, gone: list) -> None:
+    def _record(self, prompt: int, kind: str, label: str, now: Scan, delta: dict, gone: list, changed: list) -> None:
         seq = len(self._records or []) + 1
         line = {"seq": seq, "prompt": prompt, "kind": kind, "label": label, "time": time.time()}
         line |= {"scanned_ns": now.started_ns, "complete": now.complete, "set": delta, "gone": gone}
+        line["changed"] = sorted(changed)  # by content: a touch is in `set`, not here
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.index, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with open(fd, "a", encoding="utf-8") as f:
@@ -155,14 +166,17 @@ class Snapshots:
         self._load()
         return dict(self._entries), self._complete
 
-    def start_of(self, prompt: int) -> tuple[dict[str, Entry], bool] | None:
+    def start_of(self, prompt: int) -> Start | None:
         """The files before the turn of prompt `prompt` first changed them (its serial, or the
         first later one that has snapshots); None when nothing was recorded since."""
         records = self.records()
         first = next((r for r in records if r.prompt >= prompt), None)
         if first is None:
             return None
-        return self.manifest_at(first.seq if first.kind in STARTS else first.seq - 1)
+        seq = first.seq if first.kind in STARTS else first.seq - 1
+        entries, complete = self.manifest_at(seq)
+        outside = set().union(*(r.paths for r in records if r.seq > seq and r.kind in STARTS))
+        return Start(entries, complete, outside)
 
     def manifest_at(self, seq: int) -> tuple[dict[str, Entry], bool]:
         entries: dict[str, Entry] = {}
@@ -199,7 +213,7 @@ class Snapshots:
     def _remember(self, line: dict) -> None:
         delta = {str(p): tuple(e) for p, e in line["set"].items()}
         gone = [str(p) for p in line["gone"]]
-        paths = frozenset(delta) | frozenset(gone)
+        paths = frozenset(str(p) for p in line.get("changed", [*delta, *gone]))
         fields = (int(line["seq"]), int(line["prompt"]), str(line["kind"]), str(line["label"]), float(line["time"]))
         record = Record(*fields, paths, bool(line.get("complete", True)))
         self._records.append(record)

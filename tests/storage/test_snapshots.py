@@ -36,10 +36,10 @@ def put(root, files: dict[str, bytes], old: bool = False) -> None:
 
 
 def restore_to(snaps: Snapshots, prompt_serial: int, overwrite: bool = True) -> restore.Outcome:
-    target, complete = snaps.start_of(prompt_serial)
+    start = snaps.start_of(prompt_serial)
     left, _ = snaps.latest()
-    todo = restore.plan(target, complete, snaps.look().entries, left)
-    return restore.apply(todo, target, snaps.workspace, snaps.blobs, overwrite)
+    todo = restore.plan(start.entries, start.complete, snaps.look().entries, left, start.outside)
+    return restore.apply(todo, start.entries, snaps.workspace, snaps.blobs, overwrite)
 
 
 def test_an_unchanged_file_is_not_read_again_and_a_same_size_edit_is_still_seen(tmp_path, workspace):
@@ -83,6 +83,23 @@ def test_every_cap_leaves_the_file_uncovered_with_its_reason(tmp_path, workspace
     assert "checkpoints are off for the rest of this session" in timed.off  # not waited out at every command
     many = Snapshots(tmp_path / "cp3", workspace, limits=Limits(files=2)).checkpoint(BEFORE)
     assert "the listing stopped (more than 2 files" in many.note
+
+
+def test_a_change_made_between_turns_is_asked_about_even_after_a_later_snapshot_saw_it(tmp_path, workspace):
+    serial = [1]
+    put(workspace, {"agent.py": b"v1", "mine.txt": b"mine v1"})
+    snaps = Snapshots(tmp_path / "cp", workspace, prompt=lambda: serial[0])
+    snaps.checkpoint(BEFORE)
+    put(workspace, {"agent.py": b"v2"})
+    snaps.checkpoint(AFTER, "sed")
+    put(workspace, {"mine.txt": b"mine v2"})  # the user, between turns
+    serial[0] = 2
+    snaps.checkpoint(BEFORE)  # the next turn's first command: its snapshot sees the user's edit
+    put(workspace, {"agent.py": b"v3"})
+    snaps.checkpoint(AFTER, "sed")
+    outcome = restore_to(snaps, 1, overwrite=False)
+    assert outcome.written == ["agent.py"] and outcome.kept == ["mine.txt"]
+    assert (workspace / "mine.txt").read_bytes() == b"mine v2" and (workspace / "agent.py").read_bytes() == b"v1"
 
 
 def test_restore_never_writes_through_a_directory_swapped_for_a_symlink(tmp_path, workspace):

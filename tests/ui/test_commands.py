@@ -127,7 +127,7 @@ def test_rewind_picker_lists_requests_with_what_changed_since_and_asks_what_to_r
     repl.ask = lambda question: next(answers)
     run_slash_command(repl, "/rewind")
     picker, outcome = repl.out[-2], repl.out[-1]
-    assert "1. say hi" in picker and "2. make two files · 2 file(s) changed since" in picker
+    assert "1. say hi\n" in picker and "2. make two files · 2 file(s) changed since" in picker
     assert "rewound code to before: make two files" in outcome and "removed 2: one.txt, two.txt" in outcome
     assert not (workspace / "one.txt").exists() and "say hi" in str(repl.runtime.agent.messages)
     run_slash_command(repl, "/rewind 9")
