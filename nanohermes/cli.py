@@ -117,6 +117,15 @@ def run(
     trust_workspace: bool = typer.Option(
         False, "--trust-workspace", help="Trust the hooks of this workspace's .nanohermes/config.toml (kept)."
     ),
+    fork: str | None = typer.Option(
+        None, "--fork", metavar="SESSION", help="Start a new session copied from SESSION (which stays as it is)."
+    ),
+    rewind: str | None = typer.Option(
+        None,
+        "--rewind",
+        metavar="N[:WHAT]",
+        help="With -p: first rewind to before the Nth last request; WHAT: both (default) | code | chat.",
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -131,6 +140,10 @@ def run(
         _fail(f"--workspace {workspace} is not a directory.", EXIT_USAGE)
     if continue_ and session:
         _fail("--continue and --session both choose a session; use one or the other.", EXIT_USAGE)
+    if fork and continue_:
+        _fail("--fork names the session to copy; --continue picks one too: use one or the other.", EXIT_USAGE)
+    if rewind and prompt is None:
+        _fail("--rewind applies to -p runs; in the REPL use /rewind.", EXIT_USAGE)
     if output_format != "text" and prompt is None:
         _fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
     try:
@@ -151,8 +164,12 @@ def run(
 
         if config.sandbox is None or config.sandbox.level != "off":
             probe_soon()  # bwrap's test run overlaps the imports before the runtime is built
+        if fork:
+            from nanohermes.storage.fork import fork_session
+
+            session = fork_session(config.home, fork, session)
         if prompt is not None:
-            code = _one_shot(config, prompt, session, output_format, trust_workspace)
+            code = _one_shot(config, prompt, session, output_format, trust_workspace, rewind)
         else:
             from nanohermes.ui.repl import run_repl
 
@@ -211,7 +228,9 @@ def _latest_session(config) -> str:
     return latest.name
 
 
-def _one_shot(config, prompt: str, session_name: str | None, output_format: str, trust: bool = False) -> int:
+def _one_shot(
+    config, prompt: str, session_name: str | None, output_format: str, trust: bool = False, rewind: str | None = None
+) -> int:
     from nanohermes.errors import NanoHermesError
     from nanohermes.piped import read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
@@ -228,6 +247,11 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str,
     try:
         output.started(*start_lines(runtime))
         task = _custom_command_prompt(task, runtime, output)
+        if rewind:
+            from nanohermes.ui.rewind_commands import rewind_for_script
+
+            for line in rewind_for_script(runtime, rewind):
+                _error(line)
         result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))

@@ -25,6 +25,7 @@ from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
 from nanohermes.sandbox.probe import assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.session import Session
+from nanohermes.storage.snapshots import Snapshots
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
@@ -46,6 +47,7 @@ class Runtime:
     configured: ConfiguredTools | None = None  # web_search and the MCP servers, when config.toml has them
     sandbox: Policy | None = None  # what confines commands (None: the level is off)
     sandbox_summary: str = ""  # what is enforced here and what is not, said once at start
+    snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind
 
     def reset(self) -> None:
         self.prompt.rebuild()
@@ -77,6 +79,8 @@ class Runtime:
                 self.configured.close()
             if self.sandbox is not None:  # the session's private temp dir goes with it
                 shutil.rmtree(self.sandbox.temp_dir, ignore_errors=True)
+            if self.snapshots is not None:
+                self.snapshots.close()
             self.session.close()
 
 
@@ -118,6 +122,9 @@ def build_runtime(
         provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
+        snapshots = Snapshots(
+            checkpoints.root, config.workspace, config.home.resolve(), prompt=lambda: session.state.prompt_serial
+        )
         ctx = ToolContext(
             tasks=BackgroundTasks(),
             workspace=config.workspace,
@@ -128,6 +135,7 @@ def build_runtime(
             skills=skills,
             outputs=outputs,
             checkpoints=checkpoints,
+            snapshots=snapshots,
             redactor=redactor,
             sandbox=sandbox,
         )
@@ -153,7 +161,7 @@ def build_runtime(
         if sandbox is not None:
             shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
-    return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary)
+    return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary, snapshots)
 
 
 def approvals_for(

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from nanohermes.cli import app
 from nanohermes.storage.session import Session
-from tests.support.scripted_server import text
+from tests.support.scripted_server import call, text
 
 DAY_S = 86_400
 
@@ -220,3 +220,20 @@ def test_sessions_titles_are_cut_to_the_terminal_width_and_no_row_overflows(serv
     assert len(listed) == 3 and all(cell_width(row) <= columns for row in listed), rows
     long_row = next(row for row in listed if row.startswith("long-one"))
     assert long_row.endswith("…") and "refactor the parser" in long_row  # the title shows, cut
+
+
+def test_p_rewinds_a_session_forks_it_and_rm_takes_its_checkpoints(server, workspace, isolated_home):
+    server.add(call("run_command", {"command": "echo one > x.txt"}), text("made"), text("again"), text("forked"))
+    assert ask(server, workspace, "make x", "--session", "s1", "--yes").returncode == 0
+    assert (workspace / "x.txt").exists()
+    rewound = ask(server, workspace, "again", "--session", "s1", "--rewind", "1:code", "--yes")
+    assert rewound.returncode == 0 and "rewound code to before: make x" in rewound.stderr
+    assert not (workspace / "x.txt").exists()  # the command's file is gone
+    assert ask(server, workspace, "hi", "--fork", "s1", "--session", "s2").returncode == 0
+    listing = cli("sessions", cwd=workspace).stdout
+    assert "(fork of s1)" in listing and "s1 " in listing  # the family, and the original still there
+    assert list((isolated_home / "checkpoints" / "s2").glob("workspace-*.jsonl"))  # the snapshots came along
+    assert cli("sessions", "rm", "s2", cwd=workspace).returncode == 0
+    assert not (isolated_home / "checkpoints" / "s2").exists()
+    fresh = ask(server, workspace, "x", "--rewind", "1")  # a new session has nothing to rewind: said, nothing run
+    assert fresh.returncode == 1 and "no request 1 back: this session has 0" in fresh.stderr

@@ -19,6 +19,7 @@ from nanohermes.calls import ResultFacts
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.hooks import Hooks
+from nanohermes.loop import changes
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
 from nanohermes.loop.together import Together
@@ -142,16 +143,20 @@ class ToolRunner:
         return ToolResult(ready.refusal, ready.refusal, ok=False), 0.0
 
     def _run_here(self, turn: Turn, ready: _Ready) -> tuple[ToolResult, float]:
-        """One call on this thread (a write, a command, a lone read); a call Ctrl-C stopped keeps what it had."""
+        """One call on this thread (a write, a command, a lone read); a call Ctrl-C stopped keeps what it had.
+        A call that may write is snapshotted before and after (loop/changes.py)."""
+        watch = changes.before(ready.ctx, ready.call.name, ready.call.arguments, self.emit)
         started = time.monotonic()
         try:
-            return self._run_read(turn, ready)
+            result, seconds = self._run_read(turn, ready)
         except ToolInterrupted as stop:  # the Agent answers the call with stop.answer
             try:
+                changes.after(ready.ctx, watch, ToolResult("", ""), self.emit)  # what it changed before it stopped
                 self._keep_interrupted(ready, stop, time.monotonic() - started)
             except Exception:  # a front end already gone (an editor that closed) must not cost the call its answer
                 pass
             raise
+        return changes.after(ready.ctx, watch, result, self.emit), seconds
 
     def _run_read(self, turn: Turn, ready: _Ready) -> tuple[ToolResult, float]:
         """(the result, the seconds it took to run); touches nothing shared but the tool's own stores."""

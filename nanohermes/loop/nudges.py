@@ -226,5 +226,15 @@ def final_answer(stop: StopTurn) -> Nudge:
     return Nudge("final_answer", FINAL_ANSWER_REQUEST.format(why=TO_MODEL[stop.code]), "")
 
 
+REWOUND = "rewound"  # the kind of the note /rewind leaves (loop/rewind.py)
+REWOUND_NOTE = "[NanoHermes: {what}.]"
+REWOUND_ACK = "Understood."  # the note's answer: strict chat templates need the roles to alternate
+
+
+def rewound(what: str) -> str:
+    """The note that tells the model what /rewind took back."""
+    return REWOUND_NOTE.format(what=what)
+
+
 def _names(schemas: list[dict]) -> list[str]:
     return [s["function"]["name"] for s in schemas]

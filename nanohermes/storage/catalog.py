@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ class SessionInfo:
     workspace: str | None = None  # None: written before sessions recorded it
     unreadable: bool = False
     parent: str | None = None  # a helper agent's session: the session that started it
+    forked_from: str | None = None  # a fork's: the session it was forked from (storage/fork.py)
 
 
 def list_sessions(home: Path) -> list[SessionInfo]:
@@ -101,6 +103,8 @@ def _head_fields(head: bytes, whole: bool) -> dict:
             fields["workspace"] = event["workspace"]
         if event.get("type") == "meta" and isinstance(event.get("parent"), str):
             fields["parent"] = event["parent"]
+        if event.get("type") == "meta" and isinstance(event.get("forked_from"), str):
+            fields["forked_from"] = event["forked_from"]
         elif event.get("type") == "title":
             fields["title"] = str(event.get("title") or "")
     return fields
@@ -152,7 +156,8 @@ def _parse(line: bytes, prefixes: tuple[bytes, ...]) -> dict | None:
 
 
 def remove_session(home: Path, name: str) -> None:
-    """Delete a session's file; SessionError if there is none or another process has it open."""
+    """Delete a session's file and its checkpoints (storage/checkpoints.py, snapshots.py);
+    SessionError if there is none or another process has it open."""
     path = home / "sessions" / f"{check_name(name)}.jsonl"
     if not path.exists():
         raise SessionError(f"No session named {name!r}; `nanohermes sessions --all` lists them.")
@@ -164,6 +169,7 @@ def remove_session(home: Path, name: str) -> None:
         raise SessionError(f"Session {name!r} is in use by another nanohermes process; it was not removed.") from None
     try:
         path.unlink(missing_ok=True)
+        shutil.rmtree(home / "checkpoints" / name, ignore_errors=True)
         lock_path.unlink(missing_ok=True)
     finally:
         lock.release()

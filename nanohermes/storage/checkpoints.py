@@ -10,7 +10,6 @@ failed write leaves no checkpoint and a checkpoint that cannot be saved stops th
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import secrets
@@ -20,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nanohermes.fileio import NotRegularFile, open_regular, read_bounded
+from nanohermes.storage.blobs import digest, put_blob
 
 # An old content above this is not kept (write_file may overwrite a huge file): the change
 # is recorded, and /undo says it cannot restore it. Same limit as the file tools' reads.
@@ -59,10 +59,6 @@ class Checkpoint:
 class UndoOutcome:
     status: str  # UNDONE | NOTHING | CHANGED_SINCE | NOT_KEPT
     checkpoint: Checkpoint | None = None
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 class Checkpoints:
@@ -118,7 +114,7 @@ class Checkpoints:
             return UndoOutcome(NOTHING)
         last = live[-1]
         try:
-            parent = _open_directory_nofollow(Path(last.path).parent)
+            parent = open_directory_nofollow(Path(last.path).parent)
         except SymlinkOnPath:
             return UndoOutcome(THROUGH_SYMLINK, last)
         except (FileNotFoundError, NotADirectoryError):
@@ -142,7 +138,7 @@ class Checkpoints:
             if exc.errno != errno.ELOOP:  # O_NOFOLLOW met a symlink
                 raise
             return UndoOutcome(THROUGH_SYMLINK, last)
-        if len(current) > MAX_READ_BYTES or _digest(current) != last.after:
+        if len(current) > MAX_READ_BYTES or digest(current) != last.after:
             return UndoOutcome(CHANGED_SINCE, last)
         if not last.kept:
             return UndoOutcome(NOT_KEPT, last)
@@ -151,7 +147,7 @@ class Checkpoints:
         except OSError:
             return UndoOutcome(MISSING, last)
         if last.existed:
-            _replace_in(parent, name, before, mode)
+            replace_in(parent, name, before, mode)
         else:
             os.unlink(name, dir_fd=parent)  # the name itself: a regular file a moment ago, never followed
         return UndoOutcome(UNDONE, last)
@@ -182,16 +178,7 @@ class Checkpoints:
         return [changes[seq] for seq in sorted(changes)]
 
     def _put(self, data: bytes) -> str:
-        name = _digest(data)
-        blobs = self.root / "blobs"
-        blobs.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = blobs / name
-        if not path.exists():
-            tmp = blobs / f".{name}.{os.getpid()}.tmp"
-            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        return name
+        return put_blob(self.root / "blobs", data)
 
     def _append(self, record: dict) -> None:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -204,16 +191,30 @@ class SymlinkOnPath(OSError):
     """A component of a kept path is a symlink now."""
 
 
-def _open_directory_nofollow(directory: Path) -> int:
+def open_directory_nofollow(directory: Path) -> int:
     """A descriptor of `directory` (absolute), opened from / one component at a time;
     SymlinkOnPath when a component is a symlink, NotADirectoryError or FileNotFoundError when
     it is something else or gone."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open("/", flags)
+    return open_below(os.open("/", _DIRECTORY_FLAGS), directory.parts[1:])
+
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_below(fd: int, parts, create: bool = False) -> int:
+    """The directory `parts` below the open directory `fd` (which this takes and closes), a
+    component at a time, never through a symlink (SymlinkOnPath); a missing one made if `create`."""
     try:
-        for part in directory.parts[1:]:
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise OSError(errno.EINVAL, "not a plain path component", part)
             try:
-                inner = os.open(part, flags, dir_fd=fd)
+                inner = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                inner = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
             except OSError as exc:  # Linux says ENOTDIR of a symlink opened so, others ELOOP
                 if exc.errno in (errno.ENOTDIR, errno.ELOOP) and stat.S_ISLNK(os.lstat(part, dir_fd=fd).st_mode):
                     raise SymlinkOnPath(errno.ELOOP, "a symbolic link on the path", part) from None
@@ -226,7 +227,7 @@ def _open_directory_nofollow(directory: Path) -> int:
         raise
 
 
-def _replace_in(parent: int, name: str, data: bytes, mode: int) -> None:
+def replace_in(parent: int, name: str, data: bytes, mode: int) -> None:
     """`name` in the directory `parent` replaced by `data` in one rename, keeping `mode`."""
     tmp = f".{name}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)

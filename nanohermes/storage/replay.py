@@ -33,6 +33,12 @@ def title_of(text: str) -> str:
     return " ".join(str(text).split())[:TITLE_MAX_CHARS]
 
 
+def first_line(content) -> str:
+    """A request's first non-empty line, cut: how a picker names it."""
+    text = content if isinstance(content, str) else ""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:TITLE_MAX_CHARS]
+
+
 @dataclass(frozen=True)
 class StoredOutput:
     """A tool output left in the session file: the line it is on, read back on demand."""
@@ -50,6 +56,16 @@ class StoredOutput:
         return str(event["message"].get("content") or "")
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """A request the user made: its serial in the file (1, 2, …; never reused, a rewound one
+    keeps its number), where its event starts, and its first line."""
+
+    serial: int
+    offset: int
+    line: str
+
+
 @dataclass
 class SessionState:
     """What replaying a session file gives back."""
@@ -62,6 +78,9 @@ class SessionState:
     cut_or_cleared: bool = False  # some output was clamped or compacted away: recall has a use
     workspace: str | None = None  # where the session was started (None in files from before workspaces were recorded)
     title: str | None = None  # the first request
+    prompts: list[Prompt] = field(default_factory=list)  # the user's requests in the conversation, oldest first
+    prompt_serial: int = 0  # user requests recorded in the file, rewound ones too
+    forked_from: str | None = None  # the session this one was forked from
 
 
 def replay(f: BinaryIO, path: Path) -> tuple[SessionState, int | None]:
@@ -139,8 +158,14 @@ def _apply(state: SessionState, event: dict, where: StoredOutput) -> None:
         state.cut_or_cleared = True
     elif kind == "reset":
         state.messages = []
+    elif kind == "rewind":  # /rewind: the conversation as it was before a request
+        state.messages = [
+            state.messages[item] if isinstance(item, int) else checked_message(item) for item in event["messages"]
+        ]
+        del state.prompts[int(event["prompts"]) :]
     elif kind == "meta":
         state.workspace = event.get("workspace")
+        state.forked_from = event.get("forked_from")
     elif kind == "title":
         state.title = str(event["title"])
 
@@ -153,6 +178,9 @@ def _apply_message(state: SessionState, event: dict, where: StoredOutput) -> Non
         content = with_attachment(str(message.get("content") or ""), str(event.get("files") or ""))
         message = {**message, "content": attach_block(content, str(event.get("memory") or ""))}
     message = tagged(message, event.get("synthetic") and str(event["synthetic"]))
+    if message["role"] == "user" and not event.get("synthetic"):
+        state.prompt_serial += 1
+        state.prompts.append(Prompt(state.prompt_serial, where.offset, first_line(message.get("content"))))
     state.messages.append(message)
     state.total_messages += 1
     if message["role"] == "tool":  # what recall returns unless a fuller output follows

@@ -1,9 +1,10 @@
 """Sessions: `$NANOHERMES_HOME/sessions/NAME.jsonl`, append-only events, one writer at a time.
 
 Events (one JSON object per line):
-  {"type": "meta", "version": 1, "created": ..., "workspace": ..., "parent": ...}
+  {"type": "meta", "version": 1, "created": ..., "workspace": ..., "parent": ..., "forked_from": ...}
                                                   first line (older files lack the workspace); a
-                                                  helper agent's session names its parent's
+                                                  helper agent's session names its parent's, a
+                                                  fork (storage/fork.py) the session it came from
   {"type": "title", "title": ...}                 the first request (whitespace collapsed, cut), written
                                                   just before it, so listing reads it from the head
   {"type": "message", "message": {...}, "facts": {...}, "memory": "...", "files": "...", "synthetic": "..."}
@@ -21,6 +22,10 @@ Events (one JSON object per line):
                                                   (summary, placeholder, trim); and what it did
   {"type": "usage", ...}                          one request's tokens, cached tokens and chars
   {"type": "reset"}                               /reset: the conversation starts over
+  {"type": "rewind", "prompts": k, "messages": [3, {...}, ...]}
+                                                  /rewind: the working set as it was before the
+                                                  request k + 1 (indices into the one before, as
+                                                  a compaction); later requests leave the list
   {"type": "stats", "messages": n, "title": ..., "workspace": ...}
                                                   written on close: listing reads it from the tail
                                                   instead of counting a file that may be hundreds of MB
@@ -42,7 +47,15 @@ from pathlib import Path
 from nanohermes.errors import SessionError
 from nanohermes.fileio import open_regular
 from nanohermes.storage.locking import FileLock, LockTimeout
-from nanohermes.storage.replay import TITLE_MAX_CHARS, SessionState, encode_working_set, replay, title_of
+from nanohermes.storage.replay import (
+    TITLE_MAX_CHARS,
+    Prompt,
+    SessionState,
+    encode_working_set,
+    first_line,
+    replay,
+    title_of,
+)
 from nanohermes.synthetic import synthetic_kind, untagged
 from nanohermes.text import valid_unicode_in
 
@@ -202,6 +215,10 @@ class Session:
         if self.state.title is None and message.get("role") == "user":
             self.state.title = title_of(message.get("content") or "")
             self.append({"type": "title", "title": self.state.title})
+        if message.get("role") == "user" and not synthetic_kind(message):
+            self.state.prompt_serial += 1
+            offset = os.fstat(self._file.fileno()).st_size  # every event is flushed whole: the file's end
+            self.state.prompts.append(Prompt(self.state.prompt_serial, offset, first_line(message.get("content"))))
         self.state.total_messages += 1
         event = {"type": "message", "message": untagged(message)}
         if kind := synthetic_kind(message):
@@ -228,6 +245,14 @@ class Session:
 
     def record_reset(self) -> None:
         self.append({"type": "reset"})
+
+    def record_rewind(self, before: list[dict], after: list[dict], prompts: int) -> None:
+        """/rewind: the working set `after` (system excluded), as the conversation was before
+        its request number `prompts` + 1; messages still in `before` are named by index."""
+        index = {json.dumps(m, sort_keys=True): i for i, m in enumerate(before)}
+        encoded = [index.get(json.dumps(m, sort_keys=True), m) for m in after]
+        self.append({"type": "rewind", "prompts": prompts, "messages": encoded})
+        del self.state.prompts[prompts:]
 
     def size_bytes(self) -> int:
         return self.path.stat().st_size if self.path.exists() else 0

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from nanohermes.prompt.skills import Skills
     from nanohermes.sandbox.policy import Policy
     from nanohermes.storage.checkpoints import Checkpoints
+    from nanohermes.storage.snapshots import Snapshots
     from nanohermes.tools.background import BackgroundTasks
 
 
@@ -48,6 +49,7 @@ class ToolContext:
     subagents: Subagents | None = None  # runs helper agents for `task` (None inside a helper)
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
+    snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind (loop/changes.py)
     sandbox: Policy | None = None  # commands run confined by it (sandbox/); None: unconfined
     call_id: str = ""  # the call being run (set by the loop for each call)
     progress: Callable[[str], None] | None = None  # a long tool reports its latest output here, throttled

@@ -11,6 +11,7 @@ from nanohermes.ui import (
     mcp_commands,
     memory_commands,
     permission_commands,
+    rewind_commands,
     session_commands,
     show_commands,
     switch_commands,
@@ -25,6 +26,7 @@ HELP_ORDER = (
     show_commands,  # /show
     memory_commands,  # /memory
     edit_commands,  # /diff, /undo
+    rewind_commands,  # /rewind, /fork
     permission_commands,  # /permissions
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks

@@ -56,7 +56,9 @@ def diff_lines(checkpoints: Checkpoints | None) -> list[Line]:
     except OSError as exc:  # the index is not a file (a FIFO), or too big
         return _failed("cannot read the checkpoints", exc)
     if not changes:
-        return [[("no changes in this session (write_file and edit_file are tracked; commands are not)", "dim")]]
+        return [
+            [("no write_file or edit_file changes in this session (what commands changed: /rewind lists it)", "dim")]
+        ]
     first: dict[str, Checkpoint] = {}
     counts: dict[str, int] = {}
     for change in changes:

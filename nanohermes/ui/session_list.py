@@ -97,7 +97,8 @@ def session_rows(infos: list[SessionInfo], width: int | None = None, numbered: b
     rows = [pad + "".join(HEADERS[c] + "  " for c in columns) + "TITLE"[: title_chars or None]]
     for n, info in enumerate(infos, 1):
         cells = _cells(info)
-        title = cut(info.title, title_chars) if title_chars else ""
+        family = f"(fork of {info.forked_from}) " if info.forked_from else ""  # the family: a fork names its parent
+        title = cut(family + info.title, title_chars) if title_chars else ""
         rows.append((number(n) + "".join(cells[c] + "  " for c in columns) + title).rstrip())
     return [row[:width].rstrip() if width else row for row in rows]
 

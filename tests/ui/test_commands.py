@@ -114,9 +114,27 @@ def test_help_lists_every_command_in_its_fixed_order(repl):
     listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
     assert listed == [
         *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/cost", "/show"),
-        *("/memory", "/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks", "/mcp", "/init"),
+        *("/memory", "/diff", "/undo", "/rewind", "/fork", "/permissions", "/model", "/mode", "/resume"),
+        *("/tasks", "/mcp", "/init"),
     ]
     assert listed == list(COMMANDS)
+
+
+def test_rewind_picker_lists_requests_with_what_changed_since_and_asks_what_to_restore(repl, server, workspace):
+    server.add(call("run_command", {"command": "echo 1 > one.txt; echo 2 > two.txt"}), text("made"), text("hi"))
+    repl.runtime.agent.run_turn("make two files\nwith details")
+    repl.runtime.agent.run_turn("say hi")
+    answers = iter(["2", "c"])
+    repl.ask = lambda question: next(answers)
+    run_slash_command(repl, "/rewind")
+    picker, outcome = repl.out[-2], repl.out[-1]
+    assert "1. say hi\n" in picker and "2. make two files · 2 file(s) changed since" in picker
+    assert "rewound code to before: make two files" in outcome and "removed 2: one.txt, two.txt" in outcome
+    assert not (workspace / "one.txt").exists() and "say hi" in str(repl.runtime.agent.messages)
+    run_slash_command(repl, "/rewind 9")
+    assert "not rewound: no request 9 back" in repl.out[-1]
+    run_slash_command(repl, "/rewind x y z")
+    assert "usage: /rewind" in repl.out[-1]
 
 
 def test_help_order_does_not_depend_on_which_command_module_was_imported_first():
