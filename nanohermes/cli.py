@@ -1,4 +1,5 @@
-"""Command line: `nanohermes` (REPL), `nanohermes -p TASK` (one-shot), `sessions`, `doctor`.
+"""Command line: `nanohermes` (REPL), `nanohermes -p TASK` (one-shot); the subcommands are in
+subcommands.py, what both share (exit codes, the app, one-line errors) in cli_base.py.
 
 Errors are mapped to one paragraph and an exit code here, and only here."""
 
@@ -10,16 +11,20 @@ from pathlib import Path
 
 import typer
 
-from nanohermes import __version__
-from nanohermes.config import MODES
+from nanohermes import __version__, subcommands  # noqa: F401  (the subcommands join the app)
+from nanohermes.cli_base import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNFINISHED,
+    EXIT_USAGE,
+    Mode,
+    app,
+    error,
+    fail,
+    load,
+)
 
-# Exit codes (README, "Exit codes"): a script can tell a finished task from one that stopped.
-EXIT_OK = 0  # the model answered
-EXIT_FAILURE = 1  # provider, configuration or session error
-EXIT_USAGE = 2  # bad command line
-# Stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask.
-EXIT_UNFINISHED = 3
-EXIT_INTERRUPTED = 130  # Ctrl-C
 # What a one-shot run tells the model (and the user) when an action needed a yes it could not
 # ask for: `{allow}` becomes the --allow flags with the exact rules that would have allowed it.
 CANNOT_ASK_HINT = "The user can allow it by re-running with {allow} (or --yes to allow everything)."
@@ -32,35 +37,7 @@ ASK_RULE_HINT = (
 # the wait to about 5 minutes (README, "When the endpoint is wrong"). A local model on a CPU
 # whose first token takes longer gets more with request_timeout in config.toml.
 ONE_SHOT_DEFAULTS = {"request_timeout": 150.0}
-Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
-
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: no <bool> after flags, and [mcp.servers.NAME] is text, not markup
-    help="NanoHermes: a terminal coding agent for any OpenAI-compatible model.",
-)
-
-
-def _subcommands(name: str, help: str, short_help: str) -> typer.Typer:
-    """A group of subcommands (`nanohermes sessions …`) with the main app's plain help."""
-    group = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None, help=help)
-    app.add_typer(group, name=name, short_help=short_help)
-    return group
-
-
-sessions_app = _subcommands(
-    "sessions",
-    "List saved sessions (this workspace's; --all for every one), remove or prune them.",
-    "List, remove or prune saved sessions.",
-)
-mcp_app = _subcommands(
-    "mcp",
-    "The MCP servers of config.toml ([mcp.servers.NAME]): their state and tools.",
-    "The configured MCP servers and their tools.",
-)
 
 
 def _version(value: bool):
@@ -135,19 +112,19 @@ def run(
     mode = mode.value if mode is not None else None
     output_format = output_format.value
     if yes and mode not in (None, "auto"):
-        _fail(f"--yes approves everything, which contradicts --mode {mode}; use one or the other.", EXIT_USAGE)
+        fail(f"--yes approves everything, which contradicts --mode {mode}; use one or the other.", EXIT_USAGE)
     if workspace is not None and not workspace.is_dir():
-        _fail(f"--workspace {workspace} is not a directory.", EXIT_USAGE)
+        fail(f"--workspace {workspace} is not a directory.", EXIT_USAGE)
     if continue_ and session:
-        _fail("--continue and --session both choose a session; use one or the other.", EXIT_USAGE)
+        fail("--continue and --session both choose a session; use one or the other.", EXIT_USAGE)
     if fork and continue_:
-        _fail("--fork names the session to copy; --continue picks one too: use one or the other.", EXIT_USAGE)
+        fail("--fork names the session to copy; --continue picks one too: use one or the other.", EXIT_USAGE)
     if rewind and prompt is None:
-        _fail("--rewind applies to -p runs; in the REPL use /rewind.", EXIT_USAGE)
+        fail("--rewind applies to -p runs; in the REPL use /rewind.", EXIT_USAGE)
     if output_format != "text" and prompt is None:
-        _fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
+        fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
     try:
-        config = _config(
+        config = load(
             model=model,
             base_url=base_url,
             workspace=workspace,
@@ -185,24 +162,6 @@ def run(
     raise typer.Exit(code)
 
 
-def _config(**flags):
-    from nanohermes.configure import load_config
-
-    return load_config(**flags)
-
-
-def _error(message) -> None:
-    """One line on stderr: its control characters shown (a server's or a file's words may hold ESC)."""
-    from nanohermes.text import neutralize
-
-    print(f"nanohermes: {neutralize(str(message))}", file=sys.stderr, flush=True)
-
-
-def _fail(message: str, code: int = EXIT_FAILURE):
-    _error(message)
-    raise typer.Exit(code)
-
-
 def _report_failure(message: str, output_format: str) -> int:
     """A failure before a run started, as one paragraph on stderr (and as JSON on stdout for scripts)."""
     if output_format != "text":
@@ -211,7 +170,7 @@ def _report_failure(message: str, output_format: str) -> int:
         from nanohermes.ui.script_output import error_dict
 
         print(json.dumps(error_dict(message, EXIT_FAILURE, None), ensure_ascii=False), flush=True)
-    _error(message)
+    error(message)
     return EXIT_FAILURE
 
 
@@ -238,7 +197,7 @@ def _one_shot(
 
     task = read_task() if prompt == "-" else prompt
     if not task.strip():
-        _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
+        fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
     trusts = (lambda hooks: True) if trust else None  # -p asks nothing: the workspace's hooks need the flag
@@ -251,11 +210,11 @@ def _one_shot(
             from nanohermes.ui.rewind_commands import rewind_for_script
 
             for line in rewind_for_script(runtime, rewind):
-                _error(line)
+                error(line)
         result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
-        _error(exc)
+        error(exc)
         return EXIT_FAILURE
     finally:
         runtime.close()
@@ -263,7 +222,7 @@ def _one_shot(
         output(result.usage)
     code, reason, message = _outcome(result, cannot_ask_hint(runtime.agent.approvals.suggested))
     if message:
-        _error(message)
+        error(message)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
 
@@ -310,168 +269,6 @@ def cannot_ask_hint(rules) -> str:
     return CANNOT_ASK_HINT.replace("{allow}", allow_flags(rules))
 
 
-@sessions_app.callback(invoke_without_command=True)
-def sessions_command(
-    ctx: typer.Context,
-    all_: bool = typer.Option(False, "--all", help="List the sessions of every workspace."),
-    workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", metavar="DIR", help="List DIR's sessions instead of the current directory's."
-    ),
-):
-    """List saved sessions: name, messages, size, last used, workspace, title (the first request)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    import shutil
-
-    from nanohermes.config import home_dir
-    from nanohermes.storage.catalog import in_workspace, list_sessions
-    from nanohermes.ui.session_list import others_note, session_rows
-
-    here = (workspace or Path.cwd()).resolve()
-    infos = list_sessions(home_dir())
-    shown = infos if all_ else in_workspace(infos, here)
-    if not infos:
-        print("no saved sessions")
-        return
-    if shown:
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # a pipe gets whole titles
-        print("\n".join(session_rows(shown, width)))
-    if not all_:
-        print(others_note(len(shown), len(infos), here))
-
-
-@sessions_app.command("rm")
-def sessions_rm(names: list[str] = typer.Argument(..., help="Names of the sessions to remove.")):
-    """Remove saved sessions by name."""
-    from nanohermes.config import home_dir
-    from nanohermes.errors import SessionError
-    from nanohermes.storage.catalog import remove_session
-
-    code = EXIT_OK
-    for name in names:
-        try:
-            remove_session(home_dir(), name)
-            print(f"removed {name}")
-        except SessionError as exc:
-            _error(exc)
-            code = EXIT_FAILURE
-    raise typer.Exit(code)
-
-
-@sessions_app.command("prune", short_help="Remove sessions not used for a while.")
-def sessions_prune(
-    older_than: str = typer.Option(..., "--older-than", metavar="AGE", help="Age of the last use, e.g. 30d, 12h, 2w."),
-    all_: bool = typer.Option(False, "--all", help="Prune every workspace's sessions, not only this one's."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be removed."),
-    workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", metavar="DIR", help="Prune DIR's sessions instead of the current directory's."
-    ),
-):
-    """Remove the sessions last used longer ago than --older-than (this workspace's, or --all)."""
-    from nanohermes.config import home_dir
-    from nanohermes.errors import SessionError
-    from nanohermes.storage.catalog import in_workspace, list_sessions, parse_age, prune_candidates, remove_session
-    from nanohermes.ui.session_list import human_size
-
-    try:
-        age = parse_age(older_than)
-    except ValueError as exc:
-        _fail(f"--older-than: {exc}.", EXIT_USAGE)
-    infos = list_sessions(home_dir())
-    candidates = prune_candidates(infos if all_ else in_workspace(infos, (workspace or Path.cwd()).resolve()), age)
-    removed = []
-    for info in candidates:
-        if dry_run:
-            removed.append(info)
-            continue
-        try:
-            remove_session(home_dir(), info.name)
-            removed.append(info)
-        except SessionError as exc:  # in use right now: keep it
-            _error(exc)
-    verb = "would remove" if dry_run else "removed"
-    for info in removed:
-        print(f"{verb} {info.name}")
-    print(
-        f"{verb} {len(removed)} session(s), {human_size(sum(i.size for i in removed))}, last used over {older_than} ago"
-    )
-
-
-@app.command("doctor", short_help="Check the endpoint, the model and the sandbox.")
-def doctor_command(
-    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
-    ),
-):
-    """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
-    from nanohermes.errors import NanoHermesError
-    from nanohermes.provider.doctor import exit_code, run_checks, summary_line
-    from nanohermes.text import neutralize
-
-    try:
-        config = _config(model=model, base_url=base_url)
-    except NanoHermesError as exc:
-        _fail(str(exc))
-    print(f"nanohermes doctor: model {config.model!r} at {config.effective_base_url}", flush=True)
-    checks = run_checks(config)
-    for check in checks:
-        print(neutralize(check.line()))  # a served model's name is the server's text
-    print(summary_line(checks))
-    raise typer.Exit(exit_code(checks))
-
-
-@mcp_app.command("list", short_help="Start each server, show its state and tools, stop it.")
-def mcp_list(
-    workspace: Path | None = typer.Option(
-        None, "--workspace", "-C", metavar="DIR", help="Start stdio servers in DIR instead of the current directory."
-    ),
-):
-    """Start each configured MCP server, show its state and tools, and stop it again."""
-    from nanohermes.errors import NanoHermesError
-    from nanohermes.mcp.report import list_servers
-
-    try:
-        config = _config(workspace=workspace)
-    except NanoHermesError as exc:
-        _fail(str(exc))
-    raise typer.Exit(list_servers(config, print))
-
-
-@mcp_app.command("login", short_help="Log in to an HTTP server with oauth = true (opens the browser).")
-def mcp_login(name: str = typer.Argument(..., metavar="NAME", help="The server's name in [mcp.servers.NAME].")):
-    """Run the OAuth login of one MCP server (`oauth = true`) and keep its tokens for the sessions."""
-    import webbrowser
-
-    from nanohermes.errors import NanoHermesError
-    from nanohermes.mcp.report import login
-
-    def browser(url: str) -> None:
-        print(f"Opening the browser to log in (or open this address yourself):\n{url}", flush=True)
-        webbrowser.open(url)
-
-    try:
-        config = _config()
-    except NanoHermesError as exc:
-        _fail(str(exc))
-    raise typer.Exit(login(config, name, print, browser))
-
-
-@app.command("acp", short_help="Serve editors over the Agent Client Protocol.")
-def acp_command(
-    model: str | None = typer.Option(None, "--model", metavar="NAME", help="Model name (env NANOHERMES_MODEL)."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
-    ),
-    mode: Mode | None = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
-):
-    """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""
-    from nanohermes.acp.main import serve
-
-    flags = {k: v for k, v in (("model", model), ("base_url", base_url), ("mode", mode.value if mode else None)) if v}
-    raise typer.Exit(serve(flags))
-
-
 def main():
     """The edge: every way out of a run becomes an exit code, and an exception nobody expected
     becomes one paragraph naming the log file that holds its traceback (crash.py)."""
@@ -510,7 +307,7 @@ def _run_app() -> int:
 
 def _say_stopped(message: str, code: int) -> int:
     try:
-        _error(message)
+        error(message)
     except (OSError, ValueError):  # the terminal is gone (SIGHUP) or stderr closed
         pass
     return code
