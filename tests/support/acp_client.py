@@ -5,6 +5,9 @@ The SDK is asyncio; the tests are not. AcpHarness runs a loop in a thread and `r
 waits for one coroutine on it. RecordingClient keeps every session update and answers
 permission requests with what the test says ("allow", "always", "reject", or "wait": only a
 cancel of the turn answers it, with the cancelled outcome, as the protocol asks a client to).
+With `files=True` it is an editor offering fs/read_text_file and fs/write_text_file: `buffers`
+are its unsaved files (path -> text), read before the disk; a write is saved to disk. Every
+message the agent sends is checked against the protocol's schema (acp_schema.SchemaCheck).
 """
 
 from __future__ import annotations
@@ -16,7 +19,17 @@ from collections import defaultdict
 from pathlib import Path
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
+
+from tests.support.acp_schema import SchemaCheck
 
 RUN_TIMEOUT_S = 60.0  # one protocol exchange on a loaded machine; a hang fails the test instead of the suite
 
@@ -28,6 +41,9 @@ class RecordingClient:
         self.answer = "allow"
         self.asked = threading.Event()
         self._waiting: list[asyncio.Future] = []
+        self.files = False
+        self.buffers: dict[str, str] = {}
+        self.fs_calls: list[tuple[str, str]] = []  # (read or write, path)
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.questions.append((session_id, tool_call, options))
@@ -54,11 +70,24 @@ class RecordingClient:
     def of_kind(self, session_id: str, kind: str) -> list:
         return [u for u in self.updates[session_id] if u.session_update == kind]
 
-    async def write_text_file(self, *args, **kwargs):
-        raise RequestError.method_not_found("fs/write_text_file")
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        if not self.files:
+            raise RequestError.method_not_found("fs/write_text_file")
+        self.fs_calls.append(("write", path))
+        self.buffers.pop(path, None)
+        Path(path).write_text(content)
+        return WriteTextFileResponse()
 
-    async def read_text_file(self, *args, **kwargs):
-        raise RequestError.method_not_found("fs/read_text_file")
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        if not self.files:
+            raise RequestError.method_not_found("fs/read_text_file")
+        self.fs_calls.append(("read", path))
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            return ReadTextFileResponse(content=Path(path).read_text())
+        except OSError as exc:
+            raise RequestError.resource_not_found(path) from exc
 
     async def create_terminal(self, *args, **kwargs):
         raise RequestError.method_not_found("terminal/create")
@@ -74,8 +103,10 @@ class AcpHarness:
     """`python -m nanohermes acp` with `env`, and the SDK's ClientSideConnection to it. Closing
     closes its stdin, then waits `shutdown_timeout` seconds before the SDK terminates it."""
 
-    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 2.0):
+    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 2.0, files: bool = False):
         self.client = RecordingClient()
+        self.client.files = files
+        self.check = SchemaCheck()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -89,9 +120,13 @@ class AcpHarness:
             env=env,
             cwd=cwd,
             transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout},
+            observers=[self.check],
         )
         self.conn, self.process = self.run(self._spawn.__aenter__())
-        self.initialized = self.run(self.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        offered = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=files, write_text_file=files))
+        self.initialized = self.run(
+            self.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=offered)
+        )
 
     def run(self, coroutine, timeout: float = RUN_TIMEOUT_S):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
