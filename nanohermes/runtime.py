@@ -78,9 +78,11 @@ def build_runtime(
     emit: Callable[[object], None],
     approve: Approver | None,
     cannot_ask_hint: str = "",
+    editor: object | None = None,
 ) -> Runtime:
     """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
-    and `cannot_ask_hint` tells the model how the user could allow a refused action."""
+    and `cannot_ask_hint` tells the model how the user could allow a refused action; `editor`:
+    an editor's files the file tools use instead of the disk (ToolContext.editor)."""
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
@@ -112,6 +114,7 @@ def build_runtime(
             checkpoints=checkpoints,
             redactor=redactor,
             sandbox=sandbox,
+            editor=editor,
         )
         tools = all_tools(skills, configured.tools)
         agent = Agent(

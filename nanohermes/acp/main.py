@@ -98,7 +98,8 @@ async def _protocol(agent, fd_in: int, fd_out: int) -> None:
     writer = asyncio.StreamWriter(transport, flow, requests, loop)
     screen = asyncio.create_task(_screen_frames(incoming, requests, writer))
     try:
-        await run_agent(agent, writer, requests)
+        # session/close is stable in the protocol's schema (v1) but the SDK still routes it as unstable
+        await run_agent(agent, writer, requests, use_unstable_protocol=True)
     finally:
         screen.cancel()
 

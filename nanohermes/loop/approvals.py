@@ -108,6 +108,20 @@ class Approvals:
 
     def refusal(self, tool: Tool, arguments: str, ctx: ToolContext) -> str | None:
         """None when the call may run; else the text the model gets instead of a result."""
+        found = self._verdict(tool, arguments, ctx)
+        if not isinstance(found, tuple):
+            return found
+        call, args, rule = found
+        scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
+        words = _Asked(tool.name, f"this {tool.name} call", "run")
+        return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
+
+    def asks(self, tool: Tool, arguments: str, ctx: ToolContext) -> bool:
+        """Whether refusal() would ask the user about this call (an editor shows it as waiting)."""
+        return isinstance(self._verdict(tool, arguments, ctx), tuple)
+
+    def _verdict(self, tool: Tool, arguments: str, ctx: ToolContext):
+        """None: the call may run; a str: it is refused with that text; (call, args, rule): the user decides."""
         if self.mode == "plan" and tool.needs_approval:
             return PLAN_MODE_BLOCKED.format(name=tool.name)
         try:
@@ -122,9 +136,7 @@ class Approvals:
             return None
         if rule is None and not self._needs_a_yes(tool, call, ctx):
             return None
-        scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
-        words = _Asked(tool.name, f"this {tool.name} call", "run")
-        return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
+        return call, args, rule
 
     def _needs_a_yes(self, tool: Tool, call: Call, ctx: ToolContext) -> bool:
         """The mode's default and the answers given before (steps 3 and 4 of the module's order)."""
