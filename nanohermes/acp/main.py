@@ -1,5 +1,8 @@
 """The `nanohermes acp` process: JSON-RPC on stdin/stdout, nothing else on either.
 
+`serve` is the command: the relay (relay.py), each editor session in a process of its own;
+`serve_sessions` is one such process (child.py), the agent itself.
+
 The protocol keeps private copies of fd 0 and 1; fd 1 then points at stderr and fd 0 at
 /dev/null, so a stray print, a library's warning or a child process can neither corrupt the
 stream the editor parses nor read its messages. Logs go to stderr (editors show it as the
@@ -24,14 +27,21 @@ PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0's codes for a fram
 
 
 def serve(flags: dict) -> int:
+    """`nanohermes acp`: relay the editor's sessions to processes of their own; 128 + the signal
+    (SIGTERM, SIGHUP) that ended it, else 0."""
+    _log_to_stderr()
+    fd_in, fd_out = _claim_stdio()
+    return asyncio.run(_relay(flags, fd_in, fd_out))
+
+
+def serve_sessions(flags: dict) -> int:
+    """The agent: sessions served in this process, their turns on the main thread."""
     from nanohermes.acp.agent import NanoHermesAgent
     from nanohermes.acp.runner import TurnRunner
     from nanohermes.errors import SIGNAL_EXIT_BASE
     from nanohermes.signals import TERMINATING
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_OneLine("nanohermes acp: %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    _log_to_stderr()
     fd_in, fd_out = _claim_stdio()
     runner = TurnRunner()
     agent = NanoHermesAgent(runner, flags)
@@ -39,6 +49,7 @@ def serve(flags: dict) -> int:
         target=_run_protocol, args=(agent, runner, fd_in, fd_out), name="nanohermes-acp", daemon=True
     )
     protocol.start()
+    _warm_up()
     for signum in TERMINATING:  # not Terminated (signals.py): a turn stops as on Ctrl-C, then the process ends
         if signal.getsignal(signum) != signal.SIG_IGN:
             signal.signal(signum, runner.on_terminate)
@@ -47,6 +58,71 @@ def serve(flags: dict) -> int:
     finally:
         agent.close()  # background tasks and MCP servers stop, sessions are saved
     return EXIT_OK if runner.stopped_by is None else SIGNAL_EXIT_BASE + runner.stopped_by
+
+
+def _warm_up() -> None:
+    """Import what a session's runtime needs now, while this process waits as the relay's spare
+    (relay.py): a session/new then costs only the runtime's build (openai alone is ~0.4 s)."""
+    import openai  # noqa: F401
+
+    import nanohermes.configure
+    import nanohermes.runtime  # noqa: F401
+
+
+def _log_to_stderr() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine("nanohermes acp: %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+
+
+async def _relay(flags: dict, fd_in: int, fd_out: int) -> int:
+    from nanohermes.acp.relay import Relay
+    from nanohermes.errors import SIGNAL_EXIT_BASE
+    from nanohermes.signals import TERMINATING
+
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(_log_loop_error)
+    incoming, writer = await _streams(fd_in, fd_out)
+    relay = Relay(flags, lambda message: writer.write(json.dumps(message).encode() + b"\n"))
+    reading = asyncio.ensure_future(_relay_frames(incoming, relay, writer))
+    stopped_by: list[int] = []
+
+    def stop(signum: int) -> None:
+        stopped_by.append(signum)
+        reading.cancel()
+
+    for signum in (signal.SIGINT, *TERMINATING):
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            loop.add_signal_handler(signum, stop, signum)
+    try:
+        await reading
+    except asyncio.CancelledError:
+        pass
+    ended_by = next((n for n in stopped_by if n != signal.SIGINT), None)  # Ctrl-C: the sessions see it too
+    await relay.close(ended_by)
+    return EXIT_OK if ended_by is None else SIGNAL_EXIT_BASE + ended_by
+
+
+async def _relay_frames(incoming: asyncio.StreamReader, relay, writer) -> None:
+    """Each frame from the editor to the relay: a JSON object, or refused as _screen_frames does."""
+    while frame := await read_frame(incoming):
+        if not frame.strip():
+            continue
+        if frame.lstrip()[:1] != b"{":
+            _refuse(frame, writer)
+            continue
+        try:
+            message = json.loads(frame)
+        except ValueError:
+            logging.getLogger("nanohermes.acp").warning("a frame was skipped: it is not JSON")
+            continue
+        try:
+            await relay.from_editor(message)
+        except Exception as exc:  # a session's process could not start: the request fails, the relay goes on
+            logging.getLogger("nanohermes.acp").warning("a request failed: %s", exc)
+            if "id" in message and "method" in message:
+                error = {"code": -32603, "message": f"NanoHermes could not start the session's process: {exc}"}
+                writer.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode() + b"\n")
 
 
 class _OneLine(logging.Formatter):
@@ -85,6 +161,19 @@ async def _protocol(agent, fd_in: int, fd_out: int) -> None:
 
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_log_loop_error)
+    incoming, writer = await _streams(fd_in, fd_out)
+    requests = asyncio.StreamReader(limit=STREAM_LIMIT)
+    screen = asyncio.create_task(_screen_frames(incoming, requests, writer))
+    try:
+        # session/close is stable in the protocol's schema (v1) but the SDK still routes it as unstable
+        await run_agent(agent, writer, requests, use_unstable_protocol=True)
+    finally:
+        screen.cancel()
+
+
+async def _streams(fd_in: int, fd_out: int):
+    """The editor's frames (a reader) and our answers (a writer), on whatever fds 0 and 1 were."""
+    loop = asyncio.get_running_loop()
     incoming = asyncio.StreamReader(limit=STREAM_LIMIT)
     if _pollable(fd_in):
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(incoming), os.fdopen(fd_in, "rb", 0))
@@ -94,14 +183,7 @@ async def _protocol(agent, fd_in: int, fd_out: int) -> None:
         transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, os.fdopen(fd_out, "wb", 0))
     else:
         transport, flow = _BlockingWrites(fd_out), asyncio.streams.FlowControlMixin()
-    requests = asyncio.StreamReader(limit=STREAM_LIMIT)
-    writer = asyncio.StreamWriter(transport, flow, requests, loop)
-    screen = asyncio.create_task(_screen_frames(incoming, requests, writer))
-    try:
-        # session/close is stable in the protocol's schema (v1) but the SDK still routes it as unstable
-        await run_agent(agent, writer, requests, use_unstable_protocol=True)
-    finally:
-        screen.cancel()
+    return incoming, asyncio.StreamWriter(transport, flow, None, loop)
 
 
 async def _screen_frames(incoming: asyncio.StreamReader, requests: asyncio.StreamReader, writer) -> None:
@@ -109,19 +191,16 @@ async def _screen_frames(incoming: asyncio.StreamReader, requests: asyncio.Strea
     The SDK takes every parsed frame for an object: one `42`, `null` or batch array ended its
     receive loop, and with it the process and every open session."""
     try:
-        while frame := await _read_frame(incoming):
+        while frame := await read_frame(incoming):
             if frame.lstrip()[:1] in (b"{", b""):  # an object (or blank, or broken: the SDK skips those)
                 requests.feed_data(frame)
                 continue
-            code, why = _refusal(frame)
-            logging.getLogger("nanohermes.acp").warning("a frame was refused: %s", why)
-            error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": why}}
-            writer.write(json.dumps(error).encode() + b"\n")
+            _refuse(frame, writer)
     finally:
         requests.feed_eof()
 
 
-async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+async def read_frame(reader: asyncio.StreamReader) -> bytes:
     """One newline-ended frame, however long (the SDK's own reading), b"" at the end."""
     parts = []
     while True:
@@ -132,6 +211,13 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes:
             parts.append(await reader.readexactly(exc.consumed))
         except asyncio.IncompleteReadError as exc:
             return b"".join([*parts, exc.partial])
+
+
+def _refuse(frame: bytes, writer) -> None:
+    code, why = _refusal(frame)
+    logging.getLogger("nanohermes.acp").warning("a frame was refused: %s", why)
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": why}}
+    writer.write(json.dumps(error).encode() + b"\n")
 
 
 def _refusal(frame: bytes) -> tuple[int, str]:

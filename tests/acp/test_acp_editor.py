@@ -52,17 +52,19 @@ def ws(tmp_path):
     return path
 
 
-def children(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (from /proc)."""
-    found = []
+def descendants(pid: int) -> set[int]:
+    """The processes `pid` started, and theirs (from /proc)."""
+    parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = Path(f"/proc/{entry}/stat").read_bytes()
-            except OSError:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if int(stat.rsplit(b")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
     return found
 
 
@@ -177,9 +179,10 @@ def test_close_releases_the_sessions_mcp_server_and_the_session_loads_again(edit
     model.add(call("mcp", {"name": "demo.add", "arguments": {"a": 2, "b": 3}}), text("5"))
     server = McpServerStdio(name="demo", command=sys.executable, args=[DEMO_SERVER], env=[])
     session_id = editor.run(editor.conn.new_session(cwd=str(ws), mcp_servers=[server])).session_id
-    before = set(children(editor.process.pid))
     prompt(editor, session_id, "add 2 and 3")
-    (started,) = set(children(editor.process.pid)) - before  # the MCP server, for this session
+    (started,) = [
+        p for p in descendants(editor.process.pid) if DEMO_SERVER.encode() in Path(f"/proc/{p}/cmdline").read_bytes()
+    ]
     editor.run(editor.conn.close_session(session_id=session_id))
     wait_for(lambda: not alive(started), timeout=10)
     with pytest.raises(RequestError) as failure:

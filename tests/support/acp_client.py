@@ -103,7 +103,7 @@ class AcpHarness:
     """`python -m nanohermes acp` with `env`, and the SDK's ClientSideConnection to it. Closing
     closes its stdin, then waits `shutdown_timeout` seconds before the SDK terminates it."""
 
-    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 2.0, files: bool = False):
+    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 10.0, files: bool = False):
         self.client = RecordingClient()
         self.client.files = files
         self.check = SchemaCheck()
