@@ -5,8 +5,8 @@ One process, many sessions: session/new and session/load build a runtime of thei
 queues a turn on the main thread (acp/runner.py) and streams its events as updates,
 session/cancel stops it as Ctrl-C would, session/set_mode (or the mode config option) switches
 ask, plan and auto, the model config option switches the model, session/close releases a
-session's runtime (its MCP servers and background tasks end). Sessions an editor never closes are
-released least recently used first past MAX_OPEN_SESSIONS. Every failure is a JSON-RPC error
+session's runtime (its MCP servers and background tasks end; relay.py also caps how many stay
+open). Every failure is a JSON-RPC error
 carrying the one-paragraph message the CLI would print; a session that is not open answers the
 protocol's "resource not found".
 """
@@ -69,7 +69,7 @@ def not_found(message: str) -> RequestError:
 class NanoHermesAgent:
     def __init__(self, runner, flags: dict):
         self.runner, self.flags = runner, flags  # flags: --model, --base-url, --mode of `nanohermes acp`
-        self.sessions: dict[str, AcpSession] = {}  # least recently used first
+        self.sessions: dict[str, AcpSession] = {}
         self.conn = None
         self.client_capabilities = None
         self._served: dict[str, list[str] | None] = {}  # the models a server lists, by base URL (asked once)
@@ -168,7 +168,6 @@ class NanoHermesAgent:
         session = self._session(session_id)
         if session.job is not None and not session.job.done():
             raise failure("This session is still working on a prompt; cancel it or wait for its answer.")
-        self.sessions[session_id] = self.sessions.pop(session_id)  # the most recently used now
         job = session.job = self.runner.submit(session_id, lambda: session.run_prompt(updates.prompt_text(prompt)))
         if self.runner.busy_with_other(session_id):
             session.outbox.put_nowait(("update", updates.thought("waiting for another session's turn to end…\n")))
@@ -226,7 +225,6 @@ class NanoHermesAgent:
             raise failure(
                 f"The session's folder {cwd} is not a directory (the editor's project folder is the workspace)."
             )
-        await self._make_room()
         session = AcpSession(self.conn, asyncio.get_running_loop(), self.runner)
 
         def build():
@@ -251,13 +249,6 @@ class NanoHermesAgent:
         session.attach(runtime)
         self.sessions[session.id] = session
         return session
-
-    async def _make_room(self) -> None:
-        """Release the least recently used idle session when MAX_OPEN_SESSIONS are open (an editor
-        that never sends session/close would otherwise keep every thread's MCP servers running)."""
-        idle = [s for s in self.sessions.values() if s.job is None or s.job.done()]
-        if len(self.sessions) >= MAX_OPEN_SESSIONS and idle:
-            await self._release(idle[0])
 
     def _served_models(self, config) -> list[str]:
         """The models the server lists (asked once per server), with the configured one first."""

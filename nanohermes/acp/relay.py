@@ -7,9 +7,9 @@ exact: two sessions' turns run at once, and a cancel stops its own session's tur
 It also makes releasing a session certain: session/close (or the cap below) ends its process, and
 with it the runtime, its MCP servers and background tasks.
 
-Each session's process is `python -m nanohermes.acp.child` (main.serve_sessions: the whole agent,
-serving that one session). One spare is kept started and initialized, so a new session costs only
-its runtime's build. The relay itself only routes: a request that names a session goes to that
+Each session's process is forked from a warm server (forked.py) and runs main.serve_sessions, the
+whole agent, serving that one session. One spare is kept forked and initialized, so a new session
+costs only its runtime's build. The relay itself only routes: a request that names a session goes to that
 session's process (one that names no open session answers the protocol's "resource not found"),
 session/new and session/load go to the spare, anything else (initialize, session/list) to the
 spare too; a request a session's process sends (a permission question, a file read) goes to the
@@ -23,16 +23,18 @@ import asyncio
 import itertools
 import json
 import logging
-import sys
+import signal
 import time
 from dataclasses import dataclass
 
-from nanohermes.acp.main import read_frame
+from nanohermes.acp import forked
+from nanohermes.acp.stdio import log_loop_error, read_frame, refuse, streams
+from nanohermes.errors import SIGNAL_EXIT_BASE
+from nanohermes.signals import TERMINATING
 
 log = logging.getLogger("nanohermes.acp")
 
 MAX_OPEN_SESSIONS = 8  # each is a process with a runtime and its MCP servers; an editor may never close one
-STREAM_LIMIT = 50 * 2**20  # one JSON-RPC line: a prompt may embed whole files (the SDK's own default)
 RESOURCE_NOT_FOUND, INTERNAL_ERROR = -32002, -32603
 OPENING = ("session/new", "session/load")
 
@@ -50,8 +52,9 @@ class Sent:
 class Child:
     """One session's process and what is in flight with it."""
 
-    def __init__(self, process: asyncio.subprocess.Process):
-        self.process = process
+    def __init__(self, process):
+        self.process = process  # forked.Forked
+        self.ended = False  # its input was closed
         self.session: str | None = None
         self.waiting: dict[int, Sent] = {}  # by our id
         self.greeting: dict | None = None  # its answer to initialize
@@ -63,16 +66,18 @@ class Child:
 
     @property
     def alive(self) -> bool:
-        return self.process.returncode is None and not self.process.stdin.is_closing()
+        return self.process.returncode is None and not self.ended
 
     def send(self, message: dict) -> None:
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
+        if not self.ended and not self.process.stdin.is_closing():
             self.process.stdin.write(json.dumps(message).encode() + b"\n")
 
     def end(self) -> None:
-        """Close its stdin: it stops its turn (as when an editor goes away), saves and exits."""
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
+        """End its input: it stops its turn (as when an editor goes away), saves and exits; what it
+        still says is read to the end."""
+        if not self.ended and not self.process.stdin.is_closing():
+            self.process.stdin.write_eof()
+        self.ended = True
 
 
 class Relay:
@@ -178,24 +183,13 @@ class Relay:
 
     def _return_spare(self, child: Child) -> None:
         """A process whose session/new or session/load failed is as good as a new spare."""
-        if self.spare is not None and self.spare.done() and not self.spare.cancelled() and not self.spare.exception():
-            self._drop(self.spare.result())
-        elif self.spare is not None:
-            self.spare.cancel()
-        self.spare = asyncio.get_running_loop().create_future()
+        old, self.spare = self.spare, asyncio.get_running_loop().create_future()
         self.spare.set_result(child)
+        if old is not None:  # the one started meanwhile is not needed: it ends once it is up
+            old.add_done_callback(lambda done: done.cancelled() or done.exception() or self._drop(done.result()))
 
     async def _start(self) -> Child:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "nanohermes.acp.child",
-            json.dumps(self.flags),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=STREAM_LIMIT,
-        )
-        child = Child(process)
+        child = Child(await forked.start(self.flags))
         self.children.append(child)
         reader = asyncio.ensure_future(self._read(child))
         self.running.add(reader)
@@ -249,7 +243,7 @@ class Relay:
     async def close(self, signum: int | None = None) -> None:
         """The editor went away (or a signal came): every process stops its turn, saves and ends."""
         if self.spare is not None and not self.spare.done():
-            self.spare.cancel()
+            await asyncio.wait([self.spare])  # a fork takes milliseconds: it ends with the others
         for child in list(self.children):
             if child.process.returncode is not None:
                 continue
@@ -260,3 +254,51 @@ class Relay:
             child.end()
         await asyncio.gather(*(c.process.wait() for c in list(self.children)), return_exceptions=True)
         await asyncio.gather(*self.running, return_exceptions=True)
+
+
+async def relay_stdio(flags: dict, fd_in: int, fd_out: int) -> int:
+    """The relay between the editor on `fd_in`/`fd_out` and the sessions' processes, until the
+    editor closes its end or a signal comes; the command's exit code."""
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(log_loop_error)
+    incoming, writer = await streams(fd_in, fd_out)
+    relay = Relay(flags, lambda message: writer.write(json.dumps(message).encode() + b"\n"))
+    reading = asyncio.ensure_future(_relay_frames(incoming, relay, writer))
+    stopped_by: list[int] = []
+
+    def stop(signum: int) -> None:
+        stopped_by.append(signum)
+        reading.cancel()
+
+    for signum in (signal.SIGINT, *TERMINATING):
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            loop.add_signal_handler(signum, stop, signum)
+    try:
+        await reading
+    except asyncio.CancelledError:
+        pass
+    ended_by = next((n for n in stopped_by if n != signal.SIGINT), None)  # Ctrl-C: the sessions see it too
+    await relay.close(ended_by)
+    return 0 if ended_by is None else SIGNAL_EXIT_BASE + ended_by
+
+
+async def _relay_frames(incoming: asyncio.StreamReader, relay, writer) -> None:
+    """Each frame from the editor to the relay: a JSON object, or refused (stdio.refuse)."""
+    while frame := await read_frame(incoming):
+        if not frame.strip():
+            continue
+        if frame.lstrip()[:1] != b"{":
+            refuse(frame, writer)
+            continue
+        try:
+            message = json.loads(frame)
+        except ValueError:
+            logging.getLogger("nanohermes.acp").warning("a frame was skipped: it is not JSON")
+            continue
+        try:
+            await relay.from_editor(message)
+        except Exception as exc:  # a session's process could not start: the request fails, the relay goes on
+            logging.getLogger("nanohermes.acp").warning("a request failed: %s", exc)
+            if "id" in message and "method" in message:
+                error = {"code": INTERNAL_ERROR, "message": f"NanoHermes could not start the session's process: {exc}"}
+                writer.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode() + b"\n")
