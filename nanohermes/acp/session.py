@@ -176,6 +176,13 @@ class AcpSession:
     def _send(self, update) -> None:
         self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("update", update))
 
+    send_update = _send  # for the editor's terminal (editor_files.py): in order with the rest
+
+    @property
+    def running_card(self) -> str:
+        """The card of the call running now (a command the editor's terminal runs is shown in it)."""
+        return self._asking
+
     def run_prompt(self, text: str) -> ev.TurnResult | str:
         """The job a prompt queues: a slash command, or one turn; every call it leaves open is closed
         for the editor."""

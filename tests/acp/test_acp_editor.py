@@ -4,6 +4,7 @@ sends checked against the protocol's JSON schema (tests/support/acp_schema.py) a
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,8 @@ def model():
 @pytest.fixture(scope="module")
 def editor(model, tmp_path_factory):
     home, cwd = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("cwd")
-    harness = AcpHarness(agent_env(model, home), cwd, tmp_path_factory.mktemp("log") / "stderr.log", files=True)
+    log = tmp_path_factory.mktemp("log") / "stderr.log"
+    harness = AcpHarness(agent_env(model, home), cwd, log, files=True, terminal=True)
     yield harness
     assert harness.close() == 0
     assert harness.check.deviations == []  # every message of every test in this module
@@ -42,6 +44,7 @@ def fresh(model, editor):
     editor.client.answer = "allow"
     editor.client.buffers.clear()
     editor.client.fs_calls.clear()
+    editor.client.ran.clear()
 
 
 @pytest.fixture
@@ -205,3 +208,45 @@ def test_a_retried_reply_is_marked_only_when_the_editor_had_seen_something_else(
     assert "restarted" not in editor.client.text(session_id)
     prompt(editor, session_id, "two")
     assert "[the reply restarted" in editor.client.text(session_id)
+
+
+def test_an_unconfined_command_runs_in_the_editors_terminal_and_a_sandboxed_one_in_the_sandbox(editor, model, ws):
+    model.add(
+        call("run_command", {"command": "echo outside > out.txt; echo said", "unsandboxed": True, "reason": "x"}),
+        call("run_command", {"command": "echo inside"}),
+        text("Both ran."),
+    )
+    session_id = new_session(editor, ws)
+    prompt(editor, session_id, "run both")
+    assert editor.client.ran == ["echo outside > out.txt; echo said"]  # asked first, then the editor ran it
+    assert len([q for q in editor.client.questions if q[0] == session_id]) == 1
+    results = [m["content"] for m in model.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith("$ echo outside") and "exit code 0" in results[0] and "said" in results[0]
+    assert "inside" in results[1] and (ws / "out.txt").read_text() == "outside\n"
+    shown = [
+        c
+        for u in editor.client.of_kind(session_id, "tool_call_update")
+        for c in u.content or ()
+        if c.type == "terminal"
+    ]
+    assert len(shown) == 1  # the running card showed the editor's terminal
+
+
+def test_a_cancel_kills_the_editors_terminal(editor, model, ws):
+    model.add(call("run_command", {"command": "sleep 30", "unsandboxed": True, "reason": "x"}), text("Stopped."))
+    session_id = new_session(editor, ws)
+    pending = editor.start(editor.conn.prompt(session_id=session_id, prompt=[text_block("wait")]))
+    wait_for(lambda: editor.client.ran)
+    started = time.monotonic()
+    editor.run(editor.conn.cancel(session_id=session_id))
+    assert pending.result(10).stop_reason == "cancelled" and time.monotonic() - started < 5
+    assert not editor.client.terminals  # killed and released
+
+
+def test_past_eight_open_sessions_the_least_recently_used_idle_one_is_released(editor, ws):
+    opened = [new_session(editor, ws) for _ in range(9)]  # the relay's MAX_OPEN_SESSIONS is 8
+    with pytest.raises(RequestError) as failure:
+        editor.run(editor.conn.set_session_mode(session_id=opened[0], mode_id="ask"))
+    assert failure.value.code == RESOURCE_NOT_FOUND
+    for session_id in opened[1:]:
+        editor.run(editor.conn.set_session_mode(session_id=session_id, mode_id="ask"))  # still open
