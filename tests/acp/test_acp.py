@@ -63,14 +63,6 @@ def fresh_script(model, agent):
     agent.client.asked.clear()
 
 
-@pytest.fixture
-def ws(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("the secret is 42\n")
-    return path
-
-
 def new_session(agent, ws) -> str:
     return agent.run(agent.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
 

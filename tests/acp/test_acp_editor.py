@@ -41,18 +41,7 @@ def editor(model, tmp_path_factory):
 def fresh(model, editor):
     model.script.clear()
     model.requests.clear()
-    editor.client.answer = "allow"
-    editor.client.buffers.clear()
-    editor.client.fs_calls.clear()
-    editor.client.ran.clear()
-
-
-@pytest.fixture
-def ws(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("the secret is 42\n")
-    return path
+    editor.client.reset()
 
 
 def descendants(pid: int) -> set[int]:

@@ -11,7 +11,7 @@ import pytest
 from acp import text_block
 
 from nanohermes.storage.session import Session
-from tests.support.acp_client import AcpHarness
+from tests.support.acp_client import AcpHarness, workspace
 from tests.support.scripted_server import ScriptedServer, call, text
 
 
@@ -52,10 +52,7 @@ def fresh_script(model, agent):
 
 @pytest.fixture
 def ws(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello\n")
-    return path
+    return workspace(tmp_path, "hello\n")
 
 
 def new_session(agent, ws) -> str:

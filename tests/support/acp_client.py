@@ -65,6 +65,13 @@ class RecordingClient:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.answer, outcome="selected"))
 
+    def reset(self) -> None:
+        """As new for the next test: answers allowed, no buffers, nothing recorded as run."""
+        self.answer = "allow"
+        self.buffers.clear()
+        self.fs_calls.clear()
+        self.ran.clear()
+
     def cancelled(self) -> None:
         """The user cancelled the turn: every question still open is answered `cancelled`."""
         for waiter in self._waiting:
@@ -189,3 +196,11 @@ class AcpHarness:
 async def _read_into(stream, output: bytearray) -> None:
     while chunk := await stream.read(65_536):
         output += chunk
+
+
+def workspace(tmp_path: Path, notes: str) -> Path:
+    """A project folder with one file, notes.txt, holding `notes`."""
+    path = tmp_path / "project"
+    path.mkdir()
+    (path / "notes.txt").write_text(notes)
+    return path
