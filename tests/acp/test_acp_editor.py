@@ -239,3 +239,14 @@ def test_past_eight_open_sessions_the_least_recently_used_idle_one_is_released(e
     assert failure.value.code == RESOURCE_NOT_FOUND
     for session_id in opened[1:]:
         editor.run(editor.conn.set_session_mode(session_id=session_id, mode_id="ask"))  # still open
+
+
+def test_closing_a_session_mid_turn_stops_its_turn_first(editor, model, ws):
+    model.add(call("run_command", {"command": "sleep 30"}), text("never read"))
+    session_id = new_session(editor, ws)
+    pending = editor.start(editor.conn.prompt(session_id=session_id, prompt=[text_block("wait")]))
+    wait_for(lambda: editor.client.of_kind(session_id, "tool_call"))
+    started = time.monotonic()
+    editor.run(editor.conn.close_session(session_id=session_id))
+    assert pending.result(10).stop_reason == "cancelled" and time.monotonic() - started < 5
+    assert editor.client.of_kind(session_id, "tool_call_update")[-1].status == "failed"
