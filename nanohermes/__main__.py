@@ -1,3 +1,3 @@
-from nanohermes.cli import main
+from nanohermes.launch import main
 
 main()

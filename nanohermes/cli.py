@@ -114,6 +114,9 @@ def run(
         metavar="LEVEL",
         help="Where commands may write: workspace-write (default) | read-only | off.",
     ),
+    trust_workspace: bool = typer.Option(
+        False, "--trust-workspace", help="Trust the hooks of this workspace's .nanohermes/config.toml (kept)."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -144,12 +147,16 @@ def run(
         )
         if continue_:
             session = _latest_session(config)
+        from nanohermes.sandbox.probe import probe_soon
+
+        if config.sandbox is None or config.sandbox.level != "off":
+            probe_soon()  # bwrap's test run overlaps the imports before the runtime is built
         if prompt is not None:
-            code = _one_shot(config, prompt, session, output_format)
+            code = _one_shot(config, prompt, session, output_format, trust_workspace)
         else:
             from nanohermes.ui.repl import run_repl
 
-            code = run_repl(config, session)
+            code = run_repl(config, session, trust_workspace)
     except NanoHermesError as exc:
         code = _report_failure(str(exc), output_format if prompt is not None else "text")
     except (typer.Exit, typer.Abort):  # a usage error already said (_fail), or an abort
@@ -204,7 +211,7 @@ def _latest_session(config) -> str:
     return latest.name
 
 
-def _one_shot(config, prompt: str, session_name: str | None, output_format: str) -> int:
+def _one_shot(config, prompt: str, session_name: str | None, output_format: str, trust: bool = False) -> int:
     from nanohermes.errors import NanoHermesError
     from nanohermes.piped import read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
@@ -215,10 +222,12 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         _fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
-    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT)
+    trusts = (lambda hooks: True) if trust else None  # -p asks nothing: the workspace's hooks need the flag
+    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT, trust=trusts)
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
+        task = _custom_command_prompt(task, runtime, output)
         result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
@@ -233,6 +242,27 @@ def _one_shot(config, prompt: str, session_name: str | None, output_format: str)
         _error(message)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
+
+
+def _custom_command_prompt(task: str, runtime, emit) -> str:
+    """`-p "/review src/x.py"`: the prompt of the command file named (nanohermes/custom_commands.py);
+    any other task as it is. A built-in REPL command's name is never a file's, here as in the REPL."""
+    if not task.startswith("/"):
+        return task
+    from nanohermes import events as ev
+    from nanohermes.custom_commands import find_invocation, prompt_for
+    from nanohermes.prompt.commands import discover_commands
+    from nanohermes.ui.commands import COMMANDS
+
+    config = runtime.config
+    commands, warnings = discover_commands(config.home, config.workspace, COMMANDS)
+    for warning in warnings:
+        emit(ev.Notice(warning, "warning"))
+    invocation = find_invocation(task, commands)
+    if invocation is None:
+        return task
+    emit(ev.Notice(f"/{invocation.command.name}: the prompt of {invocation.command.shown_path(config.workspace)}"))
+    return prompt_for(invocation, runtime.agent, lambda note: emit(ev.Notice(note)))
 
 
 def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:
@@ -382,6 +412,25 @@ def mcp_list(
     except NanoHermesError as exc:
         _fail(str(exc))
     raise typer.Exit(list_servers(config, print))
+
+
+@mcp_app.command("login", short_help="Log in to an HTTP server with oauth = true (opens the browser).")
+def mcp_login(name: str = typer.Argument(..., metavar="NAME", help="The server's name in [mcp.servers.NAME].")):
+    """Run the OAuth login of one MCP server (`oauth = true`) and keep its tokens for the sessions."""
+    import webbrowser
+
+    from nanohermes.errors import NanoHermesError
+    from nanohermes.mcp.report import login
+
+    def browser(url: str) -> None:
+        print(f"Opening the browser to log in (or open this address yourself):\n{url}", flush=True)
+        webbrowser.open(url)
+
+    try:
+        config = _config()
+    except NanoHermesError as exc:
+        _fail(str(exc))
+    raise typer.Exit(login(config, name, print, browser))
 
 
 @app.command("acp", short_help="Serve editors over the Agent Client Protocol.")

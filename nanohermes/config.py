@@ -24,6 +24,18 @@ def home_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".nanohermes"
 
 
+def claude_home() -> Path:
+    """Claude Code's user directory (its CLAUDE_CONFIG_DIR, else ~/.claude): its commands and skills are read too."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def codex_home() -> Path:
+    """Codex's user directory (its CODEX_HOME, else ~/.codex): its prompts are read as /prompts:NAME."""
+    env = os.environ.get("CODEX_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".codex"
+
+
 @dataclass(frozen=True)
 class Config:
     model: str = DEFAULT_MODEL
@@ -48,7 +60,11 @@ class Config:
     allow_outside_workspace: bool = False
     # Mark the stable prefix and the latest message with cache_control, for providers that
     # cache only at explicit breakpoints (Anthropic models through OpenRouter or LiteLLM).
-    cache_breakpoints: bool = False
+    # None: on for Anthropic-family model ids (provider/caching.py); true or false: always / never.
+    cache_breakpoints: bool | None = None
+    # Send OpenAI's `prompt_cache_key` (one per session) so requests of a session reach the same
+    # cache. None: for OpenAI-family model ids (provider/caching.py); true or false: always / never.
+    prompt_cache_key: bool | None = None
     # A helper agent (the `task` tool) stops after this many requests: enough to read twenty
     # files and answer, few enough that a lost helper does not spend a parent's budget.
     task_max_steps: int = 30
@@ -57,12 +73,16 @@ class Config:
     auto_memory: bool = True
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
-    # (sandbox/policy.py: SandboxSettings; None: the defaults) and [permissions]
-    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny).
+    # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
+    # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny),
+    # [prices."MODEL"] (provider/prices.py: {model: Price}, over the genai-prices database) and [hooks]
+    # (hooks/settings.py: HookSettings, the user's and the workspace's, the latter run once trusted).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
     permissions: object | None = None
+    prices: dict = field(default_factory=dict)
+    hooks: object | None = None
 
     @property
     def effective_base_url(self) -> str:

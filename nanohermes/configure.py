@@ -1,9 +1,10 @@
 """Loading the whole configuration: config.py's settings, and the tables the parts own, each
 parsed and checked by its part ([mcp] by mcp/settings.py, [web_search] by
 tools/search_backends.py, [sandbox] by sandbox/policy.py, [permissions] by permissions/table.py,
-which adds the project's rules and --allow/--deny). It sits above those parts, so that
-config.py, which everything imports, imports none of them; each part is imported only when its
-table is there. Every error is raised before a session file exists.
+which adds the project's rules and --allow/--deny, [prices] by provider/prices.py, [hooks] by
+hooks/settings.py, with the project's). It sits above those parts, so that config.py, which
+everything imports, imports none of them; each part is imported only when its table is there.
+Every error is raised before a session file exists.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def load_config(sandbox_level: str | None = None, allow=(), deny=(), defaults: d
     values, home, workspace = merge_layers(flags, defaults)
     tables = parse_tables(values, home / "config.toml")
     tables["permissions"] = with_project_and_flags(tables.get("permissions"), workspace, home, allow, deny)
+    tables["hooks"] = with_project_hooks(tables.get("hooks"), workspace, home)
     if sandbox_level is not None:
         from nanohermes.sandbox.policy import SandboxSettings
 
@@ -48,4 +50,26 @@ def parse_tables(values: dict, path: Path) -> dict:
         from nanohermes.permissions.table import from_config_table
 
         tables["permissions"] = from_config_table(values.pop("permissions"), path)
+    if "prices" in values:
+        from nanohermes.provider.prices import parse_prices_table
+
+        tables["prices"] = parse_prices_table(values.pop("prices"), path)
+    if "hooks" in values:
+        from nanohermes.hooks.settings import HookSettings, parse_hooks_table
+
+        tables["hooks"] = HookSettings(user=parse_hooks_table(values.pop("hooks"), path))
     return tables
+
+
+def with_project_hooks(settings, workspace: Path, home: Path):
+    """The user's hooks (None: none) with the workspace's, which run only once trusted (None when
+    there are no hooks at all: nothing of hooks is imported)."""
+    from nanohermes.permissions.table import read_project_file
+
+    data, _ = read_project_file(workspace, home)  # why it was not read is said with its rules
+    if settings is None and "hooks" not in data:
+        return None
+    from nanohermes.hooks.settings import HookSettings, project_hooks
+
+    project = project_hooks(data, workspace)
+    return HookSettings((settings or HookSettings()).user, project.project, project.project_digest)

@@ -48,6 +48,11 @@ class SessionError(NanoHermesError):
     """A session file is locked by another process, corrupt, or unwritable."""
 
 
+class PromptBlocked(NanoHermesError):
+    """A UserPromptSubmit hook blocked the user's prompt (exit 2): it was not sent; the message
+    holds the hook's reason (hooks/__init__.py)."""
+
+
 class ToolError(Exception):
     """A tool could not do what was asked; the message goes to the model as the result."""
 

@@ -122,6 +122,41 @@ class Usage:
     last_request_tokens: int | None = None  # prompt + reply of the turn's last request: how full the window is now
     estimated: bool = False  # a request was interrupted before the server reported usage: its share is an estimate
     unreported: int = 0  # when others were reported: requests without usage, not in the sums
+    cache_write_tokens: int | None = None  # prompt tokens written to the cache (Anthropic charges more), when said
+    cost_usd: float | None = None  # dollars of the priced requests (provider/prices.py); None: no price known
+    unpriced: int = 0  # requests with usage but no price for their model (not in cost_usd)
+
+    @property
+    def unpriced_requests(self) -> int:
+        """Requests with usage but no price: all of them when there is no cost at all."""
+        if self.cost_usd is not None:
+            return self.unpriced
+        return self.requests - self.unreported if self.reported else 0
+
+
+class MissCause(StrEnum):
+    """Why a request's cached share fell (CacheMiss.cause): the first part of the prefix that changed."""
+
+    TOOLS = "tools"  # the tool list (plan mode, an MCP server's tools, recall joining)
+    SYSTEM = "system"  # the system message
+    MODE = "mode"  # a /mode switch (it rewrites the system message's mode line)
+    MODEL = "model"  # a /model switch: the new model's cache is cold
+    COMPACTION = "compaction"  # earlier messages were compacted (summarised, cleared, cut)
+    IDLE = "idle"  # the prefix was the same, but the provider's cache expired after the idle minutes
+    UNKNOWN = "unknown"  # the prefix was the same and the wait short: the provider did not reuse it
+
+
+@dataclass(frozen=True)
+class CacheMiss:
+    """A request's cached share fell well below the one before's (loop/sender.py). Front ends say
+    it in one line (cost.py); `before`/`after`: the mode or model switched, when that is the cause."""
+
+    share: float  # cached / prompt tokens of this request
+    previous_share: float
+    cause: MissCause
+    idle_minutes: int = 0  # since the previous request ended
+    before: str = ""
+    after: str = ""
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
+from nanohermes.hooks import Hooks
+from nanohermes.hooks.trust import hooks_in_force
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
@@ -16,6 +19,7 @@ from nanohermes.permissions.table import PermissionSettings, unknown_tool_warnin
 from nanohermes.prompt.skills import discover_skills
 from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
+from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
 from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
 from nanohermes.sandbox.probe import assess, probe
@@ -26,6 +30,9 @@ from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
 from nanohermes.tools.configured import ConfiguredTools, configured_tools
 from nanohermes.tools.outputs import OutputStore
+
+if TYPE_CHECKING:
+    from nanohermes.mcp.asking import Asker
 
 
 @dataclass
@@ -43,6 +50,7 @@ class Runtime:
     def reset(self) -> None:
         self.prompt.rebuild()
         self.agent.reset()
+        self.agent.hooks.session_start("clear")
 
     def switch(self, *, model: str | None = None, mode: str | None = None) -> None:
         """/model and /mode (and the mode-cycling key), from the next request on.
@@ -78,11 +86,16 @@ def build_runtime(
     emit: Callable[[object], None],
     approve: Approver | None,
     cannot_ask_hint: str = "",
+    ask_user: Asker | None = None,
+    trust: Callable[[tuple], bool] | None = None,
     editor: object | None = None,
 ) -> Runtime:
     """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
-    and `cannot_ask_hint` tells the model how the user could allow a refused action; `editor`:
-    an editor's files the file tools use instead of the disk (ToolContext.editor)."""
+    and `cannot_ask_hint` tells the model how the user could allow a refused action.
+    `ask_user`: how an MCP server's question (a form) is put to the user (None: declined). `trust(hooks)`:
+    whether the user trusts the workspace's hooks, asked when they are not trusted yet (None: they
+    run only if trusted before). `editor`: an editor's files and terminal the tools use instead of
+    the disk and our own processes (ToolContext.editor)."""
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
@@ -96,10 +109,15 @@ def build_runtime(
     configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
         warn(warning)
-    prompt = SystemPrompt(config, memory, skills, warn, configured.prompt_section)
+    prompt = SystemPrompt(config, memory, skills, warn, configured.listing)
+    if configured.mcp is not None:
+        configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
+    hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, warn)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
-        provider = Provider(config, on_retry=warn, on_wait=lambda text: emit(ev.Notice(text)), redactor=redactor)
+        notice = lambda text: emit(ev.Notice(text))  # noqa: E731
+        key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
+        provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)
         outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         ctx = ToolContext(
@@ -117,6 +135,7 @@ def build_runtime(
             editor=editor,
         )
         tools = all_tools(skills, configured.tools)
+        hooks = Hooks(hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text)
         agent = Agent(
             config=config,
             provider=provider,
@@ -127,8 +146,10 @@ def build_runtime(
             memory_for=prompt.memory_for,
             emit=emit,
             approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
+            hooks=hooks,
         )
         agent.resume()
+        hooks.session_start("resume" if session.state.messages else "startup")
     except BaseException:
         session.close()
         configured.close()

@@ -8,6 +8,9 @@ def isolated_home(tmp_path_factory, monkeypatch):
     """Every test gets its own NANOHERMES_HOME and no real key or endpoint."""
     home = tmp_path_factory.mktemp("nh_home")
     monkeypatch.setenv("NANOHERMES_HOME", str(home))
+    # Claude Code's and Codex's user directories (their commands, prompts, skills are read too): never the real ones
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude-home"))
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex-home"))
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "NANOHERMES_MODEL", "OPENAI_ORG_ID"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")

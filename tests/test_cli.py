@@ -24,6 +24,19 @@ def test_version_does_not_import_openai():
     assert out == ["nanohermes", "0.1.0", "False"]
 
 
+def test_the_commands_version_imports_neither_typer_nor_the_cli_and_the_rest_reaches_the_cli():
+    """The console script (launch.py) answers --version before typer (~40 ms) is imported."""
+    code = (
+        "import sys; sys.argv=['nanohermes',{arg!r}]\nfrom nanohermes.launch import main\n"
+        "try: main()\nexcept SystemExit as e: print('exit', e.code)\n"
+        "print('typer' in sys.modules, 'nanohermes.cli' in sys.modules)"
+    )
+    version = subprocess.run([sys.executable, "-c", code.format(arg="--version")], capture_output=True, text=True)
+    assert version.stdout.split() == ["nanohermes", "0.1.0", "exit", "0", "False", "False"]
+    usage = subprocess.run([sys.executable, "-c", code.format(arg="--bogus")], capture_output=True, text=True)
+    assert usage.stdout.split()[:2] == ["exit", "2"] and "--bogus" in usage.stderr  # typer's own usage error
+
+
 def test_one_shot_prints_only_the_answer_on_stdout(server, workspace):
     (workspace / "notes.txt").write_text("the secret is 42\n")
     server.add(call("read_file", {"path": "notes.txt"}, content="Let me look."), text("The secret is 42."))

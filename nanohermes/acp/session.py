@@ -241,6 +241,10 @@ class AcpSession:
             self._send(updates.tool_finished(event, output, updates.applied_diff(self.runtime.checkpoints, event)))
         elif isinstance(event, ev.Notice):
             self._send(updates.thought(f"[{event.level}] {event.text}\n"))
+        elif isinstance(event, ev.CacheMiss):
+            from nanohermes.cost import miss_line
+
+            self._send(updates.thought(f"[info] {miss_line(event)}\n"))
 
     def _reply_text(self, delta: str) -> None:
         """A retried reply shows only what it adds; one that says something else is marked as such,

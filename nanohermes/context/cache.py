@@ -7,6 +7,9 @@ import json
 
 from nanohermes.context.budget import SizeCache, message_size
 
+# PrefixMeter.changed: where a request first differed from the one before.
+TOOLS, SYSTEM, MESSAGES = "tools", "system", "messages"
+
 
 def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -34,19 +37,27 @@ class PrefixMeter:
         self._sizes = SizeCache()
         self._tools = ""
         self._messages: list[tuple[dict, object, object]] = []
+        # The first part of the latest request that was not the previous one's (a cache miss's
+        # cause): None when it only added messages after them; TOOLS, SYSTEM or MESSAGES.
+        self.changed: str | None = None
 
     def measure(self, tools: list[dict], messages: list[dict]) -> tuple[int, int]:
         tools_json = _json(tools)
         sent = len(tools_json) + self._sizes.total(messages)
         shared = common_prefix(self._tools, tools_json)
+        self.changed = TOOLS
         if shared == len(tools_json) == len(self._tools):
+            self.changed = None
             for i, message in enumerate(messages):
                 if i < len(self._messages) and self._same(i, message):
                     shared += self._sizes.size(message)
                     continue
                 if i < len(self._messages):
                     shared += common_prefix(_json(self._messages[i][0]), _json(message))
+                    self.changed = SYSTEM if i == 0 else MESSAGES
                 break
+            else:
+                self.changed = MESSAGES if len(messages) < len(self._messages) else None
         self._tools = tools_json
         self._messages = [(m, m.get("content"), m.get("tool_calls")) for m in messages]
         self._sizes.forget_all_but(messages)

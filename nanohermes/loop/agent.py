@@ -44,9 +44,9 @@ class Agent:
         emit: Callable[[object], None],
         approvals: Approvals,
         memory_for: Callable[[str], str] = lambda text: "",
+        hooks=None,  # hooks/__init__.py's Hooks (None: no hooks)
     ):
-        """No I/O (resume() mends a resumed session). The system message is built here and on reset()
-        only, so it is byte-identical across requests; `memory_for(text)`: a user message's memory block."""
+        """No I/O (resume() mends a resumed session). `memory_for(text)`: a user message's memory block."""
         self.config, self.session, self.emit, self.approvals = config, session, emit, approvals
         self.system_prompt, self.memory_for = system_prompt, memory_for
         self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
@@ -54,7 +54,8 @@ class Agent:
         say = lambda event: self.emit(event)  # noqa: E731  (the collaborators speak through self.emit, even a new one)
         self.keeper = ContextKeeper.for_config(config, session.record_compaction, say, ctx.memory, approvals.for_memory)
         self.sender = RequestSender(provider, session.record_usage, self.keeper.observe, say)
-        self.runner = ToolRunner(self.tools, approvals, say)
+        self.runner = ToolRunner(self.tools, approvals, say, hooks)  # its hooks serve compaction's events too
+        self.hooks = self.keeper.hooks = self.runner.hooks
         self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction
         self._ctx = replace(ctx, subagents=Subagents(self)) if "task" in self.tools else ctx
 
@@ -66,10 +67,11 @@ class Agent:
         """Run one user request to its answer (`context`: the user's addition, a `!command`'s output). Ctrl-C
         and SIGTERM end it with a valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
         self.runner.new_turn()
-        turn = Turn(user_text)
+        turn = Turn(user_text, hooks=self.hooks)  # Stop (loop/nudges.py)
         self.sender.usage = turn.usage
         try:
             self.learn_window()
+            context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
             turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context)
             while True:
                 self._step(turn)
@@ -115,6 +117,7 @@ class Agent:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
 
         def send() -> AssistantTurn:
+            self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}  # new MCP tools only
             return self.sender.stream(
                 turn, self.messages, self.tool_schemas(), max_tokens=self.settings.max_tokens, **options
             )
@@ -211,7 +214,7 @@ class Agent:
         return self._ctx.tasks
 
     def context_status(self):
-        return self.keeper.status(self.messages, self.sender.last_usage)
+        return self.keeper.status(self.messages, self.sender.last_usage, self.sender.spent.event())
 
     def full_output(self, call_id: str) -> str | None:
         return self._ctx.outputs.get(call_id)

@@ -12,6 +12,9 @@ In this order:
 4. the answers given before: saved for this project ("always", permissions/saved.py) or for
    this session ("session"), each scoped (loop/grants.py): a command prefix, an exact command,
    a path, one MCP tool, a tool.
+PreToolUse hooks (hooks/) have their say after the deny rules: a hook's deny refuses, its ask
+asks (even in auto mode, past a grant or an allow rule), and the user's own hook's allow skips
+step 3 and 4's question, never a rule's, plan mode's or leaving the sandbox (`unsandboxed`).
 A "no" may carry the user's reason, which the model reads.
 """
 
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import NanoHermesError, ToolError
+from nanohermes.hooks import ToolVerdict
 from nanohermes.loop.grants import TOOL, Grant, covers, grant_for
 from nanohermes.memory.entry_points import DROP, HOLD, SAVE
 from nanohermes.permissions.rules import ALLOW, ASK, DENY, PATH_TOOLS, Call, Rule, suggest_rule, verdict
@@ -40,6 +44,10 @@ PLAN_MODE_BLOCKED = (
     "blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
     "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead."
 )
+PLAN_MODE_UNTRUSTED = (
+    "blocked in plan mode: only the tools of MCP servers the user marked trusted run in plan mode, "
+    "and this server is not one, so it was not run. Propose the call in your plan instead."
+)
 # A read-only tool that finds, while it runs, that it is about to act (web_fetch reaching a
 # local address): plan mode refuses that part.
 PLAN_MODE_ASKED = (
@@ -49,6 +57,9 @@ PLAN_MODE_ASKED = (
 DENIED = "refused: a deny rule ({rule}, from {source}) forbids this {name} call; it was not run. Do not retry it."
 ASKED_BY_RULE = "An ask rule ({rule}, from {source}) makes it ask every time; only an interactive session can allow it."
 YES_ANSWERS = ("yes", "always", "session")
+HOOK_DENIED = "refused: a PreToolUse hook blocked this {name} call; it was not run. Its reason: {reason}"
+HOOK_ASKS = "A PreToolUse hook ({command}) asks you to decide: {reason}"
+ASKED_BY_HOOK = "A PreToolUse hook makes it ask; only an interactive session can allow it."
 # Inside the workspace, yet read later by programs that run outside the sandbox (git's hooks
 # and config) or by NanoHermes itself (the project's rules and skills): accept-edits asks.
 PROTECTED_PARTS = (".git", ".nanohermes")
@@ -104,26 +115,32 @@ class Approvals:
 
     def offered(self, tools: list[Tool]) -> list[Tool]:
         """The tools the model may see in this mode: plan mode offers only read-only ones."""
-        return [t for t in tools if self.mode != "plan" or not t.needs_approval]
+        return [t for t in tools if self.mode != "plan" or not t.needs_approval or t.plan_allowed is not None]
 
-    def refusal(self, tool: Tool, arguments: str, ctx: ToolContext) -> str | None:
-        """None when the call may run; else the text the model gets instead of a result."""
-        found = self._verdict(tool, arguments, ctx)
+    def refusal(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None = None) -> str | None:
+        """None when the call may run; else the text the model gets instead of a result. `hook`: what
+        PreToolUse hooks said (deny refuses; ask asks, whatever the mode or a grant; the user's own
+        hook's allow skips the mode's question, never a deny or ask rule, plan mode or leaving the sandbox)."""
+        found = self._verdict(tool, arguments, ctx, hook)
         if not isinstance(found, tuple):
             return found
-        call, args, rule = found
+        call, args, rule, effect = found
         scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
         words = _Asked(tool.name, f"this {tool.name} call", "run")
+        if effect == ASK:  # no --allow would do: say so, and show the question the hook's reason
+            preview = HOOK_ASKS.format(command=hook.command, reason=hook.reason) + "\n" + _preview(tool, ctx, args)
+            return self._ask(tool, args, preview, None, words, " " + ASKED_BY_HOOK)
         return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
 
-    def asks(self, tool: Tool, arguments: str, ctx: ToolContext) -> bool:
+    def asks(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None = None) -> bool:
         """Whether refusal() would ask the user about this call (an editor shows it as waiting)."""
-        return isinstance(self._verdict(tool, arguments, ctx), tuple)
+        return isinstance(self._verdict(tool, arguments, ctx, hook), tuple)
 
-    def _verdict(self, tool: Tool, arguments: str, ctx: ToolContext):
-        """None: the call may run; a str: it is refused with that text; (call, args, rule): the user decides."""
-        if self.mode == "plan" and tool.needs_approval:
-            return PLAN_MODE_BLOCKED.format(name=tool.name)
+    def _verdict(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None):
+        """None: the call may run; a str: it is refused with that text; (call, args, rule, the hook's
+        effect): the user decides."""
+        if self.mode == "plan" and tool.needs_approval and not _plan_allows(tool, arguments):
+            return (PLAN_MODE_UNTRUSTED if tool.plan_allowed is not None else PLAN_MODE_BLOCKED).format(name=tool.name)
         try:
             args = parse_arguments(tool, arguments)
         except ToolError:
@@ -132,11 +149,16 @@ class Approvals:
         rule = verdict(self.rules, call)
         if rule is not None and rule.effect == DENY:
             return DENIED.format(rule=rule.text(), source=rule.source, name=tool.name)
-        if rule is not None and rule.effect == ALLOW:
+        effect = hook.effect if hook is not None else None
+        if effect == DENY:
+            return HOOK_DENIED.format(name=tool.name, reason=hook.reason)
+        if rule is not None and rule.effect == ALLOW and effect != ASK:
             return None
-        if rule is None and not self._needs_a_yes(tool, call, ctx):
+        if rule is None and effect == ALLOW and not leaves_sandbox(tool.name, args):
             return None
-        return call, args, rule
+        if rule is None and effect != ASK and not self._needs_a_yes(tool, call, ctx):
+            return None
+        return call, args, rule, effect
 
     def _needs_a_yes(self, tool: Tool, call: Call, ctx: ToolContext) -> bool:
         """The mode's default and the answers given before (steps 3 and 4 of the module's order)."""
@@ -264,6 +286,11 @@ def allow_flags(rules) -> str:
     return " ".join(f"--allow {shlex.quote(rule)}" for rule in rules)
 
 
+def leaves_sandbox(tool_name: str, args: dict) -> bool:
+    """A command the model asked to run outside the sandbox: only the user's yes (or a rule) lets it."""
+    return tool_name == "run_command" and bool(args.get("unsandboxed"))
+
+
 def sandboxed(tool_name: str, args: dict, ctx: ToolContext) -> bool:
     """A command that will run inside the enforced sandbox: the model did not ask to leave it."""
     return (
@@ -316,3 +343,14 @@ def _preview(tool: Tool, ctx: ToolContext, args: dict) -> str:
         return tool.preview(ctx, **args) if tool.preview else json.dumps(args)[:PREVIEW_FALLBACK_CHARS]
     except Exception as exc:  # a broken preview must never skip the question
         return f"(no preview: {type(exc).__name__}) {json.dumps(args, ensure_ascii=False)[:PREVIEW_FALLBACK_CHARS]}"
+
+
+def _plan_allows(tool: Tool, arguments: str) -> bool:
+    """Whether plan mode runs this call of a tool that needs approval (its own word: MCP's
+    trusted servers); arguments that cannot be read are not run."""
+    if tool.plan_allowed is None:
+        return False
+    try:
+        return tool.plan_allowed(parse_arguments(tool, arguments))
+    except ToolError:
+        return False

@@ -21,7 +21,9 @@ from nanohermes.context.budget import ContextSettings
 from nanohermes.context.engine import CompactionReport
 from nanohermes.context.tokens import count_tokens
 from nanohermes.errors import ContextOverflowError
+from nanohermes.hooks import Hooks
 from nanohermes.memory.entry_points import SAVE, save_candidates
+from nanohermes.synthetic import synthetic_message
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,8 @@ class ContextStatus:
     chars: int  # the messages of the next request
     high_water_chars: int  # where a compaction starts
     window: int | None  # the model's window in tokens, once known
-    last_usage: dict  # the latest request's tokens, cached tokens and chars (loop/sender.py)
+    last_usage: dict  # the latest request's tokens, cached tokens, cost and chars (loop/sender.py)
+    spent: ev.Usage | None = None  # the session's requests so far: tokens and dollars (loop/sender.py)
 
 
 class ContextKeeper:
@@ -55,6 +58,7 @@ class ContextKeeper:
         self.engine = ContextEngine(settings_for_window(window, max_tokens, summary_reuses_prefix))
         self.engine.ask_for_memories = memory is not None
         self.tokens = PromptTokenTracker()
+        self.hooks = Hooks()  # PreCompact before a summary request, PostCompact's note after (the Agent sets them)
         self._last_notice = ""
         self._tools_text, self._tools_count = "", 0
 
@@ -79,9 +83,9 @@ class ContextKeeper:
         """A model switch: a summary reuses the conversation's prefix only when the same model makes it."""
         self.engine.settings = replace(self.settings, summary_reuses_prefix=same_model)
 
-    def status(self, messages: list[dict], last_usage: dict) -> ContextStatus:
+    def status(self, messages: list[dict], last_usage: dict, spent: ev.Usage | None = None) -> ContextStatus:
         return ContextStatus(
-            self.engine.size(messages), self.settings.high_water_chars, self.settings.window, last_usage
+            self.engine.size(messages), self.settings.high_water_chars, self.settings.window, last_usage, spent
         )
 
     def overflowed(self, exc: ContextOverflowError) -> int:
@@ -118,11 +122,15 @@ class ContextKeeper:
         if overflow_tokens:
             estimate = max(estimate or 0, overflow_tokens)
         overflow = overflow_tokens is not None
+        trigger = "manual" if force and not overflow else "auto"
+        summarize = compacting(self.hooks, summarize, trigger, focus)
         new, report = self.engine.fit(
             messages, summarize, force=force, focus=focus, token_estimate=estimate, facts=facts, overflow=overflow
         )
         if report is None:
             return messages, None
+        if report.summary or report.digest:  # the conversation was replaced: what PostCompact hooks say follows it
+            new = with_note(new, self.hooks.compacted(trigger, report.summary or report.digest))
         remembered = remember(self.memory, report.memories, self.emit, self.memory_verdict) if report.layers else []
         if report.layers:  # something changed (an over-limit check that could do nothing did not)
             self.record(messages[1:], new[1:], compaction_record(report, force, remembered))
@@ -148,6 +156,25 @@ class ContextKeeper:
 
     def reset(self) -> None:
         self.engine.reset()
+
+
+def compacting(hooks, summarize: Callable[[SummaryRequest], str], trigger: str, focus: str | None):
+    """`summarize` with the PreCompact hooks run before the summary request."""
+
+    def summarize_after_hooks(request: SummaryRequest) -> str:
+        hooks.compacting(trigger, focus)
+        return summarize(request)
+
+    return summarize_after_hooks
+
+
+def with_note(messages: list[dict], note: str) -> list[dict]:
+    """`messages` and a PostCompact hook's note after them, in the user role, tagged as the loop's
+    (an empty assistant message first where it would follow a user message: strict templates)."""
+    if not note:
+        return messages
+    between = [{"role": "assistant", "content": ""}] if messages[-1]["role"] == "user" else []
+    return [*messages, *between, synthetic_message("hook_post_compact", note)]
 
 
 def compaction_record(report: CompactionReport, force: bool, remembered: list) -> dict:

@@ -24,6 +24,9 @@ from nanohermes.stops import TO_MODEL
 
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
 MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
+# Claude Code stops after 8 blocks in a row; a local model's answers cost minutes, and a hook
+# whose check three tries could not satisfy is one the user should look at.
+MAX_STOP_BLOCKS = 3
 
 CUT_CALL_RETRY = (
     "[Your last reply was cut off by the output token limit in the middle of a tool call, so it was not run. "
@@ -135,11 +138,21 @@ def after_reply(turn: Turn, reply: AssistantTurn, schemas: list[dict]) -> Nudge 
             return Nudge("cut_call", TOO_LONG_CALL_RETRY, notice, keeps_reply=False)
         notice = "reply cut by max_tokens mid tool call; asking the model to retry"
         return Nudge("cut_call", CUT_CALL_RETRY, notice, keeps_reply=False)
-    if turn.runaways >= MAX_RUNAWAY_RETRIES:
-        return None
-    nudge = _runaway(turn, reply, _names(schemas))
+    nudge = None if turn.runaways >= MAX_RUNAWAY_RETRIES else _runaway(turn, reply, _names(schemas))
     turn.runaways += nudge is not None
-    return nudge
+    return nudge or _stop_hook(turn, reply)
+
+
+def _stop_hook(turn: Turn, reply: AssistantTurn) -> Nudge | None:
+    """The model answered: a Stop hook (exit 2, or decision "block") may send it back to work with
+    its reason, MAX_STOP_BLOCKS times a turn (a hook that never lets go must not hold the run)."""
+    if reply.tool_calls or turn.hooks is None or turn.stop_blocks >= MAX_STOP_BLOCKS:
+        return None
+    reason = turn.hooks.at_stop(reply.content, active=turn.stop_blocks > 0)
+    if reason is None:
+        return None
+    turn.stop_blocks += 1
+    return Nudge("hook_stop", reason, "a Stop hook sent the model back to work")
 
 
 def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | None:

@@ -9,9 +9,11 @@ from nanohermes import events as ev
 from nanohermes.context import PrefixMeter, SummaryRequest, pairing_problems, sanitize_tool_pairs
 from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
 from nanohermes.loop.history import NO_RESULT_AFTER_CRASH, ids_in, with_fresh_ids
+from nanohermes.loop.misses import MissWatch, Request
 from nanohermes.loop.turn import Turn
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.provider.prices import Prices
 
 
 class RequestSender:
@@ -27,6 +29,9 @@ class RequestSender:
         self.provider, self.record_usage, self.observe, self.emit = provider, record_usage, observe, emit
         self.meter = PrefixMeter()
         self.usage = UsageCounter()  # the running turn's (the Agent gives each turn its own)
+        self.spent = UsageCounter()  # the session's, every request since it was opened (/cost)
+        self.prices = Prices(provider.config.prices)
+        self.misses = MissWatch()
         self.last_usage: dict = {}  # the latest request's tokens, cached tokens and chars (for /context)
         self._window_asked = False
         self.call_ids: set[str] = set()  # every tool call id of the session so far: a new call never reuses one
@@ -67,21 +72,38 @@ class RequestSender:
         summary: bool = False,
         **options,
     ) -> AssistantTurn:
-        """Stream one request; count its usage and what a prefix cache could not reuse."""
+        """Stream one request; count its usage, its cost and what a prefix cache could not reuse;
+        say when its cached share fell (a CacheMiss)."""
         sent_chars, uncached_chars = self.meter.measure(tools, messages)
+        config, started = self.provider.config, self.misses.clock()
+        model = options.get("model") or config.model
+        self.prices.warm(model)
         turn = self.provider.stream_chat(messages, tools, on_text, **options)
-        self.usage.add(turn.usage, sent_chars, uncached_chars)
         usage = turn.usage or {}
+        cost = self.prices.cost(model, usage)
+        for counter in (self.usage, self.spent):
+            counter.add(turn.usage, sent_chars, uncached_chars, cost)
         self.last_usage = {
             "summary": summary,
+            "model": model,
             "prompt_tokens": usage.get("prompt_tokens"),
             "completion_tokens": usage.get("completion_tokens"),
             "cached_tokens": usage.get("cached_tokens"),
+            "cache_write_tokens": usage.get("cache_write_tokens"),
+            "cost_usd": cost,
             "sent_chars": sent_chars,
             "uncached_chars": uncached_chars,
         }
         self.record_usage(self.last_usage)
+        request = Request(model, config.mode, summary, usage, self.meter.changed, started)
+        if (miss := self.misses.see(request)) is not None:
+            self.emit(miss)
         return turn
+
+    def count_helper(self, usage: ev.Usage) -> None:
+        """A helper agent's dollars are this turn's and this session's (its tokens stay its own line)."""
+        for counter in (self.usage, self.spent):
+            counter.add_cost(usage)
 
     def summarize(self, request: SummaryRequest, tools: list[dict], max_tokens: int) -> str:
         """One summary request, as the context engine planned it; raises when no summary came

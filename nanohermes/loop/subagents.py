@@ -62,6 +62,7 @@ class Subagents:
             session.close()
         parent.approvals.unasked.extend(result.cannot_ask)  # a -p run reports what no one could approve
         if result.usage is not None:
+            parent.sender.count_helper(result.usage)
             parent.emit(ev.SubagentEvent(label, result.usage))
         return answer_for_parent(label, session.name, result)
 
@@ -76,6 +77,7 @@ class Subagents:
         ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
+        emit = lambda event: parent.emit(ev.SubagentEvent(label, event))  # noqa: E731
         return type(parent)(  # an Agent, as the parent is (agent.py imports this module)
             config=config,
             provider=parent.sender.provider,
@@ -83,8 +85,9 @@ class Subagents:
             tools=tools,
             ctx=ctx,
             system_prompt=parent.system_prompt,
-            emit=lambda event: parent.emit(ev.SubagentEvent(label, event)),
+            emit=emit,
             approvals=approvals,
+            hooks=parent.hooks.for_helper(emit),  # its answer is SubagentStop's; tool calls as the parent's
         )
 
     def _child_name(self) -> str:

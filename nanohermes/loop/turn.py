@@ -41,6 +41,8 @@ class Turn:
     streamed: list[str] = field(default_factory=list)  # the reply in flight, as it arrived
     attached: dict[str, str] = field(default_factory=dict)  # files the request named -> their text as attached
     mark: str = ""  # put before the streamed text of a stopped run's final answer
+    hooks: object = None  # the session's hooks (hooks/__init__.py): Stop runs when the model answers
+    stop_blocks: int = 0  # answers a Stop hook sent back this turn
 
     hopeless: bool = False  # after the model was asked for its answer (or its change), it went round again
     rounds_since_asked: int = 0

@@ -12,6 +12,9 @@ class UsageCounter:
     def __init__(self) -> None:
         self.prompt = self.completion = self.requests = 0
         self.cached: int | None = None  # None until a provider reports cached tokens
+        self.written: int | None = None  # None until a provider reports cache writes
+        self.cost = 0.0  # dollars of the requests that had a price
+        self.priced = self.unpriced = 0  # requests with usage, with and without a price
         self.sent_chars = self.uncached_chars = 0
         self.unreported = 0  # requests the server sent no usage for (or whose stream was closed before it)
         self.last: int | None = None  # prompt + reply of the latest request
@@ -22,7 +25,8 @@ class UsageCounter:
         """A request with these messages is on its way; if it is interrupted, `interrupted` estimates it."""
         self._pending = sent
 
-    def add(self, usage: dict | None, sent_chars: int = 0, uncached_chars: int = 0) -> None:
+    def add(self, usage: dict | None, sent_chars: int = 0, uncached_chars: int = 0, cost: float | None = None) -> None:
+        """One request's reported `usage` and its `cost` in dollars (None: its model has no price)."""
         self._pending = None
         self.requests += 1
         self.sent_chars += sent_chars
@@ -36,6 +40,18 @@ class UsageCounter:
         self.last = prompt + completion
         if usage.get("cached_tokens") is not None:
             self.cached = (self.cached or 0) + usage["cached_tokens"]
+        if usage.get("cache_write_tokens") is not None:
+            self.written = (self.written or 0) + usage["cache_write_tokens"]
+        if cost is None:
+            self.unpriced += 1
+        else:
+            self.cost, self.priced = self.cost + cost, self.priced + 1
+
+    def add_cost(self, usage: ev.Usage) -> None:
+        """A helper's dollars (the `task` tool's turn): paid by this turn, its tokens its own."""
+        if usage.cost_usd is not None:
+            self.cost, self.priced = self.cost + usage.cost_usd, self.priced + 1
+        self.unpriced += usage.unpriced_requests
 
     def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply: str) -> None:
         """Ctrl-C during a request: the server did the work but never said how much, so count an
@@ -64,4 +80,7 @@ class UsageCounter:
             last_request_tokens=self.last,
             estimated=self.estimated,
             unreported=self.unreported if reported else 0,
+            cache_write_tokens=self.written,
+            cost_usd=self.cost if self.priced else None,
+            unpriced=self.unpriced if self.priced else 0,
         )

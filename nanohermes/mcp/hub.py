@@ -1,169 +1,65 @@
 """The connections to a session's MCP servers, on the `mcp` SDK's asyncio client.
 
 The agent loop is synchronous; the SDK is not. So the hub owns one background thread running
-an asyncio loop, started on first use, and each server one task on it that enters the SDK's
-client (starting the process or opening the HTTP session), lists the tools, and holds the
-connection open until the hub closes (a client must be left by the task that entered it).
-The loop's thread asks for a tool list or a call and waits for the answer with a deadline.
+an asyncio loop, started on first use, and each server one task on it (connection.py). The
+loop's thread asks for a tool list, a call, a resource or a prompt and waits for the answer;
+while it waits it runs what must happen on its own thread: a server's progress shown, a
+server's question put to the user (`ask_user`, which the front end provides; None declines).
 
 Nothing hangs: a server has `startup_timeout` seconds to start and list its tools and
-`timeout` seconds per call; one that died or never started is a clear McpUnavailable (its
-last stderr lines, from its log file, say why), retried at the next use but not more often
-than every RETRY_AFTER_FAILURE_S. Ctrl-C while waiting cancels the call on the loop too.
+`timeout` seconds per call (moved on by progress, within a cap); one that died or never started
+is a clear McpUnavailable (its last stderr lines, from its log file, say why), retried at the
+next use but not more often than every RETRY_AFTER_FAILURE_S. Ctrl-C while waiting cancels the
+call on the loop too.
+
+A server whose tool list changes (`notifications/tools/list_changed`) has it fetched again;
+`changes` counts such changes, so the prompt's listing is rebuilt once per change, not per request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
+import queue
 import threading
 import time
-from contextlib import AsyncExitStack
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nanohermes.fileio import create_regular
+from nanohermes.mcp.asking import CANNOT_ASK, DECLINE, Asker, Question, Reply, declined_note
+from nanohermes.mcp.connection import (
+    FAILED,
+    NOT_STARTED,
+    PROGRESS_CAP_FACTOR,
+    RUNNING,
+    STARTING,
+    CallOutcome,
+    Connection,
+    Hooks,
+    McpCallTimeout,
+    McpUnavailable,
+)
+from nanohermes.mcp.oauth import LOGIN_TIMEOUT_S, client_auth
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
-from nanohermes.mcp.transport import (
-    CONNECTION_CLOSED,
-    LOG_DRAIN_S,
-    CappedLog,
-    describe_failure,
-    open_client,
-    stderr_tail,
-)
 from nanohermes.sandbox.policy import Policy
+
+__all__ = ["FAILED", "NOT_STARTED", "RUNNING", "STARTING", "CallOutcome", "McpCallTimeout", "McpHub", "McpUnavailable"]
 
 RETRY_AFTER_FAILURE_S = 30.0  # a server that just failed to start fails the same way when asked again at once
 # (one that ran and then stopped, e.g. crashed on a call, is restarted at its next use)
 WAIT_SLACK_S = 5.0  # the waiting side's margin over a deadline the loop enforces itself
 CLOSE_TIMEOUT_S = 6.0  # the SDK gives a stdio server 2 s to exit on its own, then 2 s after TERM
-
-NOT_STARTED, STARTING, RUNNING, FAILED = "not started", "starting", "running", "failed"
+PROGRESS_EVERY_S = 0.2  # progress shown at most this often (a server may report every millisecond)
 _log = logging.getLogger("nanohermes.mcp")
-
-
-class McpUnavailable(Exception):
-    """The server is not running and could not be started; the message says why."""
-
-
-class McpCallTimeout(Exception):
-    """The server did not answer a call in time (the call was cancelled)."""
-
-
-@dataclass(frozen=True)
-class CallOutcome:
-    blocks: list  # the SDK's content blocks (text, image, resource, …)
-    structured: object | None  # structuredContent, when the tool returned it
-    is_error: bool
 
 
 @dataclass(frozen=True)
 class ServerStatus:
     state: str  # NOT_STARTED | STARTING | RUNNING | FAILED
     detail: str = ""  # why it failed
-
-
-class _Connection:
-    """One server's connection, driven by a task on the hub's loop."""
-
-    def __init__(self, settings: McpServerSettings, workspace: Path, log_path: Path, sandbox: Policy | None = None):
-        self.settings, self.workspace, self.log_path, self.sandbox = settings, workspace, log_path, sandbox
-        self.state, self.error, self.failed_at = STARTING, "", 0.0
-        self.retry_at_once = False  # it ran and stopped, or its start was interrupted: the next use starts it again
-        self.client = None
-        self.tools: list[McpToolInfo] = []
-        self.stop = asyncio.Event()
-        self.ended = asyncio.Event()
-        self.task: asyncio.Task | None = None
-
-    async def start(self) -> list[McpToolInfo]:
-        ready = asyncio.get_running_loop().create_future()
-        # Retrieved even when nobody waits any more (a timeout, Ctrl-C): else asyncio logs
-        # "Future exception was never retrieved", with a traceback, on the user's terminal.
-        ready.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self.task = asyncio.create_task(self._serve(ready))
-        try:
-            return await asyncio.wait_for(asyncio.shield(ready), self.settings.startup_timeout)
-        except TimeoutError:
-            self.task.cancel()
-            self._fail(f"it did not start and list its tools within {self.settings.startup_timeout:g} s")
-            raise McpUnavailable(self.error) from None
-        except asyncio.CancelledError:  # Ctrl-C while it started: stop it; the next use tries again
-            self.retry_at_once = True
-            self.task.cancel()
-            raise
-
-    async def _serve(self, ready: asyncio.Future) -> None:
-        try:
-            log = CappedLog(create_regular(self.log_path))
-            try:
-                async with AsyncExitStack() as stack:
-                    self.client = await open_client(stack, self.settings, self.workspace, log.writer, self.sandbox)
-                    self.tools = await _list_tools(self.client)
-                    self.state, self.retry_at_once = RUNNING, True
-                    ready.set_result(self.tools)
-                    await self.stop.wait()
-            finally:
-                log.close()
-        except BaseException as exc:  # cancelled, or any failure (groups too): the server's state, never a crash
-            if self.state != FAILED:
-                self._fail(describe_failure(exc, self.settings))
-        finally:
-            self.client = None
-            if not ready.done():
-                ready.set_exception(McpUnavailable(self.error or "it stopped before listing its tools"))
-            if self.state == RUNNING:
-                self._fail("it stopped")
-            self.ended.set()
-
-    def _fail(self, reason: str) -> None:
-        tail = stderr_tail(self.log_path)
-        self.state, self.failed_at = FAILED, time.monotonic()
-        self.error = f"{reason}{f'; its stderr ended with: {tail}' if tail else ''}"
-
-    async def call(self, tool: str, arguments: dict) -> CallOutcome:
-        client = self.client
-        if client is None or self.state != RUNNING:
-            raise McpUnavailable(self.error or "it is not running")
-        from mcp import MCPError
-
-        timeout = self.settings.timeout
-        call = asyncio.create_task(client.call_tool(tool, arguments, read_timeout_seconds=timeout))
-        ended = asyncio.create_task(self.ended.wait())
-        done, _ = await asyncio.wait({call, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        ended.cancel()
-        if call not in done:
-            call.cancel()
-            if ended in done:
-                raise McpUnavailable(f"it stopped during the call: {self.error}")
-            raise McpCallTimeout(f"no answer within {timeout:g} s (the call was cancelled)")
-        try:
-            result = call.result()
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
-                self.stop.set()
-                with contextlib.suppress(TimeoutError):  # once it ended, its log holds its last words
-                    await asyncio.wait_for(self.ended.wait(), 2 * LOG_DRAIN_S)
-                self._fail("it closed the connection")
-                raise McpUnavailable(self.error) from None
-            raise
-        return CallOutcome(list(result.content or []), result.structured_content, bool(result.is_error))
-
-
-async def _list_tools(client) -> list[McpToolInfo]:
-    """Every page of the server's tool list (bounded: a cursor that never ends is a bug)."""
-    tools, cursor = [], None
-    for _ in range(50):
-        page = await client.list_tools(cursor=cursor)
-        tools += [McpToolInfo(t.name, t.description or "", dict(t.input_schema or {})) for t in page.tools]
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
 
 
 class McpHub:
@@ -177,10 +73,18 @@ class McpHub:
         self.sandbox = sandbox
         self.cache = ToolCache(home)
         self.workspace = workspace
+        self.home = Path(home)
         self.log_dir = Path(home) / "mcp" / "logs"
-        self._conns: dict[str, _Connection] = {}
+        self.browser: Callable[[str], None] | None = None  # `mcp login`: opens an OAuth authorization URL
+        self.ask_user: Asker | None = None  # the front end's "ask the user" (None: questions are declined)
+        self.changes = 0  # tool lists changed by their servers since the start (the prompt's listing follows)
+        self._conns: dict[str, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._inbox: queue.Queue = queue.Queue()  # what must run on the waiting thread; None: an answer is in
+        self._report: Callable[[str], None] | None = None  # the running call's progress, shown
+        self._reported_at = 0.0
+        self._notes: list[str] = []  # the running call's questions that could not be asked
 
     # -- what is known without starting anything ---------------------------------------------
 
@@ -202,18 +106,62 @@ class McpHub:
             return conn.tools
         return self.cache.load(self.servers[name])
 
+    def instructions(self, name: str) -> str:
+        """The server's `instructions` (live, else as cached from its last start)."""
+        conn = self._conns.get(name)
+        if conn is not None and conn.state == RUNNING:
+            return conn.instructions
+        return self.cache.instructions(self.servers[name])
+
     # -- starting and calling ------------------------------------------------------------------
 
     def tools(self, name: str) -> list[McpToolInfo]:
         """The server's tools, starting it if needed; McpUnavailable when it cannot run."""
         return self._running(name).tools
 
-    def call(self, name: str, tool: str, arguments: dict) -> CallOutcome:
-        """Call one tool; McpUnavailable, McpCallTimeout, or the SDK's MCPError (a protocol error)."""
+    def call(self, name: str, tool: str, arguments: dict, report: Callable[[str], None] | None = None) -> CallOutcome:
+        """Call one tool; McpUnavailable, McpCallTimeout, or the SDK's MCPError (a protocol error).
+        `report` shows the call's progress (on this thread)."""
         conn = self._running(name)
-        return self._wait(conn.call(tool, arguments), conn.settings.timeout)
+        self._report, self._notes = report, []
+        try:
+            outcome = self._wait(conn.call(tool, arguments), conn.settings.timeout * PROGRESS_CAP_FACTOR)
+        finally:
+            self._report = None
+        notes = tuple(self._notes)
+        return CallOutcome(outcome.blocks, outcome.structured, outcome.is_error, notes) if notes else outcome
 
-    def _running(self, name: str) -> _Connection:
+    def refresh_tools(self, name: str) -> list[McpToolInfo]:
+        """The running server's list fetched again (a tool asked for that it lacks may be new)."""
+        conn = self._running(name)
+        self._wait(conn.relist(), conn.settings.timeout)
+        return conn.tools
+
+    def resources(self, name: str) -> list:
+        """The server's resources (the SDK's Resource objects; [] when it offers none)."""
+        conn = self._running(name)
+        if not getattr(conn.client.server_capabilities, "resources", None):
+            return []
+        return self._wait(conn.request(_pages(conn.client.list_resources, "resources")), conn.settings.timeout)
+
+    def read_resource(self, name: str, uri: str) -> list:
+        """One resource's contents (text or blob items)."""
+        conn = self._running(name)
+        return self._wait(conn.request(conn.client.read_resource(uri)), conn.settings.timeout).contents
+
+    def prompts(self, name: str) -> list:
+        """The server's prompts (the SDK's Prompt objects; [] when it offers none)."""
+        conn = self._running(name)
+        if not getattr(conn.client.server_capabilities, "prompts", None):
+            return []
+        return self._wait(conn.request(_pages(conn.client.list_prompts, "prompts")), conn.settings.timeout)
+
+    def get_prompt(self, name: str, prompt: str, arguments: dict[str, str]):
+        """A prompt's messages (the SDK's GetPromptResult)."""
+        conn = self._running(name)
+        return self._wait(conn.request(conn.client.get_prompt(prompt, arguments)), conn.settings.timeout)
+
+    def _running(self, name: str) -> Connection:
         conn = self._conns.get(name)
         if conn is not None and conn.state == RUNNING:
             return conn
@@ -227,21 +175,77 @@ class McpHub:
         settings = self.servers[name]
         self._start_loop()
         self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        conn = self._conns[name] = _Connection(settings, self.workspace, self.log_dir / f"{name}.log", self.sandbox)
-        tools = self._wait(conn.start(), settings.startup_timeout)
-        self.cache.save(settings, tools)
+        hooks = Hooks(ask=self._ask, progress=self._progress, changed=self._changed)
+        auth = client_auth(settings, self.home, self.browser) if settings.oauth else None
+        conn = Connection(settings, self.workspace, self.log_dir / f"{name}.log", hooks, self.sandbox, auth)
+        self._conns[name] = conn
+        limit = settings.startup_timeout + (LOGIN_TIMEOUT_S if self.browser and settings.oauth else 0)
+        tools = self._wait(conn.start(limit), limit)
+        self.cache.save(settings, tools, conn.instructions)
         return conn
 
     def _wait(self, coroutine, deadline: float):
-        """Run a coroutine on the loop and wait for it (the loop enforces `deadline` itself)."""
+        """Run a coroutine on the loop and wait for it (the loop enforces `deadline` itself),
+        running what the loop hands this thread meanwhile (time spent asking the user is not
+        counted)."""
+        while not self._inbox.empty():  # what a call given up left behind (a question: cancelled)
+            left = self._inbox.get_nowait()
+            getattr(left, "cancel", lambda: None)()
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        future.add_done_callback(lambda _: self._inbox.put(None))
+        ends = time.monotonic() + deadline + WAIT_SLACK_S
         try:
-            return future.result(timeout=deadline + WAIT_SLACK_S)
-        except concurrent.futures.TimeoutError:
-            raise McpCallTimeout(f"no answer within {deadline:g} s") from None
+            while True:
+                try:
+                    job = self._inbox.get(timeout=max(0.0, ends - time.monotonic()))
+                except queue.Empty:
+                    raise McpCallTimeout(f"no answer within {deadline:g} s") from None
+                if job is None:
+                    if future.done():
+                        return future.result()
+                    continue
+                started = time.monotonic()
+                job()
+                ends += time.monotonic() - started
         finally:  # Ctrl-C (KeyboardInterrupt) or a timeout: do not leave the call running
             if not future.done():
                 future.cancel()
+
+    # -- the connections' hooks (called on the loop) ------------------------------------------
+
+    async def _ask(self, question: Question) -> Reply:
+        """A server's question, put to the user on the waiting thread (the loop waits for it)."""
+        asker = self.ask_user
+        if asker is None:
+            self._notes.append(declined_note(question, CANNOT_ASK))
+            return Reply(DECLINE)
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+
+        def job():
+            try:
+                reply = asker(question)
+            except BaseException as exc:  # Ctrl-C while asking: the call is cancelled by _wait
+                loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(Reply("cancel")))
+                raise exc
+            loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(reply))
+
+        job.cancel = lambda: loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(Reply("cancel")))
+        self._inbox.put(job)
+        return await answer
+
+    def _progress(self, text: str) -> None:
+        report = self._report
+        now = time.monotonic()
+        if report is not None and now - self._reported_at >= PROGRESS_EVERY_S:
+            self._reported_at = now
+            self._inbox.put(lambda: report(text))
+
+    def _changed(self, conn: Connection) -> None:
+        self.cache.save(conn.settings, conn.tools, conn.instructions)
+        self.changes += 1
+
+    # -- the loop ------------------------------------------------------------------------------
 
     def _start_loop(self) -> None:
         if self._loop is not None:
@@ -274,3 +278,18 @@ class McpHub:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=WAIT_SLACK_S)
         self._loop, self._conns = None, {}
+
+
+MAX_LISTED = 200  # a server's resources or prompts past this are a catalogue; the rest are not listed
+
+
+async def _pages(fetch, field: str) -> list:
+    """Every page of a list (resources, prompts), up to MAX_LISTED items."""
+    items, cursor = [], None
+    for _ in range(50):
+        page = await fetch(cursor=cursor)
+        items += list(getattr(page, field) or [])
+        cursor = page.next_cursor
+        if not cursor or len(items) >= MAX_LISTED:
+            break
+    return items[:MAX_LISTED]

@@ -23,6 +23,9 @@ NAMES_LINE_CHARS = 160  # a server's names past this are "… and N more" (its f
 USAGE_DESCRIPTION_CHARS = 400  # a tool's description when its parameters are shown
 PARAMETER_DESCRIPTION_CHARS = 120
 FULL_SCHEMA_CHARS = 4_000  # a nested schema shown whole, within the tool result's own cap
+URI_CHARS = 300  # a resource's URI, as shown
+RESOURCES_LISTED = 30  # a server's resources listed by mcp(name="server"); a catalogue's rest is noted
+INSTRUCTIONS_CHARS = 240  # a server's `instructions` in the prompt: their gist, paid on every request
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_.\-/]{1,64}$")  # what a tool name may look like to be listed at all
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -43,13 +46,19 @@ def listed(tools: list[McpToolInfo]) -> list[McpToolInfo]:
     return [t for t in tools if SAFE_NAME.match(t.name)]
 
 
-def prompt_section(servers: list[tuple[McpServerSettings, list[McpToolInfo] | None]]) -> str:
-    """The system prompt's MCP section: one line per small server's tool, one per bigger server."""
+def prompt_section(
+    servers: list[tuple[McpServerSettings, list[McpToolInfo] | None]], instructions: dict[str, str] | None = None
+) -> str:
+    """The system prompt's MCP section: one line per small server's tool, one per bigger server,
+    and the gist of a server's `instructions` (its own words: data, cut at INSTRUCTIONS_CHARS)."""
     if not servers:
         return ""
     lines = [HEADER]
     for settings, tools in servers:
         name = settings.name
+        said = one_line((instructions or {}).get(name, ""), INSTRUCTIONS_CHARS)
+        if said:
+            lines.append(f"- {name} says (data): {said}")
         if tools is None:
             lines.append(f'- {name}: tools not listed yet (mcp(name="{name}") starts it and lists them)')
         elif len(listed(tools)) <= PER_TOOL_LINES_MAX:
@@ -129,16 +138,18 @@ def _nested(spec: dict) -> bool:
     )
 
 
-def render_outcome(label: str, blocks: list, structured) -> str:
-    """A call's content as text: text blocks as they are, other kinds named (never their bytes)."""
-    parts = [_block_text(block) for block in blocks]
+def render_outcome(label: str, blocks: list, structured, notes: tuple[str, ...] = ()) -> str:
+    """A call's content as text: text blocks as they are, other kinds named (never their bytes);
+    a resource link says how to read it; `notes`: what happened on the client's side."""
+    server = label.partition(".")[0]
+    parts = [_block_text(block, server) for block in blocks] + list(notes)
     if not any(parts) and structured is not None:
         parts = [json.dumps(structured, ensure_ascii=False, indent=1)]
     body = "\n".join(p for p in parts if p) or "(no content)"
     return f"mcp {label}:\n{body}"
 
 
-def _block_text(block) -> str:
+def _block_text(block, server: str) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return block.text
@@ -146,11 +157,36 @@ def _block_text(block) -> str:
         size = len(getattr(block, "data", "") or "") * 3 // 4  # base64
         return f"[{kind} {getattr(block, 'mime_type', '')}, {size:,} bytes: not shown]"
     if kind == "resource_link":
-        return f"[resource link: {block.uri}{' (' + block.name + ')' if getattr(block, 'name', '') else ''}]"
+        name = one_line(getattr(block, "name", "") or "", DESCRIPTION_CHARS)
+        uri = one_line(str(block.uri), URI_CHARS)
+        return (
+            f'[resource link: {uri}{" (" + name + ")" if name else ""}; read it with mcp(name="{server}", uri="{uri}")]'
+        )
     if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
-        if text is not None:
-            return f"[resource {resource.uri}]\n{text}"
-        return f"[resource {resource.uri}: {getattr(resource, 'mime_type', None) or 'binary'} content, not shown]"
+        return resource_text(block.resource)
     return f"[{kind or 'unknown'} content: not shown]"
+
+
+def resource_text(contents) -> str:
+    """One resource's contents (a read, or a resource embedded in a result): text as it is,
+    binary named with its size."""
+    uri = one_line(str(contents.uri), URI_CHARS)
+    text = getattr(contents, "text", None)
+    if text is not None:
+        return f"[resource {uri}]\n{text}"
+    size = len(getattr(contents, "blob", "") or "") * 3 // 4  # base64
+    kind = getattr(contents, "mime_type", None) or "binary"
+    return f"[resource {uri}: {one_line(kind, 60)} content, {size:,} bytes, not shown]"
+
+
+def resources_lines(server: str, resources: list) -> list[str]:
+    """`mcp(name="server")`'s resources part: one line each, up to RESOURCES_LISTED."""
+    if not resources:
+        return []
+    lines = [f'{len(resources)} resource(s); read one with mcp(name="{server}", uri="URI"):']
+    for r in resources[:RESOURCES_LISTED]:
+        about = one_line(getattr(r, "description", "") or getattr(r, "name", "") or "", 100)
+        lines.append(f"- {one_line(str(r.uri), URI_CHARS)}{': ' + about if about else ''}")
+    if len(resources) > RESOURCES_LISTED:
+        lines.append(f"… and {len(resources) - RESOURCES_LISTED} more (not listed)")
+    return lines

@@ -40,3 +40,26 @@ def list_servers(config, say: Callable[[str], None]) -> int:
     finally:
         hub.close()
     return code
+
+
+def login(config, name: str, say: Callable[[str], None], browser: Callable[[str], None]) -> int:
+    """`nanohermes mcp login NAME`: the OAuth browser flow for an HTTP server with `oauth = true`;
+    the tokens are kept (mcp/oauth.py) and never shown. The exit code is 1 when it failed."""
+    from nanohermes.mcp.settings import token_path
+
+    settings = next((s for s in config.mcp if s.name == name), None)
+    if settings is None or not settings.oauth:
+        known = ", ".join(s.name for s in config.mcp if s.oauth) or "none"
+        say(f"no MCP server {name!r} with oauth = true in config.toml (those with it: {known})")
+        return 1
+    hub = McpHub((settings,), config.home, config.workspace)
+    hub.browser = browser
+    try:
+        tools = hub.tools(name)
+    except (McpUnavailable, McpCallTimeout) as exc:
+        say(f"✗ {name}: login failed: {one_line(str(exc), 400)}")
+        return 1
+    finally:
+        hub.close()
+    say(f"✓ {name}: logged in · {len(tools)} tool(s) · tokens kept in {token_path(config.home, name)} (0600)")
+    return 0

@@ -25,12 +25,15 @@ from pathlib import Path
 
 from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError
+from nanohermes.fileio import read_regular
 from nanohermes.redact import CREDENTIAL_HEADERS, SECRET_NAME
 
+MAX_TOKEN_FILE_BYTES = 65_536  # tokens and a registration are a few KB; a bigger file is not ours
 DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a job too big for a tool call
 DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
 SERVER_KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout", "sandbox"}
+    | {"oauth"}
 )
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # `${NAME}`, as transport.expand reads it
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
@@ -47,6 +50,8 @@ class McpServerSettings:
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     trusted: bool = False  # calls run without asking, in every mode but plan
     sandbox: bool = False  # a stdio server run inside the session's sandbox (opt-in: many need the network)
+    oauth: bool = False  # an HTTP server reached with the tokens of `nanohermes mcp login NAME` (oauth.py)
+    token_file: str | None = field(default=None, repr=False)  # with oauth: where its tokens are kept
     timeout: float = DEFAULT_CALL_TIMEOUT_S
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
 
@@ -73,15 +78,33 @@ class McpServerSettings:
         expanded = [(name, os.path.expandvars(value)) for name, value in found]
         read = [*self.args, *(v for _, v in self.env), *(v for _, v in self.headers), self.url or ""]
         variables = {name for text in read for name in VARIABLE.findall(text)}
-        return [(name, value) for name, value in expanded if "${" not in value] + [
-            (f"${{{name}}}", os.environ[name]) for name in sorted(variables) if name in os.environ
-        ]
+        return (
+            [(name, value) for name, value in expanded if "${" not in value]
+            + [(f"${{{name}}}", os.environ[name]) for name in sorted(variables) if name in os.environ]
+            + [(f"{where}.oauth", token) for token in self._stored_tokens()]
+        )
+
+    def _stored_tokens(self) -> list[str]:
+        """The OAuth tokens kept for it as the session starts (those refreshed later are not known here)."""
+        if not self.oauth or not self.token_file:
+            return []
+        try:
+            data = json.loads(read_regular(self.token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8"))
+            tokens = data.get("tokens") or {}
+            return [str(tokens[k]) for k in ("access_token", "refresh_token") if tokens.get(k)]
+        except (OSError, ValueError, AttributeError):
+            return []
 
     def fingerprint(self) -> str:
         """What identifies the server's tool list between runs: the program and the address
         (not env or headers, which hold secrets and rarely change the tools)."""
         data = json.dumps([self.command, list(self.args), self.url], separators=(",", ":"))
         return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def token_path(home: Path, name: str) -> Path:
+    """Where `nanohermes mcp login NAME` keeps a server's OAuth tokens (oauth.py)."""
+    return Path(home) / "mcp" / "oauth" / f"{name}.json"
 
 
 def parse_mcp_table(table, path: Path) -> tuple[McpServerSettings, ...]:
@@ -102,6 +125,8 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
     checked_table(entry, SERVER_KEYS, where, f"{where} must be a table.")
     if ("command" in entry) == ("url" in entry):
         raise ConfigError(f"{where} needs either command (a stdio server) or url (streamable HTTP), not both.")
+    if "command" in entry and entry.get("oauth"):
+        raise ConfigError(f"{where}: oauth applies to a server reached by url, not to a stdio command.")
     if "url" in entry and entry.get("sandbox"):
         raise ConfigError(f"{where}: sandbox applies to a stdio server (command), not to one reached by url.")
     if "url" in entry and not str(entry["url"]).startswith(("http://", "https://", "${")):
@@ -116,6 +141,8 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
         headers=_pairs(entry, "headers", where),
         trusted=_flag(entry, "trusted", False, where),
         sandbox=_flag(entry, "sandbox", False, where),
+        oauth=_flag(entry, "oauth", False, where),
+        token_file=str(token_path(path.parent, name)),
         timeout=checked_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
         startup_timeout=checked_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
     )

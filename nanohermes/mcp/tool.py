@@ -1,6 +1,7 @@
 """The one model-facing MCP tool: `mcp(name, arguments)`.
 
-`name` is `server.tool` (a call) or `server` (its tool list, with each tool's parameters).
+`name` is `server.tool` (a call) or `server` (its tool list, with each tool's parameters, and
+its resources); `uri` with `server` reads one of its resources (a resource link a tool returned).
 A call whose arguments do not fit the tool's schema is not sent: the result is what did not
 fit and the tool's parameters, so the model learns the schema only for the tools it uses.
 Results go through the same dispatch as every tool (clamp, notes, placeholders, recall).
@@ -19,7 +20,15 @@ import math
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
 from nanohermes.mcp.hub import McpCallTimeout, McpHub, McpUnavailable
-from nanohermes.mcp.listing import render_outcome, server_tools, usage
+from nanohermes.mcp.listing import (
+    URI_CHARS,
+    one_line,
+    render_outcome,
+    resource_text,
+    resources_lines,
+    server_tools,
+    usage,
+)
 from nanohermes.mcp.toolcache import McpToolInfo
 from nanohermes.text import neutralize
 from nanohermes.tools import Tool, ToolContext, ToolOutput
@@ -30,6 +39,7 @@ PARAMETERS = {
     "properties": {
         "name": {"type": "string", "description": "server.tool to call, or server to list"},
         "arguments": {"type": "object", "description": "the tool's arguments"},
+        "uri": {"type": "string", "description": "with name=server: a resource of it to read"},
     },
     "required": ["name"],
 }
@@ -38,17 +48,21 @@ MAX_PROBLEMS = 5  # schema mismatches named in one result; the rest would repeat
 
 
 def make_mcp_tool(hub: McpHub) -> Tool:
-    def mcp(ctx: ToolContext, name: str, arguments: str | None = None) -> str:
+    def mcp(ctx: ToolContext, name: str, arguments: str | None = None, uri: str | None = None) -> str:
         server, tool_name = resolve(hub, name)
+        if uri and tool_name is not None:
+            raise ToolError(f'uri reads a resource of a server: name="{server}", uri="{uri}" (no tool name)')
+        if uri:
+            return read_resource(hub, server, uri)
         if tool_name is None:
-            return server_tools(hub.servers[server], _tools(hub, server))
+            return _listing(hub, server)
         tool = _find(hub, server, tool_name, _tools(hub, server))
         args = _arguments(arguments)
         problems = check_arguments(tool, args)
         if problems:
             problems_text = f"{server}.{tool.name} was not called: {'; '.join(problems)}\n{usage(server, tool)}"
             raise ToolError(neutralize(problems_text))  # the server's schema is its text: no raw controls
-        return _call(hub, server, tool, args)
+        return _call(hub, server, tool, args, ctx.report)
 
     def asks(args: dict) -> bool:
         """Whether this call needs the user's yes (before anything starts: no I/O here). Only
@@ -58,12 +72,14 @@ def make_mcp_tool(hub: McpHub) -> Tool:
             server, tool_name = resolve(hub, str(args.get("name", "")))
         except ToolError:
             return False  # dispatch answers with the error; nothing runs
-        if tool_name is None or hub.servers[server].trusted:
-            return False
+        if tool_name is None or args.get("uri") or hub.servers[server].trusted:
+            return False  # a listing or a read asks nothing; a trusted server's call neither
         live = hub.live_tools(server)
         if live is None:
             return True
         tool = next((t for t in live if t.name == tool_name), None)
+        if tool is None:  # perhaps added since: the running server's list, fetched again, decides
+            tool = next((t for t in _refreshed(hub, server, live) if t.name == tool_name), None)
         try:
             given = _arguments(args.get("arguments"))
         except ToolError:
@@ -71,11 +87,30 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         # False when it will not be sent (the result says why)
         return tool is not None and not check_arguments(tool, given)
 
-    def preview(ctx: ToolContext, name: str, arguments: str | None = None) -> str:
+    def preview(ctx: ToolContext, name: str, arguments: str | None = None, uri: str | None = None) -> str:
         shown = json.dumps(_arguments(arguments), ensure_ascii=False, indent=1)
         return f"{name}\n{shown[:PREVIEW_CHARS]}{'…' if len(shown) > PREVIEW_CHARS else ''}"
 
-    return Tool("mcp", DESCRIPTION, PARAMETERS, mcp, needs_approval=True, preview=preview, asks=asks)
+    def in_plan_mode(args: dict) -> bool:
+        """Plan mode runs a trusted server's calls (README: trusted is the user's word) and
+        nothing of another server's, not even its start."""
+        try:
+            server, _ = resolve(hub, str(args.get("name", "")))
+        except ToolError:
+            return True  # dispatch answers with the error; nothing runs
+        return hub.servers[server].trusted
+
+    trusted = any(s.trusted for s in hub.servers.values())
+    return Tool(
+        "mcp",
+        DESCRIPTION,
+        PARAMETERS,
+        mcp,
+        needs_approval=True,
+        preview=preview,
+        asks=asks,
+        plan_allowed=in_plan_mode if trusted else None,
+    )
 
 
 def resolve(hub: McpHub, name: str) -> tuple[str, str | None]:
@@ -92,6 +127,34 @@ def resolve(hub: McpHub, name: str) -> tuple[str, str | None]:
     )
 
 
+def _listing(hub: McpHub, server: str) -> str:
+    """A server's tools with their parameters, and its resources."""
+    text = server_tools(hub.servers[server], _tools(hub, server))
+    try:
+        resources = resources_lines(server, hub.resources(server))
+    except Exception as exc:  # its tools are the answer; what is missing is said
+        resources = [f"(its resources could not be listed: {neutralize(str(exc))[:200]})"]
+    return "\n".join([text, *resources])
+
+
+def read_resource(hub: McpHub, server: str, uri: str) -> str:
+    from mcp import MCPError
+
+    label = f"mcp {server} resource {one_line(uri, URI_CHARS)}"
+    try:
+        contents = hub.read_resource(server, uri)
+    except McpUnavailable as exc:
+        raise ToolError(f"MCP server {server} is not available: {exc}") from None
+    except McpCallTimeout as exc:
+        raise ToolError(f"{label}: {exc}") from None
+    except MCPError as exc:
+        raise ToolError(
+            f'{label}: the server answered with an error: {exc}. mcp(name="{server}") lists its resources'
+        ) from None
+    body = "\n".join(resource_text(c) for c in contents) or "(no content)"
+    return ToolOutput(f"{label}:\n{body}", ResultFacts(found=f"{server} {one_line(uri, 80)}"))
+
+
 def _tools(hub: McpHub, server: str) -> list[McpToolInfo]:
     try:
         return hub.tools(server)
@@ -103,10 +166,20 @@ def _tools(hub: McpHub, server: str) -> list[McpToolInfo]:
 
 def _find(hub: McpHub, server: str, name: str, tools: list[McpToolInfo]) -> McpToolInfo:
     tool = next((t for t in tools if t.name == name), None)
+    if tool is None:  # added since the list was fetched (its change notice may still be on its way)?
+        tools = _refreshed(hub, server, tools)
+        tool = next((t for t in tools if t.name == name), None)
     if tool is None:
         names = ", ".join(t.name for t in tools) or "none"
         raise ToolError(neutralize(f"MCP server {server} has no tool {name!r}; its tools: {names}"))
     return tool
+
+
+def _refreshed(hub: McpHub, server: str, tools: list[McpToolInfo]) -> list[McpToolInfo]:
+    try:
+        return hub.refresh_tools(server)
+    except (McpUnavailable, McpCallTimeout):
+        return tools  # the answer is "no such tool" from the list there is
 
 
 def _arguments(raw) -> dict:
@@ -172,19 +245,19 @@ def _coerce_scalars(schema: dict, args: dict) -> None:
             pass  # the schema check names it
 
 
-def _call(hub: McpHub, server: str, tool: McpToolInfo, args: dict) -> str:
+def _call(hub: McpHub, server: str, tool: McpToolInfo, args: dict, report) -> str:
     from mcp import MCPError
 
     label = f"{server}.{tool.name}"
     try:
-        outcome = hub.call(server, tool.name, args)
+        outcome = hub.call(server, tool.name, args, report)
     except McpUnavailable as exc:
         raise ToolError(f"MCP server {server} is not available: {exc}") from None
     except McpCallTimeout as exc:
         raise ToolError(f"{label}: {exc}") from None
     except MCPError as exc:
         raise ToolError(f"{label}: the server answered with an error: {exc}\n{usage(server, tool)}") from None
-    text = render_outcome(label, outcome.blocks, outcome.structured)
+    text = render_outcome(label, outcome.blocks, outcome.structured, outcome.notes)
     if outcome.is_error:
         raise ToolError(f"{text}\n{usage(server, tool)}")
     return ToolOutput(text, ResultFacts(found=label))

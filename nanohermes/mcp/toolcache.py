@@ -1,7 +1,8 @@
 """Each MCP server's tool list, kept between runs in `$NANOHERMES_HOME/mcp/tools.json` (0600).
 
 The prompt lists the servers' tools, and it is built when a session starts, before any server
-runs (servers start on first use; the prompt never changes mid-session, for prompt caches).
+runs (servers start on first use; the prompt changes mid-session only when a server announces
+that its tools changed, for prompt caches). Its `instructions` are kept beside its tools.
 So the list a server gave the last time it was started (by a session or `nanohermes mcp
 list`) is what the next session's prompt shows. An entry is dropped when the server's
 program or address changes (its fingerprint). Two processes saving at once may lose one
@@ -21,6 +22,7 @@ from nanohermes.mcp.settings import McpServerSettings
 
 FORMAT_VERSION = 1
 MAX_TOOLS_PER_SERVER = 200  # a server offering more is a catalogue; the rest stay reachable by name
+MAX_INSTRUCTIONS_CHARS = 4_000  # kept whole enough for the prompt's cut (listing.py) and no more
 MAX_CACHE_BYTES = 16 * 2**20  # far above 200 tools of every server; a bigger file is not ours: ignored
 
 
@@ -53,13 +55,21 @@ class ToolCache:
         except (KeyError, TypeError, AttributeError):
             return None
 
-    def save(self, server: McpServerSettings, tools: list[McpToolInfo]) -> None:
+    def instructions(self, server: McpServerSettings) -> str:
+        """The server's `instructions` as last given ("" when none, or never started)."""
+        entry = self._read().get(server.name)
+        if not isinstance(entry, dict) or entry.get("fingerprint") != server.fingerprint():
+            return ""
+        return str(entry.get("instructions") or "")[:MAX_INSTRUCTIONS_CHARS]
+
+    def save(self, server: McpServerSettings, tools: list[McpToolInfo], instructions: str = "") -> None:
         """Keep this list for the next sessions. A cache that cannot be written is no error:
         the next session lists the server as not listed yet."""
         servers = self._read()
         servers[server.name] = {
             "fingerprint": server.fingerprint(),
             "tools": [t.to_dict() for t in tools[:MAX_TOOLS_PER_SERVER]],
+            "instructions": instructions[:MAX_INSTRUCTIONS_CHARS],
         }
         data = json.dumps({"version": FORMAT_VERSION, "servers": servers}, ensure_ascii=False).encode("utf-8")
         try:

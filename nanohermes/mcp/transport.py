@@ -86,10 +86,20 @@ def expand(text: str, where: str) -> str:
 
 
 async def open_client(
-    stack: AsyncExitStack, settings: McpServerSettings, workspace: Path, log: TextIO, sandbox: Policy | None = None
+    stack: AsyncExitStack,
+    settings: McpServerSettings,
+    workspace: Path,
+    log: TextIO,
+    sandbox: Policy | None = None,
+    callbacks: dict | None = None,
+    http_errors: list[int] | None = None,
+    auth=None,
 ):
     """The SDK's Client, entered on `stack` (connected, the handshake done); a stdio server that
-    opted in (`sandbox = true`) runs inside `sandbox` (None: the level is off)."""
+    opted in (`sandbox = true`) runs inside `sandbox` (None: the level is off). `callbacks`: the
+    Client's (roots, elicitation, messages); `http_errors` gets each HTTP error status an HTTP
+    server answered (the SDK reports them all as "Server returned an error response"); `auth`:
+    an httpx2 Auth for an HTTP server (OAuth, oauth.py)."""
     from mcp import Client, Implementation, StdioServerParameters
 
     from nanohermes import __version__
@@ -100,7 +110,15 @@ async def open_client(
 
         headers = {k: expand(v, "headers") for k, v in settings.headers}
         timeout = httpx2.Timeout(HTTP_CONNECT_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S)
-        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=timeout))
+
+        async def note_status(response) -> None:
+            if response.status_code >= 400 and http_errors is not None:
+                http_errors.append(response.status_code)
+
+        hooks = {"response": [note_status]}
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks=hooks, auth=auth)
+        )
         transport = streamable_http_client(expand(settings.url, "url"), http_client=http)
     else:
         from mcp.client.stdio import stdio_client
@@ -114,17 +132,20 @@ async def open_client(
         env = {k: expand(v, "env") for k, v in settings.env}
         params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env={**env, **launch.env}, cwd=cwd)
         transport = stdio_client(params, errlog=log)
-    client = Client(transport, client_info=Implementation(name="nanohermes", version=__version__))
+    client = Client(transport, client_info=Implementation(name="nanohermes", version=__version__), **(callbacks or {}))
     return await stack.enter_async_context(client)
 
 
-def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
-    """Why the server could not be reached or stopped, in a few words."""
+def describe_failure(exc: BaseException, settings: McpServerSettings, http_status: int | None = None) -> str:
+    """Why the server could not be reached or stopped, in a few words (`http_status`: the last
+    HTTP error an HTTP server answered)."""
     cause = _first_cause(exc)
     if cause is None:
         return "it was stopped"
-    if isinstance(cause, McpSetupError):
+    if isinstance(cause, McpSetupError) or type(cause).__name__ == "LoginNeeded":
         return str(cause)
+    if type(cause).__name__ in ("OAuthFlowError", "OAuthTokenError", "OAuthRegistrationError"):
+        return f"its OAuth login failed: {_cut(str(cause))} (run `nanohermes mcp login {settings.name}`)"
     if isinstance(cause, SandboxUnavailable):  # fail closed: it asked to run confined
         return f"it was not started: {cause}"
     if isinstance(cause, FileNotFoundError) and not settings.url:
@@ -135,9 +156,10 @@ def describe_failure(exc: BaseException, settings: McpServerSettings) -> str:
     if name == "ConnectError":
         return f"could not connect to {settings.url}"
     response = getattr(cause, "response", None)
-    if response is not None and getattr(response, "status_code", None):
-        hint = " (check its headers: a token?)" if response.status_code in (401, 403) else ""
-        return f"{settings.url} answered HTTP {response.status_code}{hint}"
+    status = getattr(response, "status_code", None) or (http_status if name == "MCPError" else None)
+    if status:
+        hint = " (check its headers: a token?)" if status in (401, 403) else ""
+        return f"{settings.url} answered HTTP {status}{hint}"
     if name == "MCPError" and getattr(cause, "code", None) == CONNECTION_CLOSED:
         return "it exited or closed the connection before answering"
     if name == "MCPError":

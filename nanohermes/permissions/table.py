@@ -74,36 +74,47 @@ def with_project_and_flags(
 
 def project_rules(workspace: Path, home: Path) -> tuple[list[Rule], list[str]]:
     """The ask and deny rules of the workspace's .nanohermes/config.toml, and the warnings for
-    what in it was ignored. The state directory's own config.toml is never read as a project's."""
+    what in it was ignored ([hooks] is read by hooks/settings.py, and runs only once trusted)."""
+    data, problem = read_project_file(workspace, home)
+    if problem:
+        return [], [problem]
+    warnings = []
+    others = sorted(set(data) - {"permissions", "hooks"})
+    if others:
+        warnings.append(
+            f"{workspace / PROJECT_CONFIG}: only [permissions] and [hooks] are read from a project's file; "
+            f"ignored: {', '.join(others)}."
+        )
+    table = data.get("permissions", {})
+    if isinstance(table, dict) and table.get(ALLOW):
+        allowed = ", ".join(str(a) for a in table[ALLOW]) if isinstance(table[ALLOW], list) else str(table[ALLOW])
+        warnings.append(
+            f"{workspace / PROJECT_CONFIG}: ignored allow = [{allowed}]: a repository cannot grant itself anything. "
+            "Put allow rules in your own config.toml, or pass --allow."
+        )
+    if isinstance(table, dict):
+        table = {k: v for k, v in table.items() if k != ALLOW}
+    return parse_permissions_table(table, workspace / PROJECT_CONFIG, FROM_PROJECT, effects=(ASK, DENY)), warnings
+
+
+def read_project_file(workspace: Path, home: Path) -> tuple[dict, str]:
+    """The workspace's .nanohermes/config.toml as a dict ({} when there is none), and why it was
+    not read ("" when it was). The state directory's own config.toml is never read as a project's."""
     path = workspace / PROJECT_CONFIG
     try:
         if path.samefile(home / "config.toml"):
-            return [], []
+            return {}, ""
     except OSError:  # either is missing: they are not one file
         pass
     try:
         raw = read_regular(path, PROJECT_CONFIG_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):  # NotADirectory: the sandbox's placeholder for a missing one
-        return [], []
+        return {}, ""
     except (NotRegularFile, OSError) as exc:
-        return [], [f"{path} was not read ({exc.strerror or exc}); its rules are not in force."]
+        return {}, f"{path} was not read ({exc.strerror or exc}); its rules and hooks are not in force."
     if len(raw) > PROJECT_CONFIG_BYTES:
         raise ConfigError(f"{path} is over {PROJECT_CONFIG_BYTES:,} bytes; a rules file is a few lines. Fix it.")
-    data = _toml(raw, path)
-    warnings = []
-    others = sorted(set(data) - {"permissions"})
-    if others:
-        warnings.append(f"{path}: only [permissions] is read from a project's file; ignored: {', '.join(others)}.")
-    table = data.get("permissions", {})
-    if isinstance(table, dict) and table.get(ALLOW):
-        allowed = ", ".join(str(a) for a in table[ALLOW]) if isinstance(table[ALLOW], list) else str(table[ALLOW])
-        warnings.append(
-            f"{path}: ignored allow = [{allowed}]: a repository cannot grant itself anything. "
-            "Put allow rules in your own config.toml, or pass --allow."
-        )
-    if isinstance(table, dict):
-        table = {k: v for k, v in table.items() if k != ALLOW}
-    return parse_permissions_table(table, path, FROM_PROJECT, effects=(ASK, DENY)), warnings
+    return _toml(raw, path), ""
 
 
 def _toml(raw: bytes, path: Path) -> dict:

@@ -1,8 +1,9 @@
 """Skills: named instruction files the model loads on demand with the `skill` tool.
 
-`$NANOHERMES_HOME/skills/NAME/SKILL.md` and `<workspace>/.nanohermes/skills/NAME/SKILL.md`,
-each with `---` front matter holding `name` and `description`. Only the one-line listing is in
-the system prompt; a body costs tokens only when the model asks for it.
+`$NANOHERMES_HOME/skills/NAME/SKILL.md` and `<workspace>/.nanohermes/skills/NAME/SKILL.md`, and
+Claude Code's `~/.claude/skills/` and `<workspace>/.claude/skills/` as they are, each with YAML
+front matter (prompt/frontmatter.py) holding `name` and `description` (other keys are ignored).
+Only the one-line listing is in the system prompt; a body costs tokens only when the model asks for it.
 """
 
 from __future__ import annotations
@@ -10,12 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from nanohermes.config import claude_home
 from nanohermes.fileio import read_regular
+from nanohermes.prompt.frontmatter import FrontMatterError, parse_front_matter, split_front_matter, text_value
 
 SKILL_FILE = "SKILL.md"
 MAX_BODY_CHARS = 20_000  # same cap as project guidance: one skill may not swamp the window
 MAX_DESCRIPTION_CHARS = 200  # a listing line is paid on every request; the body holds the detail
 LISTING_HEADER = "Skills (call the skill tool with a name to load its instructions):"
+# The whole listing rides on every request (fixed cost < 2,500 tokens, tests/loop/test_fixed_cost.py);
+# ~1,500 chars is ~400 tokens: a dozen skills whole. Past it, a line says how many more the tool names.
+MAX_LISTING_CHARS = 1_500
+MORE_SKILLS = "- … {count} more skills (the skill tool with an unknown name lists every name)"
 
 
 @dataclass(frozen=True)
@@ -25,46 +32,31 @@ class Skill:
     path: Path
 
 
-def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """`key: value` pairs between leading `---` lines, and the body after them.
-
-    Deliberately tiny (no YAML dependency): one line per key, optional quotes, `#` lines ignored.
-    Text without front matter is all body."""
-    lines = text.lstrip("\ufeff").splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}, text.strip()
-    meta: dict[str, str] = {}
-    for i, line in enumerate(lines[1:], start=1):
-        if line.strip() == "---":
-            return meta, "\n".join(lines[i + 1 :]).strip()
-        key, sep, value = line.partition(":")
-        if sep and key.strip() and not key.lstrip().startswith("#"):
-            meta[key.strip().lower()] = _unquote(value.strip())
-    return {}, text.strip()  # no closing ---: not front matter after all
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
-
-
 def skill_from_text(text: str, path: Path) -> Skill:
-    """The skill a SKILL.md describes; its directory names it when the front matter does not."""
+    """The skill a SKILL.md describes; its directory names it when the front matter does not.
+    FrontMatterError when the front matter is not YAML."""
     meta, _ = parse_front_matter(text)
-    name = meta.get("name") or path.parent.name
-    description = " ".join(meta.get("description", "").split())
+    name = text_value(meta, "name") or path.parent.name
+    description = text_value(meta, "description")
     if len(description) > MAX_DESCRIPTION_CHARS:
         description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
     return Skill(name, description, path)
 
 
-def skills_listing(skills: list[Skill]) -> str:
-    """One line per skill ("name: description") under a header; "" when there are none."""
+def skills_listing(skills: list[Skill], limit: int = MAX_LISTING_CHARS) -> str:
+    """One line per skill ("name: description") under a header, within `limit` characters (the rest
+    counted on a last line); "" when there are none."""
     if not skills:
         return ""
     lines = [f"- {s.name}: {s.description}" if s.description else f"- {s.name}" for s in skills]
-    return "\n".join([LISTING_HEADER, *lines])
+    kept, used = [], 0
+    for i, line in enumerate(lines):
+        used += len(line) + 1
+        if used > limit:
+            kept.append(MORE_SKILLS.format(count=len(lines) - i))
+            break
+        kept.append(line)
+    return "\n".join([LISTING_HEADER, *kept])
 
 
 def cap_body(body: str, path: Path, limit: int = MAX_BODY_CHARS) -> str:
@@ -99,17 +91,26 @@ class Skills:
 
     def body(self, skill: Skill) -> str:
         """The body (front matter removed), capped at MAX_BODY_CHARS with a note; OSError if gone."""
-        _, body = parse_front_matter(read_regular(skill.path).decode("utf-8"))
+        _, body = split_front_matter(read_regular(skill.path).decode("utf-8"))  # no YAML needed for the body
         return cap_body(body, skill.path)
 
 
-def skill_dirs(home: Path, workspace: Path) -> list[Path]:
-    """Where skills live, lowest precedence first: a workspace skill overrides a global one."""
-    return [Path(home) / "skills", Path(workspace) / ".nanohermes" / "skills"]
+def skill_dirs(home: Path, workspace: Path, claude: Path | None = None) -> list[Path]:
+    """Where skills live, lowest precedence first: a workspace skill overrides a global one, and
+    NanoHermes' own directory overrides Claude Code's beside it."""
+    claude = claude_home() if claude is None else claude
+    workspace = Path(workspace)
+    return [
+        claude / "skills",
+        Path(home) / "skills",
+        workspace / ".claude" / "skills",
+        workspace / ".nanohermes" / "skills",
+    ]
 
 
 def discover_skills(home: Path, workspace: Path) -> tuple[Skills, list[str]]:
-    """Scan both skill directories; unreadable or non-UTF-8 SKILL.md files become warnings."""
+    """Scan the skill directories; an unreadable or non-UTF-8 SKILL.md, or one whose front matter is
+    not YAML, is skipped with a warning naming it and why."""
     found: dict[str, Skill] = {}
     warnings: list[str] = []
     for root in skill_dirs(home, workspace):
@@ -123,6 +124,9 @@ def discover_skills(home: Path, workspace: Path) -> tuple[Skills, list[str]]:
                 skill = skill_from_text(read_regular(path).decode("utf-8"), path)
             except UnicodeDecodeError:
                 warnings.append(f"skipped skill {path}: not UTF-8 text")
+                continue
+            except FrontMatterError as exc:
+                warnings.append(f"skipped skill {path}: {exc}")
                 continue
             except OSError as exc:
                 warnings.append(f"skipped skill {path}: {exc.strerror or exc}")

@@ -20,28 +20,41 @@ from nanohermes.text import valid_unicode
 
 class SystemPrompt:
     def __init__(
-        self, config: Config, memory: MemoryStore, skills: Skills, warn: Callable[[str], None], mcp_listing: str = ""
+        self,
+        config: Config,
+        memory: MemoryStore,
+        skills: Skills,
+        warn: Callable[[str], None],
+        mcp_listing: Callable[[str], str] | None = None,
     ):
+        """`mcp_listing(mode)`: the MCP section now (it changes only when a server's tools do)."""
         self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
-        self.mcp_listing = mcp_listing  # fixed for the session, like the rest of the prefix
+        self.mcp_listing = mcp_listing or (lambda mode: "")
         self.text = ""
         self.memory_block = ""  # the latest one, for /context
         self.rebuild()
 
     def rebuild(self) -> None:
-        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=self.mcp_listing)
+        listing = self.mcp_listing(self.config.mode)
+        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=listing)
         self.inputs = inputs
         self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
         for warning in warnings:
             self.warn(warning)
 
     def system(self) -> str:
+        """The system message; the same text request after request, but for a mode switch and
+        an MCP server whose tools changed (its listing is rebuilt once per change)."""
+        listing = self.mcp_listing(self.config.mode)
+        if listing != self.inputs.mcp_listing:
+            self.inputs = replace(self.inputs, mcp_listing=listing)
+            self.text = valid_unicode(build_system_prompt(self.inputs))
         return self.text
 
     def set_mode(self, mode: str) -> None:
-        """A mode switch changes the mode line only; the rest of the prefix stays as built."""
+        """A mode switch changes the mode line (and, in plan mode, the MCP servers listed)."""
         self.config = replace(self.config, mode=mode)
-        self.inputs = replace(self.inputs, mode=mode)
+        self.inputs = replace(self.inputs, mode=mode, mcp_listing=self.mcp_listing(mode))
         self.text = valid_unicode(build_system_prompt(self.inputs))
 
     def memory_for(self, query: str) -> str:

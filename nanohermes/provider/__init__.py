@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
+from nanohermes.provider.caching import new_cache_key, wants_breakpoints, wants_cache_key
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
 from nanohermes.provider.served import base_url_question, is_served, wrong_model_message
 from nanohermes.provider.sse import EventStream, NotTheAPI, describe_body, is_web_page
@@ -81,10 +82,13 @@ class Provider:
         sleep=time.sleep,
         on_wait: Callable[[str], None] | None = None,
         redactor: Redactor | None = None,
+        cache_key: str | None = None,
     ):
         """`on_wait(text)`: the server has not answered yet (said from the watch's thread);
-        `redactor`: the session's secrets (None: the config's and the environment's)."""
+        `redactor`: the session's secrets (None: the config's and the environment's);
+        `cache_key`: the session's `prompt_cache_key` (None: one for this Provider's life)."""
         self.config = config
+        self.cache_key = cache_key or new_cache_key()
         self.redactor = Redactor.for_config(config) if redactor is None else redactor
         self.on_retry = on_retry or (lambda text: None)
         self.on_wait = on_wait or self.on_retry
@@ -187,10 +191,12 @@ class Provider:
         `temperature` and `model` None mean the configured ones; `tool_choice` "none" offers
         the tools (the prompt stays the conversation's) but asks for text."""
 
+        chosen_model = model or self.config.model
+
         def request():
             kwargs = dict(
-                model=model or self.config.model,
-                messages=self._wire(messages),
+                model=chosen_model,
+                messages=self._wire(messages, chosen_model),
                 stream=True,
                 stream_options={"include_usage": True},
                 max_tokens=max_tokens,
@@ -202,6 +208,9 @@ class Provider:
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
                 kwargs["temperature"] = chosen
+            if wants_cache_key(self.config, chosen_model):  # provider/caching.py: OpenAI's cache routing
+                # in the body as it is: the older openai clients pyproject allows have no `prompt_cache_key` argument
+                kwargs["extra_body"] = {"prompt_cache_key": self.cache_key}
             guard, show = StreamGuard(self.redactor), _guarded(on_text)  # each attempt streams from the start
             watch = ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait)
             with watch, self.client.chat.completions.with_streaming_response.create(**kwargs) as response:
@@ -210,15 +219,16 @@ class Provider:
                 show(rest)
             return replace(turn, content=self.redactor.text(turn.content))
 
-        return self._with_retries(request, retries, on_restart=on_restart, model=model or self.config.model)
+        return self._with_retries(request, retries, on_restart=on_restart, model=chosen_model)
 
-    def _wire(self, messages: list[dict]) -> list[dict]:
-        """The messages as the API takes them. With `cache_breakpoints` (Anthropic models through
-        OpenRouter or LiteLLM, which cache only at marked content parts): the system message and
-        the latest message become content parts marked `cache_control`, so the stable prefix and
-        everything up to the newest message are cached. The working set itself is never changed."""
+    def _wire(self, messages: list[dict], model: str) -> list[dict]:
+        """The messages as the API takes them. With cache breakpoints (Anthropic models, also through
+        OpenRouter or LiteLLM, which cache only at marked content parts; provider/caching.py): the
+        system message and the latest message become content parts marked `cache_control`, so the
+        stable prefix and everything up to the newest message are cached. The working set itself
+        is never changed."""
         messages = [self.redactor.message(untagged(m)) for m in messages]  # the loop's tags are not the API's
-        if not self.config.cache_breakpoints or not messages:
+        if not wants_breakpoints(self.config, model) or not messages:
             return messages
         marked = list(messages)
         for i in dict.fromkeys((0, len(messages) - 1)):

@@ -61,6 +61,7 @@ MAX_REPORTED_TOKENS = 10**9  # far above any window: a bigger count from a serve
 
 def normalise_usage(usage: dict, timings: dict | None) -> dict:
     """prompt_tokens, completion_tokens and cached_tokens (or {} when neither count is usable),
+    and cache_write_tokens when the server says them (`_cache_writes`),
     each a whole number >= 0 or None (the server did not say, or said a string, an object, a
     negative, NaN or ∞); cached tokens from
     usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp) or llama.cpp's
@@ -80,7 +81,19 @@ def normalise_usage(usage: dict, timings: dict | None) -> dict:
         cached = min(cached, prompt)
     if prompt is None and completion is None:
         return {}  # nothing usable: counted as a request without a usage report
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+    normal = {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
+    if (written := _cache_writes(usage, details)) is not None and prompt is not None:
+        normal["cache_write_tokens"] = min(written, prompt - (cached or 0))
+    return normal
+
+
+def _cache_writes(usage: dict, details) -> int | None:
+    """Prompt tokens written to the cache (charged above input by Anthropic), when said: OpenRouter's
+    prompt_tokens_details.cache_write_tokens, LiteLLM's cache_creation_input_tokens, or ours."""
+    written = _count(details.get("cache_write_tokens")) if isinstance(details, dict) else None
+    for name in ("cache_creation_input_tokens", "cache_write_tokens"):
+        written = _count(usage.get(name)) if written is None else written
+    return written
 
 
 def _count(value) -> int | None:

@@ -12,6 +12,7 @@ import functools
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,9 +45,23 @@ class Enforcement:
     summary: str
 
 
-@functools.cache
+_probing = threading.Lock()  # one bwrap test run per process, whichever thread asks first
+
+
 def probe() -> Capabilities:
     """This process's answer, computed on first use (a command's start must not pay it twice)."""
+    with _probing:
+        return _probe()
+
+
+def probe_soon() -> None:
+    """Start probing now, in the background: bwrap's test run (a process) overlaps the imports
+    a front end does before it builds the runtime, which asks probe() for the answer."""
+    threading.Thread(target=probe, name="sandbox-probe", daemon=True).start()
+
+
+@functools.cache
+def _probe() -> Capabilities:
     if sys.platform == "darwin":
         return Capabilities("darwin", sandbox_exec=SEATBELT if Path(SEATBELT).exists() else None)
     if not sys.platform.startswith("linux"):

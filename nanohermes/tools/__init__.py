@@ -78,10 +78,17 @@ class Tool:
     # Per call, whether a tool that needs approval needs it for these arguments (MCP: not for a
     # trusted server, nor for a call that cannot run). None: every call does.
     asks: Callable[[dict], bool] | None = None
+    # In plan mode, whether a tool that needs approval may run these arguments (MCP: a trusted
+    # server's call, README). None: plan mode neither offers nor runs it.
+    plan_allowed: Callable[[dict], bool] | None = None
     # In the lean set a small window is offered (context/budget.py: LEAN_TOOLS_BELOW_TOKENS):
     # False leaves the tool out, and `lean_drops` names arguments its schema leaves out there.
     lean: bool = True
     lean_drops: frozenset[str] = frozenset()
+    # Changes nothing and shares nothing with another call but stores that lock: the loop runs
+    # the read-only calls of one reply side by side (loop/execute.py). Not MCP's: a server may ask
+    # the user or report progress mid-call, and the hub shows both on the one waiting thread.
+    read_only: bool = False
 
     def schema(self, lean: bool = False) -> dict:
         parameters = self.parameters
@@ -130,9 +137,11 @@ def tool(
     preview: Callable[..., str] | None = None,
     lean: bool = True,
     lean_drops: frozenset[str] = frozenset(),
+    read_only: bool = False,
 ):
     """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words; `lean`
-    and `lean_drops` say what of it a small window is offered."""
+    and `lean_drops` say what of it a small window is offered; `read_only` that its calls may run
+    beside other reads."""
 
     def wrap(func: Callable[..., str]) -> Tool:
         hints = typing.get_type_hints(func)
@@ -143,7 +152,17 @@ def tool(
                 required.append(name)
         schema = {"type": "object", "properties": properties, "required": required}
         doc = inspect.cleandoc(func.__doc__ or "")
-        return Tool(func.__name__, doc, schema, func, approval, preview, lean=lean, lean_drops=frozenset(lean_drops))
+        return Tool(
+            func.__name__,
+            doc,
+            schema,
+            func,
+            approval,
+            preview,
+            lean=lean,
+            lean_drops=frozenset(lean_drops),
+            read_only=read_only,
+        )
 
     return wrap
 

@@ -35,6 +35,7 @@ from nanohermes.tools.files import (
     write_with_checkpoint,
 )
 from nanohermes.tools.paths import display_path, resolve_path
+from nanohermes.tools.syntax import syntax_note
 from nanohermes.tools.tolerant import line_of, tolerant_placements
 from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
@@ -221,5 +222,5 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
     where = f"line {edit.lines[0]}" if len(edit.lines) == 1 else f"lines {_list_numbers(edit.lines)}"
     n = len(edit.lines)
     found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where}{'; ' + edit.matched if edit.matched else ''})"
-    text = f"edit_file {edit.shown}: {found}\n{diff}"
+    text = f"edit_file {edit.shown}: {found}\n{diff}{syntax_note(edit.shown, edit.before, edit.after)}"
     return ToolOutput(text, ResultFacts(path=edit.shown, changed=True, found=f"{found}, +{added} −{removed}"))

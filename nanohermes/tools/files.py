@@ -23,6 +23,7 @@ from nanohermes.fileio import open_regular, read_regular
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
+from nanohermes.tools.syntax import syntax_note
 from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
@@ -67,7 +68,8 @@ class _Page:
         "path": "file path",
         "offset": "first line, 1-based",
         "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})",
-    }
+    },
+    read_only=True,
 )
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
@@ -326,6 +328,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
         found = f"{_line_count(old)} → {lines} lines (+{added} −{removed})"
         report = f"write_file {shown}: {found}\n{diff}"
     changed = old != content
+    if changed:
+        report += syntax_note(shown, old if existed else None, content)
     before = _old_bytes(ctx, target) if existed else None
     write_with_checkpoint(ctx, "write_file", target, shown, before, data, changed)
     return ToolOutput(report, ResultFacts(path=shown, changed=changed, found=found))

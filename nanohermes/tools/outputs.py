@@ -3,6 +3,7 @@ less (a clamp, a placeholder, a trim), and the facts that describe each result."
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from nanohermes.calls import NO_FACTS, ResultFacts
@@ -11,7 +12,8 @@ from nanohermes.calls import NO_FACTS, ResultFacts
 class OutputStore:
     """Keeps full outputs and facts; `record(call_id, full)` persists an output the model did
     not see whole (the session's message event already holds the rest). An output may also be
-    anything with a `read()` that returns it (storage/replay.py: StoredOutput)."""
+    anything with a `read()` that returns it (storage/replay.py: StoredOutput). Locked: `recall`
+    may read it on another thread while the loop adds an earlier call's output."""
 
     def __init__(
         self,
@@ -22,17 +24,20 @@ class OutputStore:
         self._outputs = outputs if outputs is not None else {}
         self._facts = facts if facts is not None else {}
         self._record = record
+        self._lock = threading.Lock()
 
     def add(self, call_id: str, shown: str, full: str, facts: ResultFacts = NO_FACTS) -> None:
-        self._outputs[call_id] = full
-        if facts != NO_FACTS:
-            self._facts[call_id] = facts
+        with self._lock:
+            self._outputs[call_id] = full
+            if facts != NO_FACTS:
+                self._facts[call_id] = facts
         if full != shown and self._record is not None:
             self._record(call_id, full)
 
     def get(self, call_id: str) -> str | None:
         """The full output; one a resumed session left in its file is read from there now."""
-        value = self._outputs.get(call_id)
+        with self._lock:
+            value = self._outputs.get(call_id)
         return value if value is None or isinstance(value, str) else value.read()
 
     def facts(self) -> dict[str, ResultFacts]:
@@ -40,4 +45,5 @@ class OutputStore:
         return self._facts
 
     def recent_ids(self, n: int) -> list[str]:
-        return list(self._outputs)[-n:]
+        with self._lock:
+            return list(self._outputs)[-n:]

@@ -1,10 +1,10 @@
 """Child processes of commands: the one place a command's argv becomes a process, and its group.
 
-run_command (tools/shell.py) and background tasks (tools/background.py) start every command
-here, with `start_child`: in its own process group (so ending it ends what it started), without
-the provider's key in its environment, its stdin from /dev/null and both pipes to read, started
-under `signals.held()` so a Ctrl-C or SIGTERM landing inside Popen cannot leave the child
-running and owned by no one. A command runs confined when a sandbox policy is given
+run_command (tools/shell.py), background tasks (tools/background.py) and hooks (hooks/run.py)
+start every command here, with `start_child`: in its own process group (so ending it ends what
+it started), without the provider's key in its environment, its stdin from /dev/null (a hook's:
+a pipe) and both pipes to read, started under `signals.held()` so a Ctrl-C or SIGTERM landing
+inside Popen cannot leave the child running and owned by no one. A command runs confined when a sandbox policy is given
 (sandbox/launch.py wraps its argv: bubblewrap, Landlock or Seatbelt), here and nowhere else;
 what the confinement set up is released with the child (`end_child`, `release`).
 """
@@ -38,13 +38,20 @@ def child_env() -> dict[str, str]:
 
 
 def start_child(
-    argv: list[str], cwd: Path | str, sandbox: Policy | None = None, mark: str | None = None
+    argv: list[str],
+    cwd: Path | str,
+    sandbox: Policy | None = None,
+    mark: str | None = None,
+    stdin: bool = False,
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen:
     """Start argv in cwd as the leader of a new process group, stdout and stderr piped, inside
     `sandbox` (None: unconfined). A signal that came while Popen ran is delivered as it returns;
     the child is ended before it goes on up. ToolError when the sandbox cannot be enforced here:
     the command is not run (fail closed). `mark`: set as MARK_VAR in its environment, which
-    every descendant inherits, also one that left the group (`setsid`): marked_pids finds them."""
+    every descendant inherits, also one that left the group (`setsid`): marked_pids finds them.
+    `stdin`: a pipe to write to (a hook's JSON, hooks/run.py), else /dev/null; `env`: added to
+    its environment."""
     try:
         launch = confine(argv, sandbox, cwd) if sandbox is not None else unconfined(argv)
     except SandboxUnavailable as exc:
@@ -55,11 +62,11 @@ def start_child(
             proc = subprocess.Popen(
                 launch.argv,
                 cwd=cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout or a stop ends all of it
-                env=launch.environ({**child_env(), **({MARK_VAR: mark} if mark else {})}),
+                env=launch.environ({**child_env(), **({MARK_VAR: mark} if mark else {}), **(env or {})}),
             )
         proc.launch = launch  # what the sandbox set up, released once the group has ended
     except BaseException:
@@ -74,8 +81,9 @@ def start_child(
 def end_child(proc: subprocess.Popen) -> None:
     """Close the child's pipes and leave nothing of it running: the leader is killed if it still
     runs (interrupted by Ctrl-C or SIGTERM, or a bug), then what it left in its group ends."""
-    proc.stdout.close()
-    proc.stderr.close()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
     if proc.poll() is None:
         signal_group(proc.pid, signal.SIGKILL)
         proc.wait()

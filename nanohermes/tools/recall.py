@@ -15,7 +15,8 @@ NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chu
         "id": "tool call id the note names",
         "offset": "first char (default 0)",
         "limit": f"chars (default {DEFAULT_CHUNK_CHARS})",
-    }
+    },
+    read_only=True,
 )
 def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
     """The full output of an earlier tool call that a truncation or placeholder note names, in chunks."""

@@ -82,7 +82,8 @@ class _TimedOut(Exception):
         "path": "file or directory (default .)",
         "glob": "file filter, e.g. *.py",
         "ignore_case": "case-insensitive",
-    }
+    },
+    read_only=True,
 )
 def grep(
     ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False
@@ -334,7 +335,7 @@ def _format_grep(found: _Found, pattern: str, shown: str, glob: str | None, igno
 # ---------------------------------------------------------------- glob
 
 
-@tool(params={"pattern": "glob, e.g. **/*.py", "path": "base directory (default .)"})
+@tool(params={"pattern": "glob, e.g. **/*.py", "path": "base directory (default .)"}, read_only=True)
 def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
     """List files matching a glob pattern, newest first (honours .gitignore, at most 500)."""
     root = resolve_path(ctx, path or ".")

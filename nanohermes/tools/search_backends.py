@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ DEFAULT_MAX_RESULTS = 5  # enough to choose a page to fetch; each result costs ~
 MAX_RESULTS_LIMIT = 10  # more is a listing to skim, not something a model reads well
 DEFAULT_TIMEOUT_S = 15.0  # a search answers in a second or two; past this the service is down
 ERROR_EXCERPT_CHARS = 300  # enough of an error body to see what the service said
+MAX_ENGINES_NAMED = 5  # why the search failed: a few engines' reasons say it; a list of 70 says no more
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # an engine's reason is the instance's text
 MAX_ANSWER_BYTES = 2 * 2**20  # a page of results is tens of KB; more is not a search answer
 USER_AGENT = "NanoHermes/0.1 (terminal coding agent; web_search)"
 
@@ -134,11 +137,27 @@ def search(settings: WebSearchSettings, query: str) -> list[Hit]:
         raise ToolError(f"web_search ({settings.backend}): {type(exc).__name__}") from None
     parse = {"searxng": _searxng_hits, "brave": _brave_hits, "tavily": _tavily_hits}[settings.backend]
     try:
-        return parse(body)[: settings.max_results]
+        hits = parse(body)[: settings.max_results]
     except (AttributeError, KeyError, TypeError):
         raise ToolError(
             f"web_search ({settings.backend}): the answer is not in the {settings.backend} format"
         ) from None
+    failed = _failed_engines(body) if settings.backend == "searxng" and not hits else ""
+    if failed:  # no results because the engines failed, not because nothing matched: other words won't help
+        raise ToolError(f"web_search (searxng): the search backend failed: {failed}; try again later")
+    return hits
+
+
+def _failed_engines(body: dict) -> str:
+    """SearXNG's `unresponsive_engines` ([[engine, reason], …]: timeouts, suspensions, CAPTCHAs) in
+    one line, "" when none."""
+    engines = body.get("unresponsive_engines")
+    if not isinstance(engines, list):
+        return ""
+    named = [" ".join(str(part) for part in e[:2]) if isinstance(e, list) else str(e) for e in engines]
+    text = ", ".join(" ".join(_CONTROLS.sub(" ", n).split()) for n in named[:MAX_ENGINES_NAMED] if n.strip())
+    more = len(named) - MAX_ENGINES_NAMED
+    return text + (f" and {more} more" if more > 0 else "")
 
 
 def _searxng_request(settings: WebSearchSettings, query: str) -> tuple[str, str, dict]:

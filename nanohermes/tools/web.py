@@ -67,7 +67,7 @@ class Fetched:
 Guard = Callable[[str], None]  # called with each hop's URL before it is fetched; raises ToolError to refuse
 
 
-@tool(params={"url": "http(s) URL", "max_chars": "default 20000"})
+@tool(params={"url": "http(s) URL", "max_chars": "default 20000"}, read_only=True)
 def web_fetch(ctx: ToolContext, url: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     """Fetch a web page (HTML as readable text) or a text/JSON URL."""
     if max_chars < 1:

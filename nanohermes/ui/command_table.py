@@ -31,6 +31,9 @@ def command(name: str, usage: str, help: str):
 def run_slash_command(repl, line: str) -> bool:
     name, _, arg = line.strip().partition(" ")
     cmd = COMMANDS.get(name)
+    head, colon, rest = name.partition(":")
+    if cmd is None and colon and head in COMMANDS:  # `/mcp:server:prompt args`: /mcp with `:server:prompt args`
+        return COMMANDS[head].run(repl, f":{rest} {arg}".rstrip())
     if cmd is None:
         repl.say(f"unknown command {name}; /help lists them")
         return True

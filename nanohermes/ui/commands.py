@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from nanohermes.ui import (
     background_commands,
+    cost_commands,
     edit_commands,
     init_command,
+    mcp_commands,
     memory_commands,
     permission_commands,
     session_commands,
@@ -19,12 +21,14 @@ __all__ = ["COMMANDS", "Command", "run_slash_command"]
 
 HELP_ORDER = (
     session_commands,  # /help, /exit, /quit, /clear, /reset, /session, /compact, /context
+    cost_commands,  # /cost
     show_commands,  # /show
     memory_commands,  # /memory
     edit_commands,  # /diff, /undo
     permission_commands,  # /permissions
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks
+    mcp_commands,  # /mcp, /mcp:SERVER:PROMPT
     init_command,  # /init
 )
 order_by_module(HELP_ORDER)

@@ -144,9 +144,13 @@ class RichRenderer:
         self.area.set_detail(event.text)
 
     def _on_ToolFinished(self, event: ev.ToolFinished) -> None:
-        self.area.clear_status()
-        self.running = None
         _, arguments, _ = self.calls.pop(event.call_id, (event.name, "", 0.0))
+        self.running = next(iter(self.calls), None)  # reads run side by side: the next one still running
+        if self.running is None:
+            self.area.clear_status()
+        else:
+            name, still, started = self.calls[self.running]
+            self.area.set_status(call_text(name, still), started)
         self.ran.append(Ran(call_text(event.name, arguments), event.call_id))
         line = result_line(event, arguments, self.declined.pop(event.call_id, None))
         self.say_lines([line, *output_tail(event, MORE_OUTPUT_NOTE), *self._applied_diff(event)])
@@ -184,6 +188,11 @@ class RichRenderer:
         if line is not None:
             self.end_stream()
             self.say_lines([[(neutralize(line), "dim")]])
+
+    def _on_CacheMiss(self, event: ev.CacheMiss) -> None:
+        from nanohermes.cost import miss_line
+
+        self._on_Notice(ev.Notice(miss_line(event)))
 
     def _on_Notice(self, event: ev.Notice) -> None:
         if self._held is not None:

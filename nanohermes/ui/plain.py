@@ -8,6 +8,7 @@ from typing import TextIO
 
 from nanohermes import events as ev
 from nanohermes.calls import ToolCall, describe_call
+from nanohermes.cost import cost_text, miss_line
 from nanohermes.text import neutralize
 
 TOOL_LINE_CHARS = 100  # one tool line on screen
@@ -47,7 +48,7 @@ def usage_line(usage: ev.Usage) -> str:
     missing = f", {usage.unreported} without a usage report" if usage.unreported else ""
     return (
         f"tokens this turn: {usage.prompt_tokens:,} in{cached}, {usage.completion_tokens:,} out "
-        f"({usage.requests} request(s){missing})"
+        f"({usage.requests} request(s){missing}); cost {cost_text(usage)}"
     )
 
 
@@ -76,6 +77,8 @@ class PlainRenderer:
             self._say(f"  {'✗' if failed(event) else '✓'} {event.summary}{outcome}")  # a failed command is a ✗
         elif isinstance(event, ev.Notice):
             self._say(f"[{event.level}] {event.text}" if event.level != "info" else f"· {event.text}")
+        elif isinstance(event, ev.CacheMiss):
+            self._say(f"· {miss_line(event)}")
         elif isinstance(event, ev.Usage):
             self._say(usage_line(event))
         elif isinstance(event, ev.SubagentEvent) and (line := nested_line(event)) is not None:

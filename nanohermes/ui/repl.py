@@ -25,11 +25,13 @@ CTRL_C_HINT = "· press Ctrl-C again to exit (Ctrl-D and /exit leave too)"
 
 
 class Repl:
-    def __init__(self, config: Config, session_name: str | None):
+    def __init__(self, config: Config, session_name: str | None, trust_workspace: bool = False):
         from rich.console import Console
 
         from nanohermes.runtime import build_runtime
         from nanohermes.ui.completion import CachedListing
+        from nanohermes.ui.custom_commands import CustomCommands
+        from nanohermes.ui.hook_trust import trust_question
         from nanohermes.ui.keys import KeyWatcher
         from nanohermes.ui.live import RichRenderer
         from nanohermes.ui.prompt_input import PromptInput
@@ -40,7 +42,10 @@ class Repl:
         self._drawn = threading.Event()  # the first prompt is on the screen
         self.console = Console(highlight=False)
         self.renderer = RichRenderer(self.console)
-        self.runtime = build_runtime(config, session_name, self.renderer, approve=self.approve)
+        self.trust = (lambda hooks: True) if trust_workspace else trust_question(self.say, self.ask)
+        self.runtime = build_runtime(
+            config, session_name, self.renderer, approve=self.approve, ask_user=self.ask_form, trust=self.trust
+        )
         self.renderer.checkpoints = self.runtime.checkpoints
         self.keys = KeyWatcher() if KeyWatcher.available() else None
         self.totals = SessionTotals()
@@ -55,7 +60,8 @@ class Repl:
             "/mode": lambda: MODES,
             "/resume": lambda: session_names(self.runtime.config.home),
         }
-        commands = {name: c.help for name, c in COMMANDS.items()}
+        self.custom = CustomCommands(config.home, config.workspace)  # command files: /review, /git:commit
+        commands = {**{name: c.help for name, c in COMMANDS.items()}, **self.custom.menu()}
         files = CachedListing(self.workspace_files)
         self.input = PromptInput(config.home / "history", commands, arguments, files, self.cycle_mode)
         self.input.drawn.append(self._drawn.set)
@@ -115,13 +121,21 @@ class Repl:
         if name == self.runtime.session.name:
             self.say(f"already in session {name}")
             return
-        runtime = build_runtime(self.runtime.config, name, self.renderer, approve=self.approve)
+        runtime = build_runtime(
+            self.runtime.config, name, self.renderer, approve=self.approve, ask_user=self.ask_form, trust=self.trust
+        )
         old, self.runtime = self.runtime, runtime
         self.renderer.checkpoints = runtime.checkpoints
         self.renderer.ran = resumed_calls(runtime.agent.messages)
         self.notes_for_model, self.context_for_model = [], []  # they belong to the conversation left
         old.close()
         self.say_session()
+
+    def ask_form(self, question):
+        """An MCP server's question, asked at the terminal (ui/mcp_commands.py)."""
+        from nanohermes.ui.mcp_commands import ask_form
+
+        return ask_form(self, question)
 
     def approve(self, tool, args: dict, preview: str):
         from nanohermes.ui.approval import ask, whole_preview
@@ -192,6 +206,8 @@ class Repl:
         self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
         self.say(f"· sandbox: {self.runtime.sandbox_summary}", "dim")
         self.say_session()
+        for warning in self.custom.warnings:
+            self.say(f"· {warning}", "yellow")
         self.renderer.ran = resumed_calls(self.runtime.agent.messages)
         while True:
             self.report_endpoint()
@@ -241,8 +257,17 @@ class Repl:
             self.say("· interrupted", "yellow")
         return True
 
+    def custom_help(self) -> list:
+        """/help's rows for the command files."""
+        return self.custom.help_rows()
+
     def command(self, line: str) -> bool:
+        from nanohermes.ui.custom_commands import run_custom
+
         try:
+            if (invocation := self.custom.invocation(line)) is not None:
+                run_custom(self, invocation)
+                return True
             return run_slash_command(self, line)
         except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
             self.say("· command interrupted", "yellow")
@@ -316,13 +341,13 @@ class Repl:
         self.say(turn_line(usage, window=status.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
 
 
-def run_repl(config: Config, session_name: str | None) -> int:
+def run_repl(config: Config, session_name: str | None, trust_workspace: bool = False) -> int:
     import signal
 
     # An interactive loop must stop a turn on Ctrl-C even if it was started from a shell that
     # ignores SIGINT (background jobs, some CI runners), which Python would otherwise inherit.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    repl = Repl(config, session_name)
+    repl = Repl(config, session_name, trust_workspace)
     try:
         return repl.loop()
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from contextlib import nullcontext
 
+from nanohermes.cost import cost_text, dollars
 from nanohermes.ui.command_table import COMMANDS, command
 from nanohermes.ui.escape import neutralize
 
@@ -16,14 +17,26 @@ KEYS = (
     "exits · Esc stops the turn · while a turn runs, Enter queues what you type (Up takes the last back to edit) · "
     "Shift-Tab cycles the mode · Ctrl-D, /exit or exit leaves"
 )
+CUSTOM_HEADER = "commands from files:"
 NARROW_HELP = 60  # below this many columns a command's description goes under it, not beside it
 
 
-def help_lines(commands, width: int) -> list[str]:
-    """Each command with its description wrapped on words beside it (under it when narrow), then the keys."""
+def help_lines(commands, width: int, custom=()) -> list[str]:
+    """Each command with its description wrapped on words beside it (under it when narrow), then the
+    commands from files (`custom`, ui/custom_commands.py), then the keys."""
     import textwrap
 
-    usage_width = max(len(c.usage) for c in commands)
+    usage_width = max(len(c.usage) for c in [*commands, *custom])
+    lines = _rows(commands, usage_width, width)
+    if custom:
+        lines += ["", CUSTOM_HEADER, *_rows(custom, usage_width, width)]
+    keys = [k.strip() for k in KEYS.split(" · ")]
+    return lines + [""] + [line for key in keys for line in textwrap.wrap(key, width - 1, subsequent_indent="    ")]
+
+
+def _rows(commands, usage_width: int, width: int) -> list[str]:
+    import textwrap
+
     lines = []
     for c in commands:
         if width < NARROW_HELP:
@@ -31,17 +44,17 @@ def help_lines(commands, width: int) -> list[str]:
             lines += textwrap.wrap(c.help, width - 1, initial_indent="      ", subsequent_indent="      ")
             continue
         indent = " " * (usage_width + 4)
-        text = textwrap.wrap(c.help, max(20, width - 1 - len(indent)))
-        lines.append(f"  {c.usage:<{usage_width}}  {text[0]}")
+        text = textwrap.wrap(c.help, max(20, width - 1 - len(indent))) or [""]
+        lines.append(f"  {c.usage:<{usage_width}}  {text[0]}".rstrip())
         lines += [indent + more for more in text[1:]]
-    keys = [k.strip() for k in KEYS.split(" · ")]
-    return lines + [""] + [line for key in keys for line in textwrap.wrap(key, width - 1, subsequent_indent="    ")]
+    return lines
 
 
 @command("/help", "/help", "show the commands and keys")
 def _help(repl, arg: str) -> bool:
     console = getattr(repl, "console", None)
-    repl.say("\n".join(help_lines(list(COMMANDS.values()), console.width if console is not None else 80)))
+    custom = getattr(repl, "custom_help", list)()
+    repl.say("\n".join(help_lines(list(COMMANDS.values()), console.width if console is not None else 80, custom)))
     return True
 
 
@@ -123,10 +136,11 @@ def _context(repl, arg: str) -> bool:
     console = getattr(repl, "console", None)
     width = console.width if console is not None else 80
     colour = console is not None and console.color_system is not None and not console.no_color
-    last = last_request_line(agent.context_status().last_usage).strip()
-    repl.show(
-        render_context(parts, tokens, limit, label, width=width, colour=colour) + ([[(last, "dim")]] if last else [])
-    )
+    status = agent.context_status()
+    last = last_request_line(status.last_usage).strip()
+    spent = f"session so far: {cost_text(status.spent)} (/cost for the prices)" if status.spent else ""
+    lines = render_context(parts, tokens, limit, label, width=width, colour=colour)
+    repl.show(lines + [[(line, "dim")] for line in (last, spent) if line])
     return True
 
 
@@ -147,7 +161,7 @@ def _summary(repl) -> bool:
 
 
 def last_request_line(usage: dict) -> str:
-    """`last request: 12,400 tokens in (91 % cached); 3,100 of 48,000 chars new since the one before`."""
+    """`last request: 12,400 tokens in (91 % cached), $0.0012; 3,100 of 48,000 chars new since the one before`."""
     if not usage:
         return ""
     line = "\nlast request:"
@@ -155,5 +169,6 @@ def last_request_line(usage: dict) -> str:
         line += f" {usage['prompt_tokens']:,} tokens in"
         if usage.get("cached_tokens") is not None:
             line += f" ({100 * usage['cached_tokens'] / usage['prompt_tokens']:.0f} % cached)"
-        line += ";"
+        cost = usage.get("cost_usd")
+        line += f", {'cost unknown' if cost is None else dollars(cost)};"
     return line + f" {usage['uncached_chars']:,} of {usage['sent_chars']:,} chars new since the one before"

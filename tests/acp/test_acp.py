@@ -14,7 +14,7 @@ from acp import RequestError, text_block
 from nanohermes.storage.session import Session
 from tests.support.acp_client import AcpHarness
 from tests.support.processes import alive
-from tests.support.scripted_server import ScriptedServer, call, text
+from tests.support.scripted_server import POLL, ScriptedServer, call, text
 
 CANCEL_WITHIN_S = 10.0  # a cancelled `sleep 30` must end far sooner than the command would
 
@@ -313,7 +313,7 @@ def test_a_web_fetch_to_a_local_address_asks_the_editor_with_the_address(agent, 
             pass
 
     site = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=site.serve_forever, daemon=True).start()
+    threading.Thread(target=site.serve_forever, args=(POLL,), daemon=True).start()
     try:
         url = f"http://127.0.0.1:{site.server_address[1]}/admin"
         model.add(call("web_fetch", {"url": url}), text("Fetched."))
@@ -401,3 +401,17 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
         results = [m["content"] for m in saved.state.messages if m["role"] == "tool"]
         assert len(results) == 1 and "interrupted by the user after" in results[0]
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def test_a_cache_miss_reaches_the_editor_as_one_thought_line(agent, model, ws):
+    def share(cached: int) -> dict:
+        return {"prompt_tokens": 2_000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": cached}}
+
+    model.add(text("a", usage=share(0)), text("b", usage=share(1_900)), text("c", usage=share(100)))
+    session = new_session(agent, ws)
+    for words in ("one", "two", "three"):
+        prompt(agent, session, words)
+    thoughts = [u.content.text for u in agent.client.of_kind(session, "agent_thought_chunk")]
+    assert thoughts == [
+        "[info] cache miss: 5% cached (was 95%): the prefix was unchanged; the provider did not reuse its cache\n"
+    ]

@@ -138,7 +138,7 @@ def check_fit(before: list[dict], after: list[dict], report, high: int) -> None:
             assert total_size(after) <= low, report.one_line()
 
 
-@settings(max_examples=700, **SETTINGS)
+@settings(max_examples=350, **SETTINGS)
 @given(
     histories(),
     st.sampled_from([2_000, 8_000, 30_000, 120_000]),
@@ -152,7 +152,7 @@ def test_fit_keeps_every_invariant_on_random_histories(messages, high, kind, for
     check_fit(messages, after, report, high)
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=200, **SETTINGS)
 @given(
     histories(),
     st.sampled_from([2_000, 8_000, 30_000]),

@@ -22,7 +22,7 @@ from nanohermes.prompt.skills import Skills
 from nanohermes.tools.builtin import all_tools
 from tests.support.agents import make_agent
 from tests.support.cli import run_cli
-from tests.support.scripted_server import call, text
+from tests.support.scripted_server import POLL, call, text
 
 
 def one_shot(server, workspace, *args, task="go"):
@@ -61,7 +61,7 @@ class Site:
                 self.wfile.write(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(POLL,), daemon=True).start()
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.httpd.server_address[1]}{path}"

@@ -20,7 +20,7 @@ from nanohermes.redact import Redactor, StreamGuard
 from tests.support.acp_client import AcpHarness
 from tests.support.cli import run_main_with
 from tests.support.mcp_servers import demo_settings, toml_for
-from tests.support.scripted_server import call, text
+from tests.support.scripted_server import POLL, call, text
 
 TOKEN = "ghp_live_0123456789abcdefXYZ"  # underscores: Markdown escapes them
 
@@ -63,7 +63,7 @@ class Page:
                 self.wfile.write(body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, args=(POLL,), daemon=True).start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/setup"
 
     def close(self):

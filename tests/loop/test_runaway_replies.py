@@ -82,4 +82,6 @@ def test_a_reply_cut_for_repeating_leaves_the_others_usage_counted(server, works
     usage = make_agent(server, workspace).run_turn("run the tests and fix the cause").usage
     assert (usage.reported, usage.unreported, usage.requests) == (True, 1, 2)
     assert (usage.prompt_tokens, usage.completion_tokens) == (1_000, 5)
-    assert usage_line(usage) == "tokens this turn: 1,000 in, 5 out (2 request(s), 1 without a usage report)"
+    assert (
+        usage_line(usage) == "tokens this turn: 1,000 in, 5 out (2 request(s), 1 without a usage report); cost unknown"
+    )

@@ -21,6 +21,7 @@ from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES as MAX_OUTPUT_BYTES
 from nanohermes.context.budget import reply_reserve
 from nanohermes.provider import Provider
 from tests.support.scripted_server import (
+    POLL,
     Error,
     RawSSE,
     Reply,
@@ -250,7 +251,7 @@ class _VllmModels(BaseHTTPRequestHandler):
 
 def test_vllm_advertises_max_model_len_for_the_configured_model(workspace):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _VllmModels)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, args=(POLL,), daemon=True).start()
     try:
         config = Config(
             model="Qwen/Qwen2.5-Coder-7B-Instruct",

@@ -244,3 +244,15 @@ def test_what_a_helper_could_not_ask_to_run_makes_the_parents_run_unfinished(ser
     assert parent_requests(server)[-1]["messages"][-1]["content"].startswith(
         "[helper 'build' answered after 2 steps; its transcript: session parent.task1; refused without approval: run_command]"
     )
+
+
+def test_a_helpers_dollars_are_paid_by_the_parents_turn_and_session(server, files, monkeypatch):
+    usage = {"prompt_tokens": 10_000, "completion_tokens": 100, "prompt_tokens_details": {"cached_tokens": 8_000}}
+    task = call("task", {"description": "look", "prompt": "Read f0."}, usage=usage)
+    scripted(server, parent=[task, text("done", usage=usage)], helper=[text("200 lines.", usage=usage)])
+    runtime = runtime_for(server, files, monkeypatch, model="gpt-4o-mini")
+    result = runtime.agent.run_turn("look")
+    one = (2_000 * 0.15 + 8_000 * 0.075 + 100 * 0.6) / 1e6  # gpt-4o-mini's prices a million (test_cost.py checks)
+    assert result.usage.requests == 2 and result.usage.cost_usd == pytest.approx(3 * one)
+    assert runtime.agent.context_status().spent.cost_usd == pytest.approx(3 * one)
+    runtime.close()

@@ -3,31 +3,13 @@ and a real MCP server (stdio). Servers start on first use; the prompt never move
 
 import json
 
-import pytest
-
 from nanohermes.calls import ToolCall, action_title, describe_result
-from nanohermes.configure import load_config
 from nanohermes.loop.approvals import Decision
 from nanohermes.mcp.hub import NOT_STARTED, RUNNING
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.runtime import build_runtime
-from tests.support.mcp_servers import demo_settings, toml_for
+from tests.support.mcp_servers import demo_settings, tool_results
 from tests.support.scripted_server import call, text
-
-
-@pytest.fixture
-def configure(server, isolated_home, workspace, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-
-    def write(*servers, **flags):
-        (isolated_home / "config.toml").write_text("\n".join(toml_for(s) for s in servers))
-        return load_config(base_url=server.url, workspace=workspace, **flags)
-
-    return write
-
-
-def tool_results(server) -> list[str]:
-    return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
 
 
 def test_mcp_calls_ask_like_commands_and_always_covers_only_that_tool(configure, server):

@@ -19,6 +19,7 @@ from nanohermes.runtime import build_runtime
 from tests.support.mcp_servers import demo_settings, toml_for
 
 MAX_MCP_FIXED_COST = 300  # the bound: three servers of ten tools within 300 tokens of none
+MAX_INSTRUCTIONS_TOKENS = 70  # a server's instructions in the listing: cut at 240 chars, about 60 tokens
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +150,10 @@ def test_three_servers_of_ten_tools_add_under_300_tokens_where_their_schemas_wou
     all_schemas = count_tokens(json.dumps(full_schemas))
     assert len(catalogue_tools) == 10 and 0 < with_mcp - without < MAX_MCP_FIXED_COST
     assert with_mcp < 2_500 and all_schemas > 10 * (with_mcp - without)
+    for settings in servers:  # servers whose instructions run long: the prompt keeps each one's gist
+        ToolCache(isolated_home).save(settings, catalogue_tools, "Always call this server first. " * 150)
+    with_instructions = fixed_cost(Config(**base, mcp=servers))
+    assert with_instructions < 2_500 and 0 < with_instructions - with_mcp <= len(servers) * MAX_INSTRUCTIONS_TOKENS
 
 
 def test_mcp_list_shows_each_server_its_state_and_tools(isolated_home, workspace):

@@ -2,12 +2,12 @@ from pathlib import Path
 
 import pytest
 
+from nanohermes.prompt.frontmatter import parse_front_matter
 from nanohermes.prompt.skills import (
     LISTING_HEADER,
     MAX_BODY_CHARS,
     MAX_DESCRIPTION_CHARS,
     discover_skills,
-    parse_front_matter,
 )
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS

@@ -15,7 +15,7 @@ from nanohermes.cli import app
 from nanohermes.configure import load_config
 from nanohermes.provider.doctor import FAIL, OK, SKIP, WARN, exit_code, run_checks
 from tests.e2e.recording import RECORDINGS, advertised_n_ctx, load, replay_replies
-from tests.support.scripted_server import Error, Reply, ScriptedServer, call, text
+from tests.support.scripted_server import POLL, Error, Reply, ScriptedServer, call, text
 
 
 def doctor(*args):
@@ -120,7 +120,7 @@ class _RejectKey(BaseHTTPRequestHandler):
 
 def test_a_rejected_key_fails_with_where_to_set_it(monkeypatch):
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RejectKey)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, args=(POLL,), daemon=True).start()
     try:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
         checks = checks_for(f"http://127.0.0.1:{httpd.server_address[1]}/v1")

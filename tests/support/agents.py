@@ -55,6 +55,7 @@ def make_config(server, workspace: Path, **kw) -> Config:
 def make_agent(
     server, workspace: Path, *, tools=TEST_TOOLS, session_name=None, approve=None, events=None, sleep=None, **kw
 ):
+    hooks = kw.pop("hooks", None)  # hooks/__init__.py's Hooks, for the hooks tests
     config = make_config(server, workspace, **kw)
     session = Session(config.home, session_name)
     sink = events if events is not None else []
@@ -72,6 +73,7 @@ def make_agent(
         system_prompt=lambda: "SYSTEM",
         emit=sink.append,
         approvals=Approvals(config.mode, approve, CANNOT_ASK_HINT),
+        hooks=hooks,
     )
     agent.resume()
     return agent

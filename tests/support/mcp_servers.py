@@ -30,6 +30,11 @@ def toml_for(settings: McpServerSettings) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tool_results(server) -> list[str]:
+    """The tool results the scripted model server received with its last request."""
+    return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -42,14 +47,20 @@ def start_http_demo() -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
         [sys.executable, DEMO_SERVER, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+    wait_for_port(proc, port)
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def wait_for_port(proc: subprocess.Popen, port: int) -> None:
+    """Until a server process listens on 127.0.0.1:`port` (killed, and an error, if it never does)."""
     deadline = time.monotonic() + HTTP_START_TIMEOUT_S
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, f"http://127.0.0.1:{port}/mcp"
+            return
         except OSError:
             if proc.poll() is not None:
                 break
             time.sleep(0.05)
     proc.kill()
-    raise RuntimeError("the HTTP demo MCP server did not start")
+    raise RuntimeError("the HTTP MCP server did not start")

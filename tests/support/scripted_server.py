@@ -141,6 +141,10 @@ def completion(reply: Reply, model: str) -> dict:
     return body
 
 
+# serve_forever's shutdown() waits up to one poll interval: the default 0.5 s cost each test half a second.
+POLL = 0.02
+
+
 class ScriptedServer:
     def __init__(self, n_ctx: int | None = None):
         self.script: deque = deque()
@@ -153,7 +157,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(POLL,), daemon=True)
         self._thread.start()
 
     @property

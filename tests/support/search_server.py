@@ -3,6 +3,7 @@
     GET  /search?q=…&format=json          SearXNG's JSON API (403 without format=json)
     GET  /res/v1/web/search?q=…&count=N   Brave (401 unless X-Subscription-Token is BRAVE_KEY)
     POST /tavily/search                   Tavily (401 unless the bearer token is TAVILY_KEY)
+    GET  /failing/search                  SearXNG with no results because its engines failed
     GET  /slow/search                     answers after SLOW_S seconds
     GET  /page/search                     an HTML page where JSON should be
     GET  /huge/search                     3 MB of JSON
@@ -18,6 +19,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.scripted_server import POLL
 
 BRAVE_KEY = "brave-secret-key-123"
 TAVILY_KEY = "tvly-secret-key-456"
@@ -78,6 +81,9 @@ class Handler(BaseHTTPRequestHandler):
                 {"title": h["title"], "url": h["url"], "description": h["content"]} for h in results(query.get("q", ""))
             ]
             return self._json(200, {"web": {"results": hits[: int(query.get("count", 20))]}})
+        if entry["path"] == "/failing/search":  # SearXNG when its engines time out or are suspended
+            engines = [["google", "timeout"], ["duckduckgo", "Suspended: CAPTCHA \x1b[2J"]]
+            return self._json(200, {"query": query.get("q"), "results": [], "unresponsive_engines": engines})
         if entry["path"] == "/slow/search":
             time.sleep(SLOW_S)
             return self._json(200, {"results": []})
@@ -132,7 +138,7 @@ class SearchServer:
         self.httpd.daemon_threads, self.httpd.block_on_close = True, False  # a slow answer never holds up close()
         self.httpd.requests = []
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(POLL,), daemon=True)
         self.thread.start()
 
     @property

@@ -43,6 +43,7 @@ class Terminal:
         colour: bool = False,
         timeout: float = 20,
         size_in_env: bool = True,
+        wait_ready: bool = True,
     ):
         # No cursor-position request: pexpect does not answer it, and keys typed while
         # prompt_toolkit waits for the answer would be misread.
@@ -70,7 +71,8 @@ class Terminal:
             dimensions=(rows, cols),
         )
         self.child.logfile_read = _Feed(pyte.Stream(self.screen))
-        self.ready()
+        if wait_ready:  # else a question comes first (the workspace's hooks), and the test answers it
+            self.ready()
 
     # -- driving ---------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.web import MAX_RESPONSE_BYTES, fetch, web_fetch
+from tests.support.scripted_server import POLL
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
@@ -103,7 +104,7 @@ class Handler(BaseHTTPRequestHandler):
 def base_url():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

@@ -77,7 +77,8 @@ def test_context_draws_every_part_against_the_budget_and_what_the_last_request_h
     ):
         assert part in out
     assert any(line.startswith("[") and line.endswith("]") for line in out.splitlines())
-    assert out.splitlines()[-1].startswith("last request: 2,000 tokens in (75 % cached);")
+    assert out.splitlines()[-2].startswith("last request: 2,000 tokens in (75 % cached), $")
+    assert out.splitlines()[-1].startswith("session so far: $")  # the default model, gpt-4o-mini, has a price
 
 
 def test_memory_add_then_it_travels_with_the_next_relevant_user_message(repl, server):
@@ -112,8 +113,8 @@ def test_help_lists_every_command_in_its_fixed_order(repl):
     run_slash_command(repl, "/help")
     listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
     assert listed == [
-        *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/show"),
-        *("/memory", "/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks", "/init"),
+        *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/cost", "/show"),
+        *("/memory", "/diff", "/undo", "/permissions", "/model", "/mode", "/resume", "/tasks", "/mcp", "/init"),
     ]
     assert listed == list(COMMANDS)
 

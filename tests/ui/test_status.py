@@ -16,14 +16,14 @@ def test_after_a_turn_one_line_says_tokens_window_cache_time_and_session_totals(
             call("read_file", {"path": "a.txt"}, usage=USAGE), text("ok", usage=USAGE), text("again", usage=USAGE)
         )
         (workspace / "a.txt").write_text("x\n")
-        term = Terminal(server, workspace, "--yes")
+        term = Terminal(server, workspace, "--yes", cols=140)  # the default model, gpt-4o-mini, has a price
         term.send("read a\r")
         term.expect("session ")
         term.ready()
         line = next(line for line in term.display() if "session " in line and " in · " in line)
         assert re.fullmatch(
-            r"2,000 in · 20 out · 2 requests · 6% of 16k window · 80% cached · "
-            r"\d+\.\ds · session 2,000 in / 20 out",
+            r"2,000 in · 20 out · 2 requests · 6% of 16k window · 80% cached · \$0\.000192 · "
+            r"\d+\.\ds · session 2,000 in / 20 out / \$0\.000192",
             line,
         ), line
         term.send("more\r")

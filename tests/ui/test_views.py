@@ -79,7 +79,10 @@ def test_the_status_line_without_a_known_window_says_the_budget_share():
     totals = SessionTotals()
     totals.add(usage)
     line = turn_line(usage, window=None, budget_share=0.34, seconds=4.2, totals=totals)
-    assert line == "1,756 in · 257 out · 3 requests · context 34% full · 4.2s · session 1,756 in / 257 out"
+    assert line == (
+        "1,756 in · 257 out · 3 requests · context 34% full · cost unknown · 4.2s · "
+        "session 1,756 in / 257 out / cost unknown"
+    )
 
 
 def test_the_status_line_says_when_the_server_reported_no_usage():
@@ -90,7 +93,7 @@ def test_the_status_line_says_when_the_server_reported_no_usage():
     some = turn_line(
         ev.Usage(900, 40, 3, unreported=1), window=None, budget_share=None, seconds=1, totals=SessionTotals()
     )
-    assert some.startswith("900 in · 40 out · 3 requests · 1 without a usage report · 1.0s")
+    assert some.startswith("900 in · 40 out · 3 requests · 1 without a usage report · cost unknown · 1.0s")
 
 
 def test_context_rows_fit_60_columns_and_name_every_part():

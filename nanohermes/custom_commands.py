@@ -1,0 +1,70 @@
+"""A custom command's prompt for one turn, for every front end (the REPL, `-p`, ACP).
+
+prompt/commands.py finds the files and fills their placeholders; here their `!` commands run as a
+model's run_command call runs: the session's rules, mode, saved answers and sandbox decide
+(loop/approvals.py) — a command inside the enforced sandbox asks nothing, one outside it asks in the
+REPL and is refused in `-p` unless a rule or --yes allows it. A repository's command file is a
+prompt, never a permission: what it runs is no more allowed than what the model could run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nanohermes.errors import ConfigError, ToolError
+from nanohermes.prompt.commands import CustomCommand, expand_shell, read_body, substitute
+from nanohermes.text import valid_unicode
+
+
+@dataclass(frozen=True)
+class Invocation:
+    command: CustomCommand
+    arguments: str
+
+
+def find_invocation(line: str, commands: dict[str, CustomCommand]) -> Invocation | None:
+    """`/NAME ARGUMENTS` when NAME is one of `commands`; None for anything else."""
+    name, arguments = split_command_line(line)
+    found = commands.get(name[1:]) if name.startswith("/") else None
+    return Invocation(found, arguments) if found is not None else None
+
+
+def split_command_line(line: str) -> tuple[str, str]:
+    """("/name", the arguments): the name ends at the first space or line break (Alt+Enter)."""
+    parts = line.strip().split(maxsplit=1)
+    return (parts[0], parts[1].strip()) if len(parts) == 2 else (line.strip(), "")
+
+
+def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> str:
+    """The request to send: the file's body with the arguments filled in and its `!` commands' output
+    in place of them (a refused one says why, there). ConfigError when the file cannot be read."""
+    command = invocation.command
+    try:
+        body = read_body(command)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc)
+        raise ConfigError(f"cannot read the command file {command.path}: {reason}") from None
+    text = substitute(body, invocation.arguments)
+    expanded, _ = expand_shell(text, lambda line: _run(agent, line, f"/{command.name}", say))
+    return expanded
+
+
+def _run(agent, command: str, invoked_by: str, say: Callable[[str], None]) -> str:
+    """One `!` command, decided and run as run_command would be; its output (or why it did not run)."""
+    from nanohermes.tools.shell import run_command
+
+    ctx = agent.ctx
+    refusal = agent.approvals.refusal(run_command, json.dumps({"command": command}), ctx)
+    if refusal is not None:
+        say(f"{invoked_by}: `{command}` not run: {refusal.splitlines()[0]}")
+        return f"[`{command}` was not run: {refusal}]"
+    try:
+        output = run_command.func(ctx, command=command)
+    except ToolError as exc:  # the sandbox cannot be enforced here: nothing ran
+        say(f"{invoked_by}: `{command}` not run: {exc}")
+        return f"[`{command}` was not run: {exc}]"
+    code = output.facts.exit_code
+    say(f"{invoked_by} ran `{command}`" + (f" (exit {code})" if code is not None else ""))
+    return ctx.redactor.text(valid_unicode(str(output)))

@@ -1,0 +1,134 @@
+"""`[[hooks.EVENT]]` tables: what runs on which event, from whose file.
+
+The user's own config.toml ($NANOHERMES_HOME) holds hooks that run; the workspace's
+.nanohermes/config.toml may hold hooks too, which run only once the user trusts them
+(hooks/trust.py). Each is checked once, at start: an unknown event, a key that is not one, a
+matcher that is no regex or a timeout that is no number is a ConfigError naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from nanohermes.config import checked_seconds, checked_table
+from nanohermes.errors import ConfigError
+from nanohermes.fileio import read_regular
+
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "SubagentStop",
+)
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})  # the events a matcher (over the tool name) applies to
+KEYS = frozenset({"command", "matcher", "timeout"})
+DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code's: a formatter or a test run fits, a hang does not hold a turn long
+FROM_USER = "config.toml"
+FROM_PROJECT = "the workspace's .nanohermes/config.toml"
+SCRIPT_BYTES = 1_000_000  # a hook script named by a project's hook, hashed with its definition; more is no script
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    event: str
+    command: str  # run by bash in the workspace
+    matcher: str | None = None  # a regex the whole tool name must match (None, "" or "*": every tool)
+    timeout: float = DEFAULT_TIMEOUT
+    source: str = FROM_USER
+
+    @property
+    def from_user(self) -> bool:
+        """From the user's own config.toml: only such a hook's "allow" may skip a question."""
+        return self.source == FROM_USER
+
+    def matches(self, tool_name: str | None) -> bool:
+        if tool_name is None or self.matcher in (None, "", "*"):
+            return True
+        return re.fullmatch(self.matcher, tool_name) is not None
+
+
+@dataclass(frozen=True)
+class HookSettings:
+    """The user's hooks, and the workspace's with the digest its trust is kept under."""
+
+    user: tuple[HookSpec, ...] = ()
+    project: tuple[HookSpec, ...] = ()
+    project_digest: str = ""  # sha256 of the project's [hooks] and the scripts they name
+
+
+def parse_hooks_table(table, path: Path | str, source: str = FROM_USER) -> tuple[HookSpec, ...]:
+    """The hooks of a `[hooks]` table (`[[hooks.EVENT]]` lists), or a ConfigError saying what is wrong."""
+    if not isinstance(table, dict):
+        raise ConfigError(f'{path}: hooks must be tables, e.g. [[hooks.PreToolUse]] with command = "...".')
+    specs = []
+    for event, entries in table.items():
+        if event not in EVENTS:
+            raise ConfigError(f"{path}: [hooks] has no event {event!r}; the events: {', '.join(EVENTS)}.")
+        if not isinstance(entries, list):
+            raise ConfigError(f"{path}: write hooks.{event} as [[hooks.{event}]] tables (a list of them).")
+        for entry in entries:
+            specs.append(_spec(event, entry, f"{path}: [[hooks.{event}]]", source))
+    return tuple(specs)
+
+
+def _spec(event: str, entry, where: str, source: str) -> HookSpec:
+    entry = checked_table(entry, KEYS, where, f'{where} must be a table with command = "...".')
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ConfigError(f"{where}: command must be a non-empty string (run by bash in the workspace).")
+    matcher = entry.get("matcher")
+    if matcher is not None:
+        if event not in TOOL_EVENTS:
+            raise ConfigError(f"{where}: matcher applies to PreToolUse and PostToolUse only.")
+        if not isinstance(matcher, str):
+            raise ConfigError(f"{where}: matcher must be a string (a regex over the tool name).")
+        try:
+            re.compile(matcher)
+        except re.error as exc:
+            raise ConfigError(f"{where}: matcher {matcher!r} is not a regex: {exc}.") from None
+    timeout = checked_seconds(entry, "timeout", DEFAULT_TIMEOUT, where)
+    return HookSpec(event, command, matcher, timeout, source)
+
+
+def project_hooks(data: dict, workspace: Path) -> HookSettings:
+    """The hooks of the workspace's .nanohermes/config.toml (read by permissions/table.py's
+    read_project_file), with the digest of what they would run."""
+    table = data.get("hooks")
+    if table is None:
+        return HookSettings()
+    path = workspace / ".nanohermes" / "config.toml"
+    specs = parse_hooks_table(table, path, FROM_PROJECT)
+    return HookSettings(project=specs, project_digest=definitions_digest(table, specs, workspace))
+
+
+def definitions_digest(table: dict, specs: tuple[HookSpec, ...], workspace: Path) -> str:
+    """What a trust covers: the hook definitions, and the bytes of every workspace file a command
+    names (`.nanohermes/check.sh`): a changed script revokes the trust as a changed command does."""
+    digest = hashlib.sha256(json.dumps(table, sort_keys=True, default=str).encode())
+    for spec in specs:
+        for word in _words(spec.command):
+            try:
+                path = (workspace / word).resolve()
+                if not (path.is_relative_to(workspace.resolve()) and path.is_file()):
+                    continue
+                data = read_regular(path, SCRIPT_BYTES)
+            except (OSError, ValueError):  # unreadable, or no path at all (a NUL in it)
+                data = b"(unreadable)"
+            digest.update(word.encode("utf-8", "surrogateescape") + b"\0" + data)
+    return digest.hexdigest()
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:  # an unclosed quote: bash will say so when it runs
+        return command.split()
