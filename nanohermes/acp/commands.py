@@ -8,8 +8,10 @@ long-term memory (/memory). A command runs on the main thread like a turn (a /co
 request, and a cancel stops it as Ctrl-C does) and answers with Markdown text; a prompt whose
 first word is no command here goes to the model as written (`/usr/bin/env` is a path).
 
-COMMANDS is the table; `more` (ACP_COMMAND_SOURCES) lists further sources, each a function of
-the session's runtime giving EditorCommands (custom commands from files, MCP prompts).
+COMMANDS is the table; ACP_COMMAND_SOURCES lists further sources, each a function of the
+session's runtime giving EditorCommands: the custom commands (command files, prompt/commands.py),
+which expand into the turn's prompt, their `!` commands run under the session's approvals and
+sandbox (custom_commands.py); a file never replaces a command of the table.
 """
 
 from __future__ import annotations
@@ -167,8 +169,35 @@ COMMANDS: dict[str, EditorCommand] = {
     )
 }
 
-# Further sources of commands, each a function of a runtime (custom commands, MCP prompts).
-ACP_COMMAND_SOURCES: list[Callable[[object], list[EditorCommand]]] = []
+
+def custom_commands(runtime) -> list[EditorCommand]:
+    """The workspace's and the user's command files, each expanding into a prompt."""
+    from nanohermes.prompt.commands import discover_commands
+
+    found, _ = discover_commands(runtime.config.home, runtime.config.workspace, reserved=COMMANDS)
+    workspace = runtime.config.workspace
+    return [
+        EditorCommand(
+            c.name,
+            c.description or f"custom command ({c.shown_path(workspace)})",
+            c.argument_hint or None,
+            lambda runtime, arg, c=c: _expand(runtime, c, arg),
+            expands=True,
+        )
+        for c in found.values()
+    ]
+
+
+def _expand(runtime, command, arg: str) -> Outcome:
+    from nanohermes.custom_commands import Invocation, prompt_for
+
+    said: list[str] = []
+    prompt = prompt_for(Invocation(command, arg), runtime.agent, said.append)
+    return Outcome(shown="\n".join(said), prompt=prompt)
+
+
+# Further sources of commands, each a function of a runtime (MCP prompts could be one).
+ACP_COMMAND_SOURCES: list[Callable[[object], list[EditorCommand]]] = [custom_commands]
 
 
 def available(runtime) -> list[EditorCommand]:

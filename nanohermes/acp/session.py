@@ -196,6 +196,8 @@ class AcpSession:
             if outcome.prompt is None:
                 self._send(updates.text_delta(outcome.shown))
                 return COMMAND_DONE
+            if outcome.shown:  # what a custom command's `!` commands did
+                self._send(updates.thought(outcome.shown + "\n"))
             text = outcome.prompt
         if self.notes_for_model:
             text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text

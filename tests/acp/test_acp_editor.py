@@ -250,3 +250,21 @@ def test_closing_a_session_mid_turn_stops_its_turn_first(editor, model, ws):
     editor.run(editor.conn.close_session(session_id=session_id))
     assert pending.result(10).stop_reason == "cancelled" and time.monotonic() - started < 5
     assert editor.client.of_kind(session_id, "tool_call_update")[-1].status == "failed"
+
+
+def test_a_custom_command_file_is_announced_and_expands_into_the_prompt(editor, model, ws):
+    commands = ws / ".nanohermes" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: review a file\nargument-hint: FILE\n---\nReview $ARGUMENTS, briefly.\n"
+    )
+    (commands / "diff.md").write_text("A file never replaces a built-in.\n")
+    session_id = new_session(editor, ws)
+    wait_for(lambda: editor.client.of_kind(session_id, "available_commands_update"))
+    (announced,) = editor.client.of_kind(session_id, "available_commands_update")
+    review = next(c for c in announced.available_commands if c.name == "review")
+    assert review.description == "review a file" and review.input.root.hint == "FILE"
+    assert [c.name for c in announced.available_commands].count("diff") == 1
+    model.add(text("Reviewed."))
+    prompt(editor, session_id, "/review notes.txt")
+    assert model.chat_requests()[-1]["messages"][-1]["content"].startswith("Review notes.txt, briefly.")
