@@ -92,12 +92,14 @@ def build_runtime(
     cannot_ask_hint: str = "",
     ask_user: Asker | None = None,
     trust: Callable[[tuple], bool] | None = None,
+    editor: object | None = None,
 ) -> Runtime:
     """Everything a front end needs. `approve` None: nothing can be asked (one-shot runs),
     and `cannot_ask_hint` tells the model how the user could allow a refused action.
     `ask_user`: how an MCP server's question (a form) is put to the user (None: declined). `trust(hooks)`:
     whether the user trusts the workspace's hooks, asked when they are not trusted yet (None: they
-    run only if trusted before)."""
+    run only if trusted before). `editor`: an editor's files and terminal the tools use instead of
+    the disk and our own processes (ToolContext.editor)."""
     from nanohermes import events as ev
 
     config.resolved_api_key()  # fail before creating a session file
@@ -138,6 +140,7 @@ def build_runtime(
             snapshots=snapshots,
             redactor=redactor,
             sandbox=sandbox,
+            editor=editor,
         )
         tools = all_tools(skills, configured.tools)
         hooks = Hooks(hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text)

@@ -12,14 +12,21 @@ import asyncio
 import concurrent.futures
 import logging
 
-from acp import text_block, tool_content
-from acp.schema import PermissionOption, SessionMode, SessionModeState, ToolCallUpdate
+from acp import text_block, tool_content, tool_diff_content
+from acp.helpers import update_available_commands
+from acp.schema import (
+    PermissionOption,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+    ToolCallUpdate,
+)
 
 from nanohermes import events as ev
-from nanohermes.acp import updates
-from nanohermes.calls import action_title
+from nanohermes.acp import commands, updates
 from nanohermes.config import MODES
-from nanohermes.loop.approvals import Decision
+from nanohermes.loop.approvals import YES_ANSWERS, Decision
 
 log = logging.getLogger("nanohermes.acp")
 
@@ -31,27 +38,36 @@ MODE_NAMES = {
 }
 PREVIEW_CHARS = 8_000  # what a permission request shows of a diff or a command
 ANSWERS = {"allow": Decision("yes"), "always": Decision("always"), "reject": Decision("no")}
+COMMAND_DONE = "command"  # what a prompt that was a slash command returns instead of a TurnResult
 
 
 class AcpSession:
     def __init__(self, conn, loop: asyncio.AbstractEventLoop, runner):
         self.conn, self.loop, self.runner = conn, loop, runner
+        self.served: list[str] = []  # the models the editor may choose (the configured one first)
+        self.pending_model: str | None = None  # a model switch asked for while a turn ran
         self.id = ""  # the saved session's name, once the runtime is built
         self.runtime = None
         self.outbox: asyncio.Queue = asyncio.Queue()
         self.sender: asyncio.Task | None = None
         self.job: concurrent.futures.Future | None = None  # the prompt queued or running
         self.pending_mode: str | None = None  # a mode switch asked for while a turn ran
-        self._open_calls: dict[str, None] = {}  # started, not finished (ordered)
+        self._open_calls: dict[str, str] = {}  # started, not finished (ordered): id -> the status sent
+        self._titles: dict[str, str] = {}  # the open calls' card titles (a question repeats its card's)
         self._current_call = ""  # the parent's running call (a helper's calls are shown under it)
-        self._asking: tuple[str, str] = ("", "")  # (card, helper label) of the latest call started: the one that asks
+        self._asking = ""  # the card of the latest call started: the one a question is about
         self._helper_calls: dict[str, str] = {}  # a helper's call id -> the id the editor knows
         self.reply = ev.ReplyOnScreen()  # what the editor was sent of the reply being streamed
+        self._visible = False  # the reply being streamed has shown the editor more than whitespace
+        self._restarted_visible = False  # …and had, when its request was retried
+        self.notes_for_model: list[str] = []  # told to the model with the next prompt (after /undo)
 
     def attach(self, runtime) -> None:
-        """On the loop: the runtime is built; start sending (warnings from the build go first)."""
+        """On the loop: the runtime is built; start sending (warnings from the build go first, then
+        the slash commands this session offers)."""
         self.runtime, self.id = runtime, runtime.session.name
         self.sender = self.loop.create_task(self._send_updates())
+        self.outbox.put_nowait(("update", update_available_commands(commands.announced(runtime))))
 
     def modes(self) -> SessionModeState:
         return SessionModeState(
@@ -60,6 +76,34 @@ class AcpSession:
                 SessionMode(id=mode, name=MODE_NAMES[mode][0], description=MODE_NAMES[mode][1]) for mode in MODES
             ],
         )
+
+    def options(self) -> list:
+        """The session's config options: the mode (as session modes are, for editors that prefer
+        options) and the model, from the models the server lists."""
+        mode = self.pending_mode or self.runtime.config.mode
+        model = self.pending_model or self.runtime.config.model
+        models = list(dict.fromkeys([model, *self.served]))
+        return [
+            SessionConfigOptionSelect(
+                id="mode",
+                name="Mode",
+                category="mode",
+                type="select",
+                current_value=mode,
+                options=[
+                    SessionConfigSelectOption(value=m, name=MODE_NAMES[m][0], description=MODE_NAMES[m][1])
+                    for m in MODES
+                ],
+            ),
+            SessionConfigOptionSelect(
+                id="model",
+                name="Model",
+                category="model",
+                type="select",
+                current_value=model,
+                options=[SessionConfigSelectOption(value=m, name=m) for m in models],
+            ),
+        ]
 
     # -- the protocol's thread ---------------------------------------------------------------
 
@@ -120,16 +164,44 @@ class AcpSession:
         else:
             self.runtime.switch(mode=mode)
 
+    def set_model(self, model: str) -> None:
+        """From the next request: now when no turn runs; else before this session's next turn."""
+        if self.job is not None and not self.job.done():
+            self.pending_model = model
+        else:
+            self.runtime.switch(model=model)
+
     # -- the main thread ---------------------------------------------------------------------
 
     def _send(self, update) -> None:
         self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("update", update))
 
-    def run_prompt(self, text: str) -> ev.TurnResult:
-        """The job a prompt queues: one turn; every call it leaves open is closed for the editor."""
-        if self.pending_mode is not None:
-            self.runtime.switch(mode=self.pending_mode)
-            self.pending_mode = None
+    send_update = _send  # for the editor's terminal (editor_files.py): in order with the rest
+
+    @property
+    def running_card(self) -> str:
+        """The card of the call running now (a command the editor's terminal runs is shown in it)."""
+        return self._asking
+
+    def run_prompt(self, text: str) -> ev.TurnResult | str:
+        """The job a prompt queues: a slash command, or one turn; every call it leaves open is closed
+        for the editor."""
+        if self.pending_mode is not None or self.pending_model is not None:
+            self.runtime.switch(mode=self.pending_mode, model=self.pending_model)
+            self.pending_mode = self.pending_model = None
+        if found := commands.parse(text, self.runtime):
+            outcome = commands.run(self.runtime, *found)
+            if outcome.note:
+                self.notes_for_model.append(outcome.note)
+            if outcome.prompt is None:
+                self._send(updates.text_delta(outcome.shown))
+                return COMMAND_DONE
+            if outcome.shown:  # what a custom command's `!` commands did
+                self._send(updates.thought(outcome.shown + "\n"))
+            text = outcome.prompt
+        if self.notes_for_model:
+            text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
+            self.notes_for_model = []
         try:
             result = self.runtime.agent.run_turn(text)
             steps = updates.plan_steps(result.final_text) if self.runtime.config.mode == "plan" else []
@@ -140,6 +212,7 @@ class AcpSession:
             for call_id in list(self._open_calls):
                 self._send(updates.interrupted(call_id))
             self._open_calls.clear()
+            self._titles.clear()
 
     def emit(self, event) -> None:
         """The loop's events as updates (and a helper's tool calls, named after its task)."""
@@ -147,22 +220,25 @@ class AcpSession:
             return self._helper_event(event)
         workspace = self.runtime.config.workspace if self.runtime else None
         if isinstance(event, ev.TextDelta):
-            text, differs = self.reply.add(event.text)  # a retried reply: only what it adds
-            if text:
-                self._send(updates.text_delta(updates.RESTARTED + text if differs else text))
+            self._reply_text(event.text)
         elif isinstance(event, ev.StreamRestarted):
             self.reply.restart()
+            self._restarted_visible = self._visible
         elif isinstance(event, (ev.RequestStarted, ev.AssistantMessageDone)):
             self.reply.new_reply()
+            self._visible = self._restarted_visible = False
         elif isinstance(event, ev.ToolStarted):
-            self._open_calls[event.call_id] = None
+            status = self._first_status(event)
+            self._open_calls[event.call_id] = status
             self._current_call = event.call_id
-            self._asking = (event.call_id, "")
-            self._send(updates.tool_started(event, workspace))
+            self._asking = event.call_id
+            self._start(updates.tool_started(event, workspace, status=status))
         elif isinstance(event, ev.ToolProgress):
+            self._open_calls[event.call_id] = "in_progress"
             self._send(updates.tool_progress(event))
         elif isinstance(event, ev.ToolFinished):
             self._open_calls.pop(event.call_id, None)
+            self._titles.pop(event.call_id, None)
             output = self.runtime.agent.full_output(event.call_id)
             self._send(updates.tool_finished(event, output, updates.applied_diff(self.runtime.checkpoints, event)))
         elif isinstance(event, ev.Notice):
@@ -172,22 +248,54 @@ class AcpSession:
 
             self._send(updates.thought(f"[info] {miss_line(event)}\n"))
 
+    def _reply_text(self, delta: str) -> None:
+        """A retried reply shows only what it adds; one that says something else is marked as such,
+        unless what the editor had of the first attempt was nothing or whitespace."""
+        text, differs = self.reply.add(delta)
+        if not text:
+            return
+        if differs and self._restarted_visible:
+            text = updates.RESTARTED + text
+        self._visible = self._visible or bool(text.strip())
+        self._send(updates.text_delta(text))
+
+    def _first_status(self, event: ev.ToolStarted) -> str:
+        """A call the user will be asked about starts `pending` (it goes `in_progress` once allowed);
+        any other runs at once."""
+        agent = self.runtime.agent
+        tool = agent.tools.get(event.name)
+        return (
+            "pending" if tool is not None and agent.approvals.asks(tool, event.arguments, agent.ctx) else "in_progress"
+        )
+
+    def _start(self, card) -> None:
+        self._titles[card.tool_call_id] = card.title
+        self._send(card)
+
+    def _running(self, card: str) -> None:
+        """The call was allowed: it runs now (a status never goes back to pending)."""
+        if self._open_calls.get(card) == "pending":
+            self._open_calls[card] = "in_progress"
+            self._send(updates.running(card))
+
     def _helper_event(self, wrapped: ev.SubagentEvent) -> None:
         event, parent = wrapped.event, self._current_call
         if isinstance(event, ev.ToolStarted):
             shown = self._helper_calls[event.call_id] = f"{parent}/{event.call_id}"
-            self._open_calls[shown] = None
-            self._asking = (shown, wrapped.label)  # its question is about its own card, not the parent's
-            self._send(updates.tool_started(event, self.runtime.config.workspace, shown, label=wrapped.label))
+            status = self._open_calls[shown] = self._first_status(event)
+            self._asking = shown  # its question is about its own card, not the parent's
+            workspace = self.runtime.config.workspace
+            self._start(updates.tool_started(event, workspace, shown, label=wrapped.label, status=status))
         elif isinstance(event, ev.ToolFinished) and event.call_id in self._helper_calls:
             shown = self._helper_calls.pop(event.call_id)
             self._open_calls.pop(shown, None)
-            self._asking = (parent, "")
+            self._titles.pop(shown, None)
+            self._asking = parent
             self._send(updates.tool_finished(event, None, call_id=shown))
 
     def approve(self, tool, args: dict, preview: str) -> Decision:
         """Ask the editor; its answer is our yes, always (saved for this project) or no. A cancel stops
-        the wait (Ctrl-C)."""
+        the wait (Ctrl-C). The question is about the call's own card: its title and status stay."""
         agent = self.runtime.agent
         scope = agent.approvals.scope(tool, args, agent.ctx)  # None: asked every time, no "always"
         options = [PermissionOption(option_id="allow", name="Allow", kind="allow_once")]
@@ -196,15 +304,13 @@ class AcpSession:
                 PermissionOption(option_id="always", name=f"Always allow: {scope.describe()}", kind="allow_always")
             )
         options.append(PermissionOption(option_id="reject", name="Reject", kind="reject_once"))
-        shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
-        card, label = self._asking
+        card = self._asking
         question = ToolCallUpdate(
             tool_call_id=card,
-            title=f"{label}: {action_title(tool.name, args)}" if label else action_title(tool.name, args),
-            status="pending",
+            title=self._titles.get(card),
             kind=updates.KINDS.get(tool.name, "other"),
             raw_input=args,
-            content=[tool_content(text_block(shown))],
+            content=self._change(tool.name, args, preview),
         )
         answer: concurrent.futures.Future = concurrent.futures.Future()
         self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("ask", (question, options, answer)))
@@ -215,7 +321,18 @@ class AcpSession:
             raise
         if decision is None:  # the editor cancelled the question: stop the turn, as Esc at the prompt does
             raise KeyboardInterrupt
+        if decision.answer in YES_ANSWERS:
+            self._running(card)
         return decision
+
+    def _change(self, tool_name: str, args: dict, preview: str) -> list:
+        """What the user approves: a write or an edit as the change it makes (a `diff` block the
+        editor shows as one), anything else as its preview."""
+        planned = updates.planned_change(self.runtime.agent.ctx, tool_name, args)
+        if planned is not None:
+            return [tool_diff_content(*planned)]
+        shown = preview if len(preview) <= PREVIEW_CHARS else preview[:PREVIEW_CHARS] + "\n…"
+        return [tool_content(text_block(shown))]
 
     def close(self) -> None:
         """On the main thread, at the end: background tasks and MCP servers stop, the session is saved."""

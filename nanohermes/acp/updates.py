@@ -30,6 +30,7 @@ from acp.schema import ToolCallLocation
 
 from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS, ToolCall, describe_call, one_line, parse_tool_call
+from nanohermes.errors import ToolError
 from nanohermes.synthetic import is_users
 
 TITLE_CHARS = 120  # one line in an editor's tool call card
@@ -75,14 +76,17 @@ def _locations(workspace: Path, arguments: str) -> list[ToolCallLocation] | None
     return [ToolCallLocation(path=str(target))] if inside else None
 
 
-def tool_started(event: ev.ToolStarted, workspace: Path, call_id: str | None = None, label: str = ""):
+def tool_started(
+    event: ev.ToolStarted, workspace: Path, call_id: str | None = None, label: str = "", status: str = "in_progress"
+):
+    """The call's card; `status` pending for a call that may wait for the user's yes."""
     raw = ToolCall.of(event.name, event.arguments).arguments or None
     shown = f"{label}: {title(event.name, event.arguments)}" if label else title(event.name, event.arguments)
     return start_tool_call(
         call_id or event.call_id,
         shown,
         kind=KINDS.get(event.name, "other"),
-        status="in_progress",
+        status=status,
         locations=_locations(workspace, event.arguments),
         raw_input=raw,
     )
@@ -112,6 +116,42 @@ def tool_progress(event: ev.ToolProgress, call_id: str | None = None):
     )
 
 
+def running(call_id: str):
+    """An allowed call starts running."""
+    return update_tool_call(call_id, status="in_progress")
+
+
+def planned_change(ctx, tool_name: str, args: dict) -> tuple[str, str, str | None] | None:
+    """(absolute path, new text, old text or None for a new file) a write_file or edit_file call
+    would make, as tool_diff_content takes them; None for other tools and for a call that would fail
+    (its preview says why)."""
+    from nanohermes.tools.edit import planned_edit
+    from nanohermes.tools.files import planned_write
+
+    try:
+        if tool_name == "write_file":
+            target, old, new = planned_write(ctx, args["path"], args["content"])
+        elif tool_name == "edit_file":
+            replace_all = bool(args.get("replace_all", False))
+            target, old, new = planned_edit(ctx, args["path"], args["old_text"], args["new_text"], replace_all)
+        else:
+            return None
+    except (ToolError, KeyError, TypeError, OSError):
+        return None
+    if old is None and target.exists():  # a binary or huge file: no text to show as the diff's old side
+        return None
+    return str(target), _shown_text(new), None if old is None else _shown_text(old)
+
+
+def _shown_text(text: str) -> str:
+    """Undecodable bytes (kept as surrogateescape) as U+FFFD: JSON cannot carry lone surrogates."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate from JSON, not an escaped byte
+        data = text.encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "replace")
+
+
 def interrupted(call_id: str):
     """The last word on a call a cancelled turn left open (the loop answered it in the history)."""
     return update_tool_call(call_id, status="failed", content=[tool_content(text_block(INTERRUPTED))])
@@ -137,8 +177,10 @@ def _cut(text: str) -> str:
 
 
 def history(messages: list[dict], workspace: Path) -> list:
-    """A saved session's working set, replayed as updates (session/load)."""
-    updates, names = [], {}
+    """A saved session's working set, replayed as updates (session/load). A tool call is one card
+    with its outcome (completed or failed, what it returned) where the call was made: a card shown
+    again keeps the status it ended with, whether or not the editor had it."""
+    updates, calls = [], {}  # calls: id -> (its place in updates, the call)
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
         if not is_users(message) and role == "user":  # the loop's note to the model, not the user's words
@@ -152,16 +194,19 @@ def history(messages: list[dict], workspace: Path) -> list:
                 updates.append(update_agent_message_text(str(content)))
             for raw in message.get("tool_calls") or ():
                 call = parse_tool_call(raw)
-                names[call.id] = call.name
-                updates.append(tool_started(ev.ToolStarted(call.id, call.name, call.raw_arguments), workspace))
-        elif role == "tool":
-            text = str(content)
-            ok = not text.startswith(FAILED_PREFIXES)
-            finished = ev.ToolFinished(
-                message.get("tool_call_id", ""), names.get(message.get("tool_call_id"), ""), "", ok
-            )
-            updates.append(tool_finished(finished, text))
+                calls[call.id] = (len(updates), call)
+                updates.append(_ended_card(call, INTERRUPTED, workspace))  # until its result says otherwise
+        elif role == "tool" and message.get("tool_call_id") in calls:
+            at, call = calls.pop(message["tool_call_id"])
+            updates[at] = _ended_card(call, str(content), workspace)
     return updates
+
+
+def _ended_card(call: ToolCall, result: str, workspace: Path):
+    card = tool_started(ev.ToolStarted(call.id, call.name, call.raw_arguments), workspace)
+    card.status = "failed" if result.startswith(FAILED_PREFIXES) else "completed"
+    card.content = [tool_content(text_block(_cut(result)))]
+    return card
 
 
 def applied_diff(checkpoints, event: ev.ToolFinished) -> tuple[str, str | None, str] | None:

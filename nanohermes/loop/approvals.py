@@ -121,6 +121,24 @@ class Approvals:
         """None when the call may run; else the text the model gets instead of a result. `hook`: what
         PreToolUse hooks said (deny refuses; ask asks, whatever the mode or a grant; the user's own
         hook's allow skips the mode's question, never a deny or ask rule, plan mode or leaving the sandbox)."""
+        found = self._verdict(tool, arguments, ctx, hook)
+        if not isinstance(found, tuple):
+            return found
+        call, args, rule, effect = found
+        scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
+        words = _Asked(tool.name, f"this {tool.name} call", "run")
+        if effect == ASK:  # no --allow would do: say so, and show the question the hook's reason
+            preview = HOOK_ASKS.format(command=hook.command, reason=hook.reason) + "\n" + _preview(tool, ctx, args)
+            return self._ask(tool, args, preview, None, words, " " + ASKED_BY_HOOK)
+        return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
+
+    def asks(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None = None) -> bool:
+        """Whether refusal() would ask the user about this call (an editor shows it as waiting)."""
+        return isinstance(self._verdict(tool, arguments, ctx, hook), tuple)
+
+    def _verdict(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None):
+        """None: the call may run; a str: it is refused with that text; (call, args, rule, the hook's
+        effect): the user decides."""
         if self.mode == "plan" and tool.needs_approval and not _plan_allows(tool, arguments):
             return (PLAN_MODE_UNTRUSTED if tool.plan_allowed is not None else PLAN_MODE_BLOCKED).format(name=tool.name)
         try:
@@ -140,12 +158,7 @@ class Approvals:
             return None
         if rule is None and effect != ASK and not self._needs_a_yes(tool, call, ctx):
             return None
-        scope = None if rule is not None else grant_for(tool.name, args, call.shown_path, call.workspace, call.resolve)
-        words = _Asked(tool.name, f"this {tool.name} call", "run")
-        if effect == ASK:  # no --allow would do: say so, and show the question the hook's reason
-            preview = HOOK_ASKS.format(command=hook.command, reason=hook.reason) + "\n" + _preview(tool, ctx, args)
-            return self._ask(tool, args, preview, None, words, " " + ASKED_BY_HOOK)
-        return self._ask(tool, args, _preview(tool, ctx, args), scope, words, self._hint(call, rule))
+        return call, args, rule, effect
 
     def _needs_a_yes(self, tool: Tool, call: Call, ctx: ToolContext) -> bool:
         """The mode's default and the answers given before (steps 3 and 4 of the module's order)."""

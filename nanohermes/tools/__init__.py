@@ -58,6 +58,10 @@ class ToolContext:
     # after DNS or a redirect): the preview in, None when allowed or the refusal text out. The
     # loop binds it to the approvals for each call; None: nothing can allow such an action.
     confirm: Callable[[str], str | None] | None = None
+    # An editor's files and terminal (acp/editor_files.py): read_text(path) -> its buffer's text or
+    # None, write_text(path, data) -> whether it wrote them, run_shell(...) -> whether it ran an
+    # unconfined command. None: the disk and our own processes, directly.
+    editor: object | None = None
 
     def report(self, text: str) -> None:
         """Tell whoever watches (the REPL's status line) what a running tool is doing."""

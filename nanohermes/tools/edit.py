@@ -18,7 +18,6 @@ from pathlib import Path
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
-from nanohermes.fileio import read_regular
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import (
     DIFF_LINE_CHARS,
@@ -30,6 +29,7 @@ from nanohermes.tools.files import (
     cut_line,
     encode_text,
     printable,
+    read_current,
     refuse_binary,
     require_file,
     write_with_checkpoint,
@@ -62,7 +62,7 @@ def _plan_edit(ctx: ToolContext, path: str, old_text: str, new_text: str, replac
     size = require_file(target, shown)
     if size > MAX_FILE_BYTES:
         raise ToolError(f"{shown} is {size} bytes, over the {MAX_FILE_BYTES}-byte edit_file limit")
-    data = read_regular(target)  # checked again as opened: a FIFO swapped in must not block
+    data = read_current(ctx, target)  # checked again as opened: a FIFO swapped in must not block
     refuse_binary(data[:BINARY_SNIFF_BYTES], shown, size)
     content = data.decode("utf-8", "surrogateescape")  # edits keep undecodable bytes as they were
     if not old_text:
@@ -193,6 +193,15 @@ def _preview_edit(
     except ToolError as exc:
         return f"will fail: {exc}"
     return capped_diff(edit.before, edit.after, edit.shown, UNCAPPED if whole else PREVIEW_DIFF_LINES)[0]
+
+
+def planned_edit(
+    ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False
+) -> tuple[Path, str, str]:
+    """(the file, its text now, its text after the edit): the change an editor shows in an
+    edit_file's permission request. ToolError when the edit would fail."""
+    edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
+    return edit.target, edit.before, edit.after
 
 
 EDIT_PARAMS = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import io
 import os
 import secrets
 import stat
@@ -83,7 +84,9 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
     if limit is not None and limit < 1:
         raise ToolError("limit must be at least 1")
     first = max(offset or 1, 1)  # small models send offset=0 meaning "the start"
-    with open_regular(target) as f:  # checked again as opened: a FIFO swapped in must not block
+    buffer = ctx.editor.read_text(target) if ctx.editor is not None else None  # unsaved edits included
+    opened = open_regular(target) if buffer is None else io.BytesIO(encode_text(buffer))
+    with opened as f:  # checked again as opened: a FIFO swapped in must not block
         refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
         f.seek(0)
         page = _read_page(
@@ -234,12 +237,19 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def _existing_text(target: Path) -> str | None:
+def read_current(ctx: ToolContext, target: Path) -> bytes:
+    """The file's bytes as the user has them: an editor's buffer (unsaved edits included) when an
+    editor lends its files (ToolContext.editor), else the disk's."""
+    buffer = ctx.editor.read_text(target) if ctx.editor is not None else None
+    return read_regular(target) if buffer is None else encode_text(buffer)
+
+
+def _existing_text(ctx: ToolContext, target: Path) -> str | None:
     """Current content for diffing, or None when the file is new, huge or binary."""
     try:
         if target.stat().st_size > MAX_FILE_BYTES:
             return None
-        data = read_regular(target)
+        data = read_current(ctx, target)
     except (FileNotFoundError, IsADirectoryError):
         return None
     return None if b"\0" in data[:BINARY_SNIFF_BYTES] else data.decode("utf-8", "surrogateescape")
@@ -275,7 +285,7 @@ def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = Fals
         target, shown = _plan_write(ctx, path)
     except ToolError as exc:
         return f"will fail: {exc}"
-    old = _existing_text(target)
+    old = _existing_text(ctx, target)
     if not target.exists():
         lines = content.splitlines()
         shown = len(lines) if whole else PREVIEW_NEW_FILE_LINES
@@ -289,12 +299,19 @@ def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = Fals
     return capped_diff(old, content, shown, UNCAPPED if whole else PREVIEW_DIFF_LINES)[0]
 
 
+def planned_write(ctx: ToolContext, path: str, content: str) -> tuple[Path, str | None, str]:
+    """(the file, its text now or None when new, binary or huge, the text it would get): the change an
+    editor shows in a write_file's permission request. ToolError when the write would fail."""
+    target, _ = _plan_write(ctx, path)
+    return target, _existing_text(ctx, target), content
+
+
 @tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     """Create or overwrite a file with content."""
     target, shown = _plan_write(ctx, path)
     existed = target.exists()
-    old = _existing_text(target)
+    old = _existing_text(ctx, target)
     data = encode_text(content)
     lines = _line_count(content)
     if not existed:
@@ -313,14 +330,14 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     changed = old != content
     if changed:
         report += syntax_note(shown, old if existed else None, content)
-    before = _old_bytes(target) if existed else None
+    before = _old_bytes(ctx, target) if existed else None
     write_with_checkpoint(ctx, "write_file", target, shown, before, data, changed)
     return ToolOutput(report, ResultFacts(path=shown, changed=changed, found=found))
 
 
-def _old_bytes(target: Path) -> bytes | None:
+def _old_bytes(ctx: ToolContext, target: Path) -> bytes | None:
     """The old content for a checkpoint, or None when it is too big to keep."""
-    return read_regular(target) if target.stat().st_size <= MAX_FILE_BYTES else None
+    return read_current(ctx, target) if target.stat().st_size <= MAX_FILE_BYTES else None
 
 
 def write_with_checkpoint(
@@ -335,6 +352,7 @@ def write_with_checkpoint(
             raise ToolError(
                 f"could not keep an undo checkpoint ({exc.strerror or exc}); {shown} was not changed"
             ) from None
-    atomic_write(target, data)
+    if ctx.editor is None or not ctx.editor.write_text(target, data):  # an editor's write updates its buffer
+        atomic_write(target, data)
     if staged is not None:
         ctx.checkpoints.commit(staged)

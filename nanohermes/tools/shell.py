@@ -180,7 +180,9 @@ def run_foreground(
     outcome = new_outcome()
     started = time.monotonic()
     try:
-        run_shell(command, ctx.workspace, limit, on_output=tail.add, sandbox=sandbox, outcome=outcome)
+        lent = sandbox is None and ctx.editor is not None  # unconfined anyway: an editor's terminal may run it
+        if not (lent and ctx.editor.run_shell(command, ctx.workspace, limit, tail.add, outcome)):
+            run_shell(command, ctx.workspace, limit, on_output=tail.add, sandbox=sandbox, outcome=outcome)
     except KeyboardInterrupt:  # keep what it printed: the model and the user see it
         outcome.interrupted_after = time.monotonic() - started
         text = format_outcome(command, outcome, limit, ctx.max_output)

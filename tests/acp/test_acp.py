@@ -51,6 +51,7 @@ def agent(model, acp_home, tmp_path_factory):
     )
     yield harness
     assert harness.close() == 0  # the agent ends by itself when the editor closes its stdin
+    assert harness.check.deviations == []  # every message the agent sent, in every test of the module
 
 
 @pytest.fixture(autouse=True)
@@ -60,14 +61,6 @@ def fresh_script(model, agent):
     model.handler = None
     agent.client.answer = "allow"
     agent.client.asked.clear()
-
-
-@pytest.fixture
-def ws(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("the secret is 42\n")
-    return path
 
 
 def new_session(agent, ws) -> str:
@@ -118,7 +111,16 @@ def test_an_edit_asks_the_editor_and_its_diff_is_sent_and_always_covers_that_pat
     session_id = new_session(agent, ws)
     assert prompt(agent, session_id, "change the secret").stop_reason == "end_turn"
     ((asked_in, question, options),) = agent.client.questions[-1:]
-    assert asked_in == session_id and question.title == "Write notes.txt" and question.status == "pending"
+    card = agent.client.of_kind(session_id, "tool_call")[0]
+    assert asked_in == session_id and question.tool_call_id == card.tool_call_id and card.status == "pending"
+    assert question.title == card.title == "write_file path=notes.txt" and question.status is None
+    asked = question.content[0]  # the change itself, as the editor shows a diff
+    assert (asked.type, asked.path, asked.old_text, asked.new_text) == (
+        "diff",
+        str(ws / "notes.txt"),
+        "the secret is 42\n",
+        "the secret is 43\n",
+    )
     assert [(o.option_id, o.kind) for o in options] == [
         ("allow", "allow_once"),
         ("always", "allow_always"),
@@ -126,7 +128,8 @@ def test_an_edit_asks_the_editor_and_its_diff_is_sent_and_always_covers_that_pat
     ]
     assert options[1].name == "Always allow: write_file and edit_file on notes.txt"
     assert len([q for q in agent.client.questions if q[0] == session_id]) == 1  # "always" covered the second write
-    first, second = agent.client.of_kind(session_id, "tool_call_update")
+    running, first, second = agent.client.of_kind(session_id, "tool_call_update")
+    assert running.status == "in_progress" and (first.status, second.status) == ("completed", "completed")
     diff = first.content[1]
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == (
         "diff",
@@ -195,7 +198,7 @@ def test_cancel_stops_a_running_command_at_once_answers_every_open_call_and_the_
     pending = agent.start(agent.conn.prompt(session_id=session_id, prompt=[text_block("wait a while")]))
     wait_for(
         lambda: any(
-            u.status == "in_progress" and u.session_update == "tool_call" for u in agent.client.updates[session_id]
+            u.session_update == "tool_call" and u.status == "in_progress" for u in agent.client.updates[session_id]
         )
     )
     time.sleep(0.3)  # the command is running
@@ -246,32 +249,52 @@ def test_a_saved_session_loads_with_its_history_and_goes_on(agent, model, ws, ac
     assert [(s.session_id, s.title) for s in listed] == [("saved-chat", "remember the colour blue")]
     agent.run(agent.conn.load_session(cwd=str(ws), session_id="saved-chat", mcp_servers=[]))
     kinds = [u.session_update for u in agent.client.updates["saved-chat"]]
-    assert kinds == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+    assert kinds == ["available_commands_update", "user_message_chunk", "tool_call", "agent_message_chunk"]
+    card = agent.client.of_kind("saved-chat", "tool_call")[0]  # the call with its outcome, in one card
+    assert card.status == "completed" and card.content[0].content.text.endswith("the secret is 42")
     model.add(text("You said blue."))
     prompt(agent, "saved-chat", "which colour?")
     contents = [m.get("content") for m in model.chat_requests()[-1]["messages"]]
     assert contents[1] == "remember the colour blue" and contents[4] == "Blue it is."
 
 
-def test_sessions_in_one_process_are_isolated_and_a_second_waits_for_the_first(agent, model, ws, tmp_path):
+def test_two_sessions_turns_run_at_once_each_in_its_own_workspace(agent, model, ws, tmp_path):
     other_ws = tmp_path / "other"
     other_ws.mkdir()
     model.handler = lambda body: text(
-        f"answer to {body['messages'][-1]['content'].split()[0]}", delay=0.05, chunk_size=3
-    )
+        f"answer to {body['messages'][-1]['content'].split()[0]}", delay=0.1, chunk_size=2
+    )  # 8 chunks, 0.8 s a reply
     first, second = new_session(agent, ws), new_session(agent, other_ws)
     one = agent.start(agent.conn.prompt(session_id=first, prompt=[text_block("alpha")]))
     wait_for(lambda: agent.client.text(first))  # the first turn is streaming
     two = agent.start(agent.conn.prompt(session_id=second, prompt=[text_block("beta")]))
+    wait_for(lambda: agent.client.text(second))
+    assert not one.done()  # the second streams while the first still does
     assert one.result(30).stop_reason == two.result(30).stop_reason == "end_turn"
     assert agent.client.text(first) == "answer to alpha" and agent.client.text(second) == "answer to beta"
-    assert (
-        agent.client.of_kind(second, "agent_thought_chunk")[0].content.text
-        == "waiting for another session's turn to end…\n"
-    )
-    assert [r["messages"][-1]["content"] for r in model.chat_requests()] == ["alpha", "beta"]
+    assert sorted(r["messages"][-1]["content"] for r in model.chat_requests()) == ["alpha", "beta"]
     workspaces = {r["messages"][0]["content"].split("Workspace: ")[1].split(" ")[0] for r in model.chat_requests()}
     assert workspaces == {str(ws), str(other_ws)}
+
+
+def test_a_cancel_stops_its_own_sessions_turn_and_not_the_other_running_at_once(agent, model, ws, tmp_path):
+    other_ws = tmp_path / "other"
+    other_ws.mkdir()
+    model.add(
+        call("run_command", {"command": "sleep 30"}),
+        call("run_command", {"command": "sleep 2 && echo slept"}),
+        text("Stopped."),
+        text("Slept."),
+    )
+    first, second = new_session(agent, ws), new_session(agent, other_ws)
+    one = agent.start(agent.conn.prompt(session_id=first, prompt=[text_block("wait long")]))
+    wait_for(lambda: agent.client.of_kind(first, "tool_call"))
+    two = agent.start(agent.conn.prompt(session_id=second, prompt=[text_block("wait a bit")]))
+    wait_for(lambda: agent.client.of_kind(second, "tool_call"))
+    agent.run(agent.conn.cancel(session_id=first))
+    assert one.result(CANCEL_WITHIN_S).stop_reason == "cancelled" and not two.done()
+    assert two.result(30).stop_reason == "end_turn"
+    assert agent.client.of_kind(second, "tool_call_update")[-1].status == "completed"
 
 
 def test_a_web_fetch_to_a_local_address_asks_the_editor_with_the_address(agent, model, ws):
@@ -300,10 +323,10 @@ def test_a_web_fetch_to_a_local_address_asks_the_editor_with_the_address(agent, 
         site.shutdown()
         site.server_close()
     ((_, question, options),) = [q for q in agent.client.questions if q[0] == session_id]
-    assert (
-        question.title == "Allow web_fetch"
-        and "127.0.0.1 is 127.0.0.1, a loopback address" in question.content[0].content.text
-    )
+    (card,) = agent.client.of_kind(session_id, "tool_call")
+    assert question.title == card.title and card.title.startswith("web_fetch url=http://127.0.0.1:")
+    assert card.status == "in_progress" and question.status is None  # asked while it runs: it stays running
+    assert "127.0.0.1 is 127.0.0.1, a loopback address" in question.content[0].content.text
     assert options[1].name == "Always allow: web_fetch (any arguments)"
     assert "the local admin page" in model.chat_requests()[-1]["messages"][-1]["content"]
 
@@ -351,7 +374,7 @@ def test_mcp_servers_the_editor_passes_are_the_sessions_and_their_calls_ask(agen
     server = McpServerStdio(name="editor demo", command=sys.executable, args=[DEMO_SERVER], env=[])
     session_id = agent.run(agent.conn.new_session(cwd=str(ws), mcp_servers=[server])).session_id
     prompt(agent, session_id, "add 2 and 3")
-    assert agent.client.questions[-1][1].title == "Call MCP tool editor-demo.add"
+    assert agent.client.questions[-1][1].title == "mcp name=editor-demo.add"
     assert model.chat_requests()[-1]["messages"][-1]["content"] == "mcp editor-demo.add:\n5"
     assert "- editor-demo: tools not listed yet" in model.chat_requests()[0]["messages"][0]["content"]
 

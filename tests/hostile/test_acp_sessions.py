@@ -11,7 +11,7 @@ import pytest
 from acp import text_block
 
 from nanohermes.storage.session import Session
-from tests.support.acp_client import AcpHarness
+from tests.support.acp_client import AcpHarness, workspace
 from tests.support.scripted_server import ScriptedServer, call, text
 
 
@@ -52,10 +52,7 @@ def fresh_script(model, agent):
 
 @pytest.fixture
 def ws(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "notes.txt").write_text("hello\n")
-    return path
+    return workspace(tmp_path, "hello\n")
 
 
 def new_session(agent, ws) -> str:
@@ -109,5 +106,5 @@ def test_a_helpers_question_is_about_the_helpers_command_card(agent, model, ws):
     cards = {u.tool_call_id: u for u in agent.client.of_kind(session_id, "tool_call")}
     parent = next(i for i, u in cards.items() if u.title.startswith("task"))
     assert question.tool_call_id != parent and question.tool_call_id in cards
-    assert question.tool_call_id.startswith(parent + "/") and "Write done.txt" in question.title
+    assert question.tool_call_id.startswith(parent + "/") and question.title == cards[question.tool_call_id].title
     assert "write a note" in question.title and (ws / "done.txt").read_text() == "done\n"

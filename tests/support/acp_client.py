@@ -5,18 +5,38 @@ The SDK is asyncio; the tests are not. AcpHarness runs a loop in a thread and `r
 waits for one coroutine on it. RecordingClient keeps every session update and answers
 permission requests with what the test says ("allow", "always", "reject", or "wait": only a
 cancel of the turn answers it, with the cancelled outcome, as the protocol asks a client to).
+With `files=True` it is an editor offering fs/read_text_file and fs/write_text_file: `buffers`
+are its unsaved files (path -> text), read before the disk; a write is saved to disk. With
+`terminal=True` it runs terminal/create's commands as real processes (`ran` lists them). Every
+message the agent sends is checked against the protocol's schema (acp_schema.SchemaCheck).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 import threading
+from asyncio.subprocess import PIPE, STDOUT
 from collections import defaultdict
 from pathlib import Path
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    CreateTerminalResponse,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WriteTextFileResponse,
+)
+
+from tests.support.acp_schema import SchemaCheck
 
 RUN_TIMEOUT_S = 60.0  # one protocol exchange on a loaded machine; a hang fails the test instead of the suite
 
@@ -28,6 +48,12 @@ class RecordingClient:
         self.answer = "allow"
         self.asked = threading.Event()
         self._waiting: list[asyncio.Future] = []
+        self.files = False
+        self.buffers: dict[str, str] = {}
+        self.fs_calls: list[tuple[str, str]] = []  # (read or write, path)
+        self.terminal = False
+        self.ran: list[str] = []  # the commands run in a terminal
+        self.terminals: dict = {}  # open ones: id -> (process, its output, its reader)
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.questions.append((session_id, tool_call, options))
@@ -38,6 +64,13 @@ class RecordingClient:
             await waiter
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(option_id=self.answer, outcome="selected"))
+
+    def reset(self) -> None:
+        """As new for the next test: answers allowed, no buffers, nothing recorded as run."""
+        self.answer = "allow"
+        self.buffers.clear()
+        self.fs_calls.clear()
+        self.ran.clear()
 
     def cancelled(self) -> None:
         """The user cancelled the turn: every question still open is answered `cancelled`."""
@@ -54,14 +87,55 @@ class RecordingClient:
     def of_kind(self, session_id: str, kind: str) -> list:
         return [u for u in self.updates[session_id] if u.session_update == kind]
 
-    async def write_text_file(self, *args, **kwargs):
-        raise RequestError.method_not_found("fs/write_text_file")
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        if not self.files:
+            raise RequestError.method_not_found("fs/write_text_file")
+        self.fs_calls.append(("write", path))
+        self.buffers.pop(path, None)
+        Path(path).write_text(content)
+        return WriteTextFileResponse()
 
-    async def read_text_file(self, *args, **kwargs):
-        raise RequestError.method_not_found("fs/read_text_file")
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        if not self.files:
+            raise RequestError.method_not_found("fs/read_text_file")
+        self.fs_calls.append(("read", path))
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            return ReadTextFileResponse(content=Path(path).read_text())
+        except OSError as exc:
+            raise RequestError.resource_not_found(path) from exc
 
-    async def create_terminal(self, *args, **kwargs):
-        raise RequestError.method_not_found("terminal/create")
+    async def create_terminal(self, session_id, command, args=None, env=None, cwd=None, **kwargs):
+        if not self.terminal:
+            raise RequestError.method_not_found("terminal/create")
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdout=PIPE, stderr=STDOUT, start_new_session=True
+        )
+        terminal_id = f"terminal-{len(self.ran)}"
+        self.ran.append((args or [])[-1])
+        output = bytearray()
+        reading = asyncio.ensure_future(_read_into(process.stdout, output))
+        self.terminals[terminal_id] = (process, output, reading)
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def terminal_output(self, session_id, terminal_id, **kwargs):
+        process, output, reading = self.terminals[terminal_id]
+        ended = process.returncode is not None and reading.done()
+        status = TerminalExitStatus(exit_code=process.returncode) if ended and process.returncode >= 0 else None
+        if ended and process.returncode < 0:
+            status = TerminalExitStatus(signal=signal.Signals(-process.returncode).name)
+        return TerminalOutputResponse(output=output.decode(errors="replace"), truncated=False, exit_status=status)
+
+    async def kill_terminal(self, session_id, terminal_id, **kwargs):
+        process, _, _ = self.terminals[terminal_id]
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+
+    async def release_terminal(self, session_id, terminal_id, **kwargs):
+        await self.kill_terminal(session_id, terminal_id)
+        self.terminals.pop(terminal_id)
 
     async def ext_method(self, method, params):
         raise RequestError.method_not_found(method)
@@ -74,8 +148,12 @@ class AcpHarness:
     """`python -m nanohermes acp` with `env`, and the SDK's ClientSideConnection to it. Closing
     closes its stdin, then waits `shutdown_timeout` seconds before the SDK terminates it."""
 
-    def __init__(self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 2.0):
+    def __init__(
+        self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 10.0, files: bool = False, terminal=False
+    ):
         self.client = RecordingClient()
+        self.client.files, self.client.terminal = files, terminal
+        self.check = SchemaCheck()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -89,9 +167,14 @@ class AcpHarness:
             env=env,
             cwd=cwd,
             transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout},
+            observers=[self.check],
         )
         self.conn, self.process = self.run(self._spawn.__aenter__())
-        self.initialized = self.run(self.conn.initialize(protocol_version=PROTOCOL_VERSION))
+        fs = FileSystemCapabilities(read_text_file=files, write_text_file=files)
+        offered = ClientCapabilities(fs=fs, terminal=terminal)
+        self.initialized = self.run(
+            self.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=offered)
+        )
 
     def run(self, coroutine, timeout: float = RUN_TIMEOUT_S):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
@@ -108,3 +191,16 @@ class AcpHarness:
             self.thread.join(5)
             self.log.close()
         return self.process.returncode
+
+
+async def _read_into(stream, output: bytearray) -> None:
+    while chunk := await stream.read(65_536):
+        output += chunk
+
+
+def workspace(tmp_path: Path, notes: str) -> Path:
+    """A project folder with one file, notes.txt, holding `notes`."""
+    path = tmp_path / "project"
+    path.mkdir()
+    (path / "notes.txt").write_text(notes)
+    return path
