@@ -261,16 +261,23 @@ def test_a_saved_session_loads_with_its_history_and_goes_on(agent, model, ws, ac
 def test_two_sessions_turns_run_at_once_each_in_its_own_workspace(agent, model, ws, tmp_path):
     other_ws = tmp_path / "other"
     other_ws.mkdir()
-    model.handler = lambda body: text(
-        f"answer to {body['messages'][-1]['content'].split()[0]}", delay=0.1, chunk_size=2
-    )  # 8 chunks, 0.8 s a reply
+    beta_asked, alpha_waited = threading.Event(), []
+
+    def handler(body):  # alpha's reply waits for beta's request: one after the other would never get there
+        word = body["messages"][-1]["content"].split()[0]
+        if word == "beta":
+            beta_asked.set()
+        else:
+            alpha_waited.append(beta_asked.wait(20))
+        return text(f"answer to {word}", delay=0.05, chunk_size=2)
+
+    model.handler = handler
     first, second = new_session(agent, ws), new_session(agent, other_ws)
     one = agent.start(agent.conn.prompt(session_id=first, prompt=[text_block("alpha")]))
-    wait_for(lambda: agent.client.text(first))  # the first turn is streaming
+    wait_for(lambda: model.chat_requests())  # the first turn is asking
     two = agent.start(agent.conn.prompt(session_id=second, prompt=[text_block("beta")]))
-    wait_for(lambda: agent.client.text(second))
-    assert not one.done()  # the second streams while the first still does
     assert one.result(30).stop_reason == two.result(30).stop_reason == "end_turn"
+    assert alpha_waited == [True]  # beta's turn asked while alpha's was still waiting for its reply
     assert agent.client.text(first) == "answer to alpha" and agent.client.text(second) == "answer to beta"
     assert sorted(r["messages"][-1]["content"] for r in model.chat_requests()) == ["alpha", "beta"]
     workspaces = {r["messages"][0]["content"].split("Workspace: ")[1].split(" ")[0] for r in model.chat_requests()}

@@ -228,7 +228,7 @@ def test_a_cancel_kills_the_editors_terminal(editor, model, ws):
     wait_for(lambda: editor.client.ran)
     started = time.monotonic()
     editor.run(editor.conn.cancel(session_id=session_id))
-    assert pending.result(10).stop_reason == "cancelled" and time.monotonic() - started < 5
+    assert pending.result(20).stop_reason == "cancelled" and time.monotonic() - started < 15  # the command: 30 s
     assert not editor.client.terminals  # killed and released
 
 
@@ -248,7 +248,7 @@ def test_closing_a_session_mid_turn_stops_its_turn_first(editor, model, ws):
     wait_for(lambda: editor.client.of_kind(session_id, "tool_call"))
     started = time.monotonic()
     editor.run(editor.conn.close_session(session_id=session_id))
-    assert pending.result(10).stop_reason == "cancelled" and time.monotonic() - started < 5
+    assert pending.result(20).stop_reason == "cancelled" and time.monotonic() - started < 15  # the command: 30 s
     assert editor.client.of_kind(session_id, "tool_call_update")[-1].status == "failed"
 
 
