@@ -236,7 +236,9 @@ class NanoHermesAgent:
             config = load_config(workspace=cwd, **self.flags)
             config = replace(config, mcp=config.mcp + editor_servers(mcp_servers, {s.name for s in config.mcp}))
             editor = EditorFiles.offered(session, self.client_capabilities)
-            runtime = build_runtime(config, name, session.emit, approve=session.approve, editor=editor)
+            runtime = build_runtime(
+                config, name, session.emit, approve=session.approve, editor=editor, ask_user=session.ask_form
+            )
             session.served = self._served_models(config)
             return runtime
 

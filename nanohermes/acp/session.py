@@ -27,6 +27,7 @@ from nanohermes import events as ev
 from nanohermes.acp import commands, updates
 from nanohermes.config import MODES
 from nanohermes.loop.approvals import YES_ANSWERS, Decision
+from nanohermes.mcp.asking import ACCEPT, CANCEL, DECLINE, Question, Reply, form_choices
 
 log = logging.getLogger("nanohermes.acp")
 
@@ -38,6 +39,7 @@ MODE_NAMES = {
 }
 PREVIEW_CHARS = 8_000  # what a permission request shows of a diff or a command
 ANSWERS = {"allow": Decision("yes"), "always": Decision("always"), "reject": Decision("no")}
+CANNOT_ASK = "\0cannot-ask"  # what a question the editor could not ask resolves to (no option id is this)
 COMMAND_DONE = "command"  # what a prompt that was a slash command returns instead of a TurnResult
 
 
@@ -133,12 +135,12 @@ class AcpSession:
         try:
             response = await self.conn.request_permission(session_id=self.id, tool_call=tool_call, options=options)
             outcome = response.outcome
-            decision = None if outcome.outcome == "cancelled" else ANSWERS.get(outcome.option_id, Decision("no"))
+            decision = None if outcome.outcome == "cancelled" else outcome.option_id
         except asyncio.CancelledError:
             return
         except Exception as exc:  # an editor that cannot ask: the action is not run
             log.warning("session %s: the permission request failed: %s", self.id, exc)
-            decision = Decision("no", "the editor could not ask the user")
+            decision = CANNOT_ASK
         try:
             answer.set_result(decision)
         except concurrent.futures.InvalidStateError:
@@ -312,18 +314,49 @@ class AcpSession:
             raw_input=args,
             content=self._change(tool.name, args, preview),
         )
-        answer: concurrent.futures.Future = concurrent.futures.Future()
-        self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("ask", (question, options, answer)))
-        try:
-            decision = answer.result()
-        except BaseException:  # Ctrl-C (a cancel): no answer will be used
-            answer.cancel()
-            raise
-        if decision is None:  # the editor cancelled the question: stop the turn, as Esc at the prompt does
+        picked = self._question(question, options)
+        if picked is None:  # the editor cancelled the question: stop the turn, as Esc at the prompt does
             raise KeyboardInterrupt
+        decision = Decision("no", "the editor could not ask the user") if picked == CANNOT_ASK else ANSWERS.get(picked)
+        decision = decision or Decision("no")
         if decision.answer in YES_ANSWERS:
             self._running(card)
         return decision
+
+    def _question(self, question: ToolCallUpdate, options: list) -> str | None:
+        """Ask the editor (from the main thread) and wait: the option picked, None when the editor
+        cancelled, CANNOT_ASK when it could not ask. Ctrl-C (a cancel) stops the wait."""
+        answer: concurrent.futures.Future = concurrent.futures.Future()
+        self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("ask", (question, options, answer)))
+        try:
+            return answer.result()
+        except BaseException:  # Ctrl-C (a cancel): no answer will be used
+            answer.cancel()
+            raise
+
+    def ask_form(self, form: Question) -> Reply:
+        """An MCP server's question (elicitation), put to the editor as a permission request on the
+        running call's card: a plain confirmation, or one field of choices or yes/no, becomes the
+        request's options. ACP has no text form (its elicitation is unstable): any other question
+        is declined, and the call's result says the server asked."""
+        choices = form_choices(form)
+        if choices is None:
+            return Reply(DECLINE)
+        options = [
+            PermissionOption(option_id=f"pick{i}", name=name, kind="allow_once") for i, (name, _) in enumerate(choices)
+        ]
+        options.append(PermissionOption(option_id="decline", name="Decline", kind="reject_once"))
+        card = self._asking
+        asked = f"{form.server} asks: {form.message}"
+        question = ToolCallUpdate(
+            tool_call_id=card, title=self._titles.get(card), content=[tool_content(text_block(asked))]
+        )
+        picked = self._question(question, options)
+        if picked is None:
+            return Reply(CANCEL)
+        if not picked.startswith("pick"):
+            return Reply(DECLINE)
+        return Reply(ACCEPT, choices[int(picked[4:])][1])
 
     def _change(self, tool_name: str, args: dict, preview: str) -> list:
         """What the user approves: a write or an edit as the change it makes (a `diff` block the

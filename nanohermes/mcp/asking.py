@@ -118,6 +118,22 @@ def parse_value(field: Field, text: str):
     return text
 
 
+def form_choices(question: Question) -> list[tuple[str, dict]] | None:
+    """A question a front end with buttons only can put: (label, the accepted content) for a plain
+    confirmation (no fields), or for each value of its one field of choices or yes/no; None for
+    anything else (text to type, several fields, a page to open)."""
+    if question.url or len(question.fields) > 1:
+        return None
+    if not question.fields:
+        return [("Accept", {})]
+    field = question.fields[0]
+    if field.kind == "boolean":
+        return [("Yes", {field.name: True}), ("No", {field.name: False})]
+    if field.choices and field.kind != "array":
+        return [(choice, {field.name: choice}) for choice in field.choices]
+    return None
+
+
 def declined_note(question: Question, reason: str) -> str:
     """What the call's result says when a question could not be put to the user."""
     return f"[{question.server} asked the user: {question.message!r}; {reason}]"

@@ -229,7 +229,7 @@ def test_a_cancel_kills_the_editors_terminal(editor, model, ws):
     started = time.monotonic()
     editor.run(editor.conn.cancel(session_id=session_id))
     assert pending.result(20).stop_reason == "cancelled" and time.monotonic() - started < 15  # the command: 30 s
-    assert not editor.client.terminals  # killed and released
+    wait_for(lambda: not editor.client.terminals, timeout=10)  # killed and released
 
 
 def test_past_eight_open_sessions_the_least_recently_used_idle_one_is_released(editor, ws):
@@ -268,3 +268,21 @@ def test_a_custom_command_file_is_announced_and_expands_into_the_prompt(editor, 
     model.add(text("Reviewed."))
     prompt(editor, session_id, "/review notes.txt")
     assert model.chat_requests()[-1]["messages"][-1]["content"].startswith("Review notes.txt, briefly.")
+
+
+def test_an_mcp_servers_yes_or_no_question_is_asked_on_the_calls_card_and_a_form_is_declined(editor, model, ws):
+    model.add(
+        call("mcp", {"name": "rich.deploy"}),
+        call("mcp", {"name": "rich.book"}),
+        text("Done."),
+    )
+    server = McpServerStdio(name="rich", command=sys.executable, args=[DEMO_SERVER, "--rich"], env=[])
+    session_id = editor.run(editor.conn.new_session(cwd=str(ws), mcp_servers=[server])).session_id
+    editor.run(editor.conn.set_session_mode(session_id=session_id, mode_id="auto"))  # the calls ask nothing
+    editor.client.answer = "pick0"  # the first option: Yes
+    prompt(editor, session_id, "deploy, then book")
+    results = [m["content"] for m in model.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+    assert "accept: {'go': True}" in results[0]  # the editor's button became the form's answer
+    assert "decline: None" in results[1]  # three fields to type: no form in ACP, declined
+    asked = [q for q in editor.client.questions if "asks: Deploy to staging now?" in str(q)]
+    assert len(asked) == 1 and "Yes" in str(asked[0]) and "Decline" in str(asked[0])

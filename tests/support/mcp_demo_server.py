@@ -139,6 +139,14 @@ def _ask_meeting():
     return Elicit("Which meeting should I book?", Meeting)
 
 
+class Go(BaseModel):
+    go: bool
+
+
+def _ask_go():
+    return Elicit("Deploy to staging now?", Go)
+
+
 def _roots():
     return ListRoots()
 
@@ -154,6 +162,12 @@ def rich_server() -> MCPServer:
         """Book a meeting: asks the user which one."""
         data = getattr(meeting, "data", None)
         return f"{meeting.action}: {data.model_dump() if data else None}"
+
+    @app.tool()
+    async def deploy(answer: Annotated[ElicitationResult[Go], Resolve(_ask_go)]) -> str:
+        """Deploy: asks the user yes or no."""
+        data = getattr(answer, "data", None)
+        return f"{answer.action}: {data.model_dump() if data else None}"
 
     @app.tool()
     async def where(found: Annotated[mcp_types.ListRootsResult, Resolve(_roots)]) -> str:
