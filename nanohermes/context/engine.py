@@ -22,7 +22,7 @@ from nanohermes.context.budget import (
 from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger, without_ledger
 from nanohermes.context.excerpt import render_excerpt
-from nanohermes.context.placeholders import clear_old_outputs
+from nanohermes.context.placeholders import clear_attachment, clear_old_outputs
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary import (
     Summarize,
@@ -215,7 +215,9 @@ class ContextEngine:
         window: the system message, a summary and the latest round alone are over it), clearing
         may leave up to PLACEHOLDER_SLACK_CHARS more than a summary would: no model request, and
         only the newly cleared outputs are rewritten. None when clearing cannot make it."""
-        kept = self.size(messages[plan.start :]) + (self.sizes.size(messages[plan.kept_user]) if plan.kept_user else 0)
+        kept = self.size(messages[plan.start :]) + (
+            self.sizes.size(self._kept_user(messages, plan)) if plan.kept_user else 0
+        )
         after_summary = self.sizes.size(messages[0]) + SUMMARY_TYPICAL_CHARS + kept
         target = (
             report.low_water_chars
@@ -226,7 +228,8 @@ class ContextEngine:
         starts = [i for i in range(widest.start, len(messages)) if messages[i].get("role") != "tool"]
         for start in starts:
             cleared, ids = clear_old_outputs(messages, start, self.settings.placeholder_min_chars, facts)
-            if ids and self.size(cleared) <= target:
+            attachment = plan.kept_user is not None and cleared[plan.kept_user] is not messages[plan.kept_user]
+            if (ids or attachment) and self.size(cleared) <= target:
                 report.layers.append("placeholders")
                 report.placeholder_ids = ids
                 return cleared
@@ -257,7 +260,13 @@ class ContextEngine:
             note = digest_message(report.digest)
             report.layers.append("digest")
             report.notices.append(f"summary failed ({report.summary_error}); kept a digest instead")
+        if plan.kept_user is not None:  # the model has acted on the files the request brought
+            messages = [*messages[: plan.kept_user], self._kept_user(messages, plan), *messages[plan.kept_user + 1 :]]
         return compact_history(messages, plan, note)
+
+    def _kept_user(self, messages: list[dict], plan: CutPlan) -> dict:
+        """The latest user message as a compaction keeps it: its words verbatim, its attached files a line each."""
+        return clear_attachment(messages[plan.kept_user], self.settings.placeholder_min_chars)
 
     def _summary_request(self, messages: list[dict], plan: CutPlan, previous: str | None, run: _Pass) -> SummaryRequest:
         """The conversation up to the cut plus the instruction, when the summary model is the

@@ -15,6 +15,7 @@ from nanohermes.errors import ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
+from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import StopTurn, Turn
 from nanohermes.prompt.mentions import already_attached
 from nanohermes.provider import AssistantTurn
@@ -43,26 +44,36 @@ class ToolRunner:
         offered = self.approvals.offered(list(self.tools.values()))
         return [t.schema(lean) for t in offered if (t.name != "recall" or recall_offered) and (t.lean or not lean)]
 
-    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, append: Callable[[dict, dict], None]) -> None:
-        """Run every call and `append(result message, facts)`; StopTurn when the model is stuck
-        in a loop. On Ctrl-C the Agent answers the calls left without a result."""
+    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, transcript: Transcript) -> None:
+        """Run every call and add each result to `transcript` with its facts; StopTurn when the model
+        is stuck in a loop. On Ctrl-C the Agent answers the calls left without a result."""
         self.emit(ev.AssistantMessageDone(reply.content, True))
         for call in reply.tool_calls:
             call_id, name, arguments = call["id"], call["function"]["name"], call["function"]["arguments"]
             self.emit(ev.ToolStarted(call_id, name, ctx.redactor.text(arguments)))  # shown to a client
             result, seconds = self._run_one(turn, ctx, call_id, name, arguments)
+            if self._attached(turn, transcript, name, result):  # the same text is in the request: not twice
+                result = replace(result, content=already_attached(result.content))
             if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
                 self.guard.forget_looks()
             elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
                 turn.went_round()
                 result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
-            append({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())
+            transcript.add_result(
+                {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
+            )
             turn.ran(name, result.facts.changed)
             ctx.outputs.add(call_id, result.content, result.full, result.facts)
             summary = _first_line(result.content)
             self.emit(ev.ToolFinished(call_id, name, summary, result.ok, seconds, result.facts))
         if self.guard.stuck or turn.hopeless:  # asked for its answer, it went round again: nothing new will come
             raise StopTurn(StopCode.REPEATING)
+
+    @staticmethod
+    def _attached(turn: Turn, transcript: Transcript, name: str, result: ToolResult) -> bool:
+        """A read_file showing a file as attached to the request, which still holds it."""
+        attached = name == "read_file" and result.ok and result.content in turn.attached.values()
+        return attached and transcript.still_attached(result.content)
 
     def _run_one(self, turn: Turn, ctx: ToolContext, call_id: str, name: str, arguments: str):
         """(the result, the seconds it took to run)."""
@@ -86,9 +97,6 @@ class ToolRunner:
             except Exception:  # a front end already gone (an editor that closed) must not cost the call its answer
                 pass
             raise
-        if name == "read_file" and result.ok and result.content in turn.attached.values():
-            shown = already_attached(result.content)  # the same text is in the request: don't send it twice
-            result = replace(result, content=shown, full=shown)
         return result, time.monotonic() - started
 
     def _progress(self, ctx: ToolContext, call_id: str, name: str, text: str) -> None:

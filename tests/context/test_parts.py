@@ -119,3 +119,21 @@ def test_trim_note_survives_braces_in_a_tool_call_id():
     ]
     out, _ = ContextEngine(high_water_chars=5_000).fit(messages, stub_summarizer())
     assert 'recall(id="id{0}")' in out[3]["content"] and total_size(out) <= 5_000
+
+
+def test_clearing_an_attachment_keeps_the_words_each_files_first_line_and_the_memory_block():
+    from nanohermes.context.placeholders import ATTACHMENT_CLEARED, clear_attachment
+    from nanohermes.memory.block import attach_block
+    from nanohermes.text import FILES_HEADER, with_attachment
+
+    page = "read_file a.py lines 1–3 of 90\n1\tx = 1\n2\t\n3\t" + "y" * 2_000
+    listing = "directory src/: 2 files (…)\nsrc/b.py\nsrc/c.py"
+    block = "<nanohermes-memory>\nMemories…:\n- [fact] tabs\n</nanohermes-memory>"
+    words = "[The user ran /undo.]\n\nfix a.py and @src/"
+    message = user(attach_block(with_attachment(words, f"{FILES_HEADER}\n\n{page}\n\n{listing}"), block))
+    cleared = clear_attachment(message, 1_000)
+    lines = ["read_file a.py lines 1–3 of 90", "directory src/: 2 files (…)"]
+    assert cleared["content"] == "\n\n".join([words, "\n".join([ATTACHMENT_CLEARED, *lines]), block])
+    assert clear_attachment(cleared, 1_000) is cleared  # nothing attached is left to clear
+    assert clear_attachment(message, 5_000) is message  # a small attachment stays verbatim
+    assert clear_attachment(user(words), 0)["content"] == words
