@@ -134,7 +134,7 @@ def test_a_compaction_clears_the_attached_files_and_a_read_after_it_gets_the_tex
     compaction re-sent them and came again a step later. Cleared to a line each, the model reads
     one again and gets its text, not a pointer to text that is gone."""
     from nanohermes.tools.builtin import BUILTIN_TOOLS
-    from tests.support.scripted_server import Reply, ScriptedServer, call, is_summary_request, prompt_tokens
+    from tests.support.scripted_server import Reply, ScriptedServer, is_summary_request, prompt_tokens
 
     for name in ("big1.py", "big2.py", *(f"other{i}.py" for i in range(8))):
         (workspace / name).write_text("".join(f"value_{i} = compute({i}, '{name}')\n" for i in range(200)))
