@@ -81,7 +81,7 @@ TOOL_RESULT_WINDOW_SHARE = 0.15
 MIN_TOOL_RESULT_BYTES = 1_000  # below this a result says too little to be useful
 # Below this window the offered tools are the lean set (tools/__init__.py: Tool.lean): no
 # background tasks, no helper agents, no `remember`. Every schema token is paid on every request, and the
-# fixed cost (system + tools + workspace overview) must stay under 1,500 o200k tokens so an
+# fixed cost (system + tools + workspace overview) must stay under 1,100 o200k tokens so an
 # 8,192-token local model keeps most of its window; models that small rarely use those tools well.
 LEAN_TOOLS_BELOW_TOKENS = 16_384
 

@@ -63,13 +63,13 @@ class _Page:
 
 @tool(
     params={
-        "path": "file path",
-        "offset": "first line, 1-based",
-        "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})",
+        "path": "",
+        "offset": "1-based line",
+        "limit": "",
     }
 )
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
-    """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
+    """Read a text file as numbered lines."""
     target = resolve_path(ctx, path)
     shown = display_path(ctx, target)
     size = require_file(target, shown)
@@ -287,9 +287,9 @@ def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = Fals
     return capped_diff(old, content, shown, UNCAPPED if whole else PREVIEW_DIFF_LINES)[0]
 
 
-@tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
+@tool(params={"path": "", "content": ""}, approval=True, preview=_preview_write)
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
-    """Create or overwrite a file with content."""
+    """Create or overwrite a file."""
     target, shown = _plan_write(ctx, path)
     existed = target.exists()
     old = _existing_text(target)
