@@ -68,12 +68,11 @@ def instruction(focus: str | None, kept_user: bool, memories: bool = False) -> d
     reply = "the note and the memories" if memories else "the note"
     parts = [
         INSTRUCTION_HEADER,
-        summary_prompt(),
-        "Summarise the whole conversation above (if it starts with an earlier summary, that summary is "
-        f"the previous summary to update). Do not call any tool; reply with {reply} only.",
+        summary_prompt(),  # paid uncached on every summary request: short
+        f"Do not call any tool; reply with {reply} only.",
     ]
     if kept_user:
-        parts.append("The latest user request stays in the context verbatim after your note.")
+        parts.append("The latest user request stays verbatim after your note.")
     if focus and focus.strip():
         parts.append(f"The user asks the note to focus on: {focus.strip()}")
     if memories:
