@@ -103,6 +103,7 @@ class _Pass:
     token_estimate: int | None
     facts: Mapping[str, ResultFacts]
     overflow: bool
+    fixed_tokens: int = 0  # of token_estimate, what is not the messages (tool schemas, a template)
 
 
 class ContextEngine:
@@ -127,13 +128,15 @@ class ContextEngine:
         """Serialized size of what would be sent, in chars (cached per message)."""
         return self.sizes.total(messages)
 
-    def marks(self, chars: int, token_estimate: int | None) -> tuple[int, int]:
+    def marks(self, chars: int, token_estimate: int | None, fixed_tokens: int = 0) -> tuple[int, int]:
         """(high, low) water marks in chars for messages of `chars` chars whose prompt is
-        estimated at `token_estimate` tokens: the token marks turned into chars at this
-        conversation's own chars-per-token, never above the char marks."""
+        estimated at `token_estimate` tokens, `fixed_tokens` of them not the messages' (the tool
+        schemas: they stay whatever is cut): what the token marks leave the messages, turned into
+        chars at the messages' own chars-per-token, never above the char marks."""
         high = self.settings.high_water_chars
         if token_estimate and self.settings.high_water_tokens:
-            high = min(high, self.settings.high_water_tokens * chars // token_estimate)
+            room = max(0, self.settings.high_water_tokens - fixed_tokens)
+            high = min(high, room * chars // max(1, token_estimate - fixed_tokens))
         return high, int(high * self.settings.low_water)
 
     def fit(
@@ -146,11 +149,13 @@ class ContextEngine:
         token_estimate: int | None = None,
         facts: Mapping[str, ResultFacts] | None = None,
         overflow: bool = False,
+        fixed_tokens: int = 0,
     ) -> tuple[list[dict], CompactionReport | None]:
         """Return the messages to send and what was done (None: nothing, the same list back).
 
         Call once every tool call has its result and before every request. Below the high-water
-        mark (chars, or `token_estimate` tokens against a known window) nothing changes: requests
+        mark (chars, or `token_estimate` tokens against a known window, `fixed_tokens` of them
+        what is sent besides the messages: the tool schemas) nothing changes: requests
         only append. Above it, or with `force` (/compact), one compaction brings the messages to
         the low-water mark: old tool outputs are cleared in one batch if that is enough (not when
         forced); else everything before the kept tail is summarised (retried once, then a
@@ -161,7 +166,7 @@ class ContextEngine:
         messages[0] is never changed, the input list is never mutated, the latest user message
         stays verbatim, and every tool call in the result has exactly one result right after it."""
         before = self.size(messages)
-        high, low = self.marks(before, token_estimate)
+        high, low = self.marks(before, token_estimate, fixed_tokens)
         if not force and before <= high:
             self.sizes.forget_all_but(messages)
             return messages, None
@@ -173,7 +178,8 @@ class ContextEngine:
             messages_before=len(messages),
             token_triggered=high < self.settings.high_water_chars,
         )
-        current = self._compact(messages, _Pass(summarize, report, focus, token_estimate, facts or {}, overflow))
+        run = _Pass(summarize, report, focus, token_estimate, facts or {}, overflow, fixed_tokens)
+        current = self._compact(messages, run)
         if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
             current = self._trim(current, low, report)
         current = sanitize_tool_pairs(current)
@@ -272,7 +278,7 @@ class ContextEngine:
         """The conversation up to the cut plus the instruction, when the summary model is the
         conversation's and that fits the window; else a summary prompt and an excerpt."""
         reuse = self.settings.summary_reuses_prefix and not run.overflow
-        if reuse and self._prefix_fits(messages, plan, run.token_estimate):
+        if reuse and self._prefix_fits(messages, plan, run):
             ask = instruction(run.focus, plan.kept_user is not None, self.ask_for_memories)
             return SummaryRequest([*messages[: plan.start], ask], True)
         room = max(EXCERPT_MIN_CHARS, run.report.high_water_chars // 2)
@@ -282,12 +288,12 @@ class ContextEngine:
             [{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False
         )
 
-    def _prefix_fits(self, messages: list[dict], plan: CutPlan, token_estimate: int | None) -> bool:
-        window = self.settings.window
+    def _prefix_fits(self, messages: list[dict], plan: CutPlan, run: _Pass) -> bool:
+        window, token_estimate = self.settings.window, run.token_estimate
         if not window or not token_estimate:
             return True  # an unknown window: the conversation was sent whole before, so it fits
-        total = self.size(messages)
-        prefix_tokens = token_estimate * self.size(messages[: plan.start]) // max(1, total)
+        total, fixed = self.size(messages), min(run.fixed_tokens, token_estimate)
+        prefix_tokens = fixed + (token_estimate - fixed) * self.size(messages[: plan.start]) // max(1, total)
         instruction_tokens = len(instruction(None, True, self.ask_for_memories)["content"]) // 3
         return prefix_tokens + instruction_tokens + SUMMARY_REPLY_TOKENS <= window
 
