@@ -30,10 +30,13 @@ def schemas(lean: bool) -> list[dict]:
     return [t.schema(lean) for t in [*BUILTIN_TOOLS, recall]]
 
 
+def schema_tokens(tools: list[dict]) -> int:
+    return count_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
+
+
 def sent_tokens(messages: list[dict], tools: list[dict]) -> int:
     """Our own count of a request, counted apart from the code under test."""
-    schema = count_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
-    return sum(message_tokens(m) for m in messages) + schema
+    return sum(message_tokens(m) for m in messages) + schema_tokens(tools)
 
 
 @st.composite
@@ -58,7 +61,7 @@ def rounds(draw, first_id: int, max_bytes: int) -> list[dict]:
 
 def check(keeper: ContextKeeper, messages: list[dict], tools: list[dict], window: int) -> None:
     mine = sent_tokens(messages, tools)
-    estimated = keeper.tokens.estimate(messages, keeper._tools_tokens(tools))
+    estimated = keeper.tokens.estimate(messages, schema_tokens(tools))
     assert mine <= estimated, (mine, estimated)
     assert estimated + keeper.settings.max_tokens <= window, (estimated, keeper.settings.max_tokens, window)
 
