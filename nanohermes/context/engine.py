@@ -22,7 +22,7 @@ from nanohermes.context.budget import (
 from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger, without_ledger
 from nanohermes.context.excerpt import render_excerpt
-from nanohermes.context.placeholders import clear_attachment, clear_old_outputs
+from nanohermes.context.placeholders import clear_attachment, clear_old_outputs, points_to_attachment
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary import (
     Summarize,
@@ -271,7 +271,10 @@ class ContextEngine:
         return compact_history(messages, plan, note)
 
     def _kept_user(self, messages: list[dict], plan: CutPlan) -> dict:
-        """The latest user message as a compaction keeps it: its words verbatim, its attached files a line each."""
+        """The latest user message as a compaction keeps it: its words verbatim, its attached files a
+        line each once the model has acted on them (not while a kept read_file result points back to them)."""
+        if points_to_attachment(messages[plan.start :]):
+            return messages[plan.kept_user]
         return clear_attachment(messages[plan.kept_user], self.settings.placeholder_min_chars)
 
     def _summary_request(self, messages: list[dict], plan: CutPlan, previous: str | None, run: _Pass) -> SummaryRequest:

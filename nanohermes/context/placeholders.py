@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
 from nanohermes.memory.block import BLOCK_END, BLOCK_START
-from nanohermes.text import FILES_HEADER
+from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 
 PLACEHOLDER_PREFIX = "[old tool output cleared to save context: "
 # How much of a long argument value stays in an old tool call (enough to recognise it).
@@ -87,12 +87,19 @@ def clear_attachment(message: dict, min_chars: int) -> dict:
     return {**message, "content": "\n".join([content[:start] + "\n", ATTACHMENT_CLEARED, *heads]) + content[end:]}
 
 
+def points_to_attachment(messages: list[dict]) -> bool:
+    """A read_file result among `messages` points back to the files attached to a request."""
+    return any(m.get("role") == "tool" and str(m.get("content")).endswith(POINTS_TO_ATTACHMENT) for m in messages)
+
+
 def clear_old_outputs(
     messages: list[dict], end: int, min_chars: int, facts: Mapping[str, ResultFacts] | None = None
 ) -> tuple[list[dict], list[str]]:
     """Replace tool results over `min_chars` in messages[1:end] with placeholders and shrink
-    long tool-call arguments and files attached to user messages there. Returns (new list, ids
-    of the results replaced); the rest of the list, and every untouched dict, is reused."""
+    long tool-call arguments and files attached to user messages there (not while a result kept
+    after `end` points back to them). Returns (new list, ids of the results replaced); the rest
+    of the list, and every untouched dict, is reused."""
+    attachments = not points_to_attachment(messages[end:])
     calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
     for message in messages[1:end]:
@@ -109,7 +116,7 @@ def clear_old_outputs(
             replaced.append(call_id)
         elif role == "assistant":
             out.append(shrink_tool_calls(message, min_chars))
-        elif role == "user":
+        elif role == "user" and attachments:
             out.append(clear_attachment(message, min_chars))
         else:
             out.append(message)

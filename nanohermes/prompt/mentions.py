@@ -21,7 +21,7 @@ import re
 from dataclasses import replace
 
 from nanohermes.errors import ToolError
-from nanohermes.text import FILES_HEADER
+from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 from nanohermes.tools import ToolContext
 from nanohermes.tools.files import read_file
 from nanohermes.tools.workspace import Listing, list_workspace, state_dir
@@ -183,5 +183,4 @@ def directory_listing(ctx: ToolContext, directory: str, max_bytes: int) -> str:
 
 def already_attached(shown: str) -> str:
     """What a read_file of an attached file says when it would show the same text again."""
-    first = shown.split("\n", 1)[0]
-    return f"{first}: unchanged since it was attached to the user's request above, where its text is."
+    return shown.split("\n", 1)[0] + POINTS_TO_ATTACHMENT

@@ -137,3 +137,17 @@ def test_clearing_an_attachment_keeps_the_words_each_files_first_line_and_the_me
     assert clear_attachment(cleared, 1_000) is cleared  # nothing attached is left to clear
     assert clear_attachment(message, 5_000) is message  # a small attachment stays verbatim
     assert clear_attachment(user(words), 0)["content"] == words
+
+
+def test_an_attachment_a_kept_read_points_back_to_stays_verbatim():
+    from nanohermes.prompt.mentions import already_attached
+    from nanohermes.text import FILES_HEADER, with_attachment
+
+    page = "read_file a.py lines 1–2 of 2\n1\t" + "x" * 3_000 + "\n2\ty"
+    request = user(with_attachment("what does a.py do?", f"{FILES_HEADER}\n\n{page}"))
+    old = [assistant(None, [("g", "grep", {"pattern": "x"})]), tool("g", filler(5_000))]
+    pointer = [assistant(None, [("r", "read_file", {"path": "a.py"})]), tool("r", already_attached(page))]
+    out, _ = clear_old_outputs([system(), request, *old, *pointer], 4, 1_000)
+    assert out[1] is request and out[3]["content"].startswith("[old tool output cleared")
+    out, _ = clear_old_outputs([system(), request, *old, *pointer], 6, 1_000)  # the pointer is cleared too: old
+    assert "[the files attached here were cleared" in out[1]["content"]
