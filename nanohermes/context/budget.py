@@ -59,6 +59,12 @@ SUMMARY_RESERVE_CHARS = 6_000
 # Tool results shorter than this stay verbatim outside the tail: a placeholder line costs
 # ~250 chars, so replacing a small result saves little and loses its exact text.
 PLACEHOLDER_MIN_CHARS = 1_000
+# Under LEAN_TOOLS_BELOW_TOKENS a window holds ~20,000 chars: what old rounds leave behind (call
+# arguments, results of 500-1,000 chars) fills it and brings a summary a few rounds later. There a
+# result from this size is cleared, and an old call's argument values are cut from this size (an
+# edit's old and new text: the file on disk has them).
+SMALL_WINDOW_CLEAR_CHARS = 500
+SMALL_WINDOW_ARGUMENT_CHARS = 300
 # Anti-thrash: an automatic compaction that frees less than this is "small".
 MIN_USEFUL_SAVING = 0.10
 # Messages the conversation must grow by before anti-thrash lets automatic compaction retry.
@@ -101,6 +107,22 @@ class ContextSettings:
     window: int | None = None  # the model's context window in tokens, when known
     summary_reuses_prefix: bool = True  # summary requests extend the conversation (same model)
     lean_tools: bool = False  # a small window: offer the lean tool set (LEAN_TOOLS_BELOW_TOKENS)
+
+    @property
+    def clear_chars(self) -> int:
+        """Old results from this size become placeholders (a small window clears smaller ones)."""
+        return (
+            min(self.placeholder_min_chars, SMALL_WINDOW_CLEAR_CHARS) if self.lean_tools else self.placeholder_min_chars
+        )
+
+    @property
+    def argument_chars(self) -> int:
+        """Old calls' argument values from this size are cut to their head."""
+        return (
+            min(self.placeholder_min_chars, SMALL_WINDOW_ARGUMENT_CHARS)
+            if self.lean_tools
+            else self.placeholder_min_chars
+        )
 
     @property
     def low_water_chars(self) -> int:

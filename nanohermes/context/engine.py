@@ -233,7 +233,9 @@ class ContextEngine:
         widest = plan_cut(messages, report.low_water_chars, self.sizes.size) or plan  # no summary to make room for
         starts = [i for i in range(widest.start, len(messages)) if messages[i].get("role") != "tool"]
         for start in starts:
-            cleared, ids = clear_old_outputs(messages, start, self.settings.placeholder_min_chars, facts)
+            cleared, ids = clear_old_outputs(
+                messages, start, self.settings.clear_chars, facts, self.settings.argument_chars
+            )
             attachment = plan.kept_user is not None and cleared[plan.kept_user] is not messages[plan.kept_user]
             if (ids or attachment) and self.size(cleared) <= target:
                 report.layers.append("placeholders")

@@ -93,12 +93,16 @@ def points_to_attachment(messages: list[dict]) -> bool:
 
 
 def clear_old_outputs(
-    messages: list[dict], end: int, min_chars: int, facts: Mapping[str, ResultFacts] | None = None
+    messages: list[dict],
+    end: int,
+    min_chars: int,
+    facts: Mapping[str, ResultFacts] | None = None,
+    argument_chars: int | None = None,
 ) -> tuple[list[dict], list[str]]:
-    """Replace tool results over `min_chars` in messages[1:end] with placeholders and shrink
-    long tool-call arguments and files attached to user messages there (not while a result kept
-    after `end` points back to them). Returns (new list, ids of the results replaced); the rest
-    of the list, and every untouched dict, is reused."""
+    """Replace tool results over `min_chars` in messages[1:end] with placeholders, shrink tool-call
+    argument values over `argument_chars` (default `min_chars`) and files attached to user messages
+    there (not while a result kept after `end` points back to them). Returns (new list, ids of the
+    results replaced); the rest of the list, and every untouched dict, is reused."""
     attachments = not points_to_attachment(messages[end:])
     calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
@@ -115,7 +119,7 @@ def clear_old_outputs(
             out.append({**message, "content": text})
             replaced.append(call_id)
         elif role == "assistant":
-            out.append(shrink_tool_calls(message, min_chars))
+            out.append(shrink_tool_calls(message, min_chars if argument_chars is None else argument_chars))
         elif role == "user" and attachments:
             out.append(clear_attachment(message, min_chars))
         else:

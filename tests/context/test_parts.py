@@ -151,3 +151,18 @@ def test_an_attachment_a_kept_read_points_back_to_stays_verbatim():
     assert out[1] is request and out[3]["content"].startswith("[old tool output cleared")
     out, _ = clear_old_outputs([system(), request, *old, *pointer], 6, 1_000)  # the pointer is cleared too: old
     assert "[the files attached here were cleared" in out[1]["content"]
+
+
+def test_a_small_window_clears_smaller_old_results_and_cuts_old_edit_text():
+    from nanohermes.context import settings_for_window
+
+    small, large = settings_for_window(8_192), settings_for_window(32_768)
+    assert (small.clear_chars, small.argument_chars) == (500, 300)
+    assert large.clear_chars == large.argument_chars == 1_000
+    edit = assistant(None, [("e", "edit_file", {"path": "a.py", "old_text": "o" * 800, "new_text": "n" * 800})])
+    messages = [system(), user("fix a.py"), edit, tool("e", "edited a.py " + "d" * 700), user("next")]
+    out, ids = clear_old_outputs(messages, 4, small.clear_chars, None, small.argument_chars)
+    arguments = json.loads(out[2]["tool_calls"][0]["function"]["arguments"])
+    assert ids == ["e"] and arguments["path"] == "a.py" and "more chars cleared" in arguments["new_text"]
+    out, ids = clear_old_outputs(messages, 4, large.clear_chars, None, large.argument_chars)
+    assert ids == [] and out[2] is edit
