@@ -117,6 +117,13 @@ def split_budget(budget: int, a: int, b: int) -> tuple[int, int]:
     return half, budget - half
 
 
+# The head of the files a request names (prompt/mentions.py); a compaction finds them by it
+# (context/placeholders.py: clear_attachment).
+FILES_HEADER = "[NanoHermes attached the files this request names, as read_file shows them:]"
+# How a read_file result that would repeat an attached file ends: it points back to the request.
+POINTS_TO_ATTACHMENT = ": unchanged since it was attached to the user's request above, where its text is."
+
+
 def with_attachment(text: str, block: str) -> str:
     """A message as the model reads it: its own text, then what travels with it (the files a
     request names, prompt/mentions.py), after a blank line."""

@@ -30,7 +30,18 @@ from tests.e2e.recording import (
 from tests.e2e.tasks import TASKS, check_task, run_task
 from tests.support.scripted_server import ScriptedServer
 
+# Recordings whose compaction no longer falls where the real run's did: a replay serves the recorded
+# replies in order, so it holds only until the request that differs. Re-record them with
+# `RECORD=1 scripts/e2e_real_model.sh -k NAME` (needs the local model) and take them out of here.
+TO_RERECORD = {
+    "multi_file_8k": "since issue 27 a compaction clears the files attached to the earlier requests, so old tool "
+    "outputs cleared suffice where the recorded run summarised (request 5)",
+}
 RECORDED = [t for t in TASKS if (RECORDINGS / f"{t.name}.json").exists()]
+REPLAYED = [
+    pytest.param(t, marks=pytest.mark.xfail(reason=TO_RERECORD[t.name], strict=True)) if t.name in TO_RERECORD else t
+    for t in RECORDED
+]
 MAX_RECORDINGS_BYTES = (
     320_000  # ten tasks; the three compaction sessions and config_question record ~60 KB each of streamed chunks
 )
@@ -46,7 +57,7 @@ def short_root():
     shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.parametrize("task", RECORDED, ids=lambda t: t.name)
+@pytest.mark.parametrize("task", REPLAYED, ids=lambda t: t.name)
 def test_replayed_task_reaches_the_recorded_outcome(task, short_root):
     tmp_path = short_root
     recording = load(task.name)

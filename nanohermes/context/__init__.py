@@ -6,9 +6,10 @@ a summary of everything before the kept tail, and a middle trim. The loop's side
 
     engine = ContextEngine(settings_for_window(window, max_tokens))   # reset() on /reset
     tracker = PromptTokenTracker()
-    messages, report = engine.fit(messages, summarize, token_estimate=tracker.estimate(messages))
-    ...                                                                # send `messages`
-    tracker.record_usage(usage["prompt_tokens"], sent_messages)
+    messages, report = engine.fit(messages, summarize, token_estimate=tracker.estimate(messages, tools_tokens),
+                                  fixed_tokens=tracker.fixed(tools_tokens))
+    ...                                                                # send `messages` and the tools
+    tracker.record_usage(usage["prompt_tokens"], sent_messages, tools_tokens)
 
 `summarize(SummaryRequest) -> str` makes one request: the conversation's own prefix plus an
 instruction (send it with the same tools, tool calls off), or a summary prompt and an excerpt.

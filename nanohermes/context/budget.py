@@ -45,8 +45,9 @@ SUMMARY_TYPICAL_CHARS = 2_500
 # to a summary when it leaves at most this much more than the summary would: about fifteen
 # placeholder lines cost less than a summary request, which on a one-slot local server is a
 # generation of its own. Measured (bench_cache.py, 8K window, coding trajectory): summary
-# requests 14 → 5 in 48 steps, uncached/floor 1.23 → 1.21.
-PLACEHOLDER_SLACK_CHARS = 5_000
+# requests 14 → 5 in 48 steps, uncached/floor 1.23 → 1.21 at 5,000; 8,000 since the fixed cost
+# and the summary prompt got shorter (issue 27): summaries 6 → 4, 1.23 → 1.20; read25 1.10 → 1.05.
+PLACEHOLDER_SLACK_CHARS = 8_000
 # A summary reply's max_tokens: 300 words is ~400 tokens; room for a model that overshoots.
 SUMMARY_REPLY_TOKENS = 800
 # An excerpt for a separate summariser is at most half the high-water mark, never less than
@@ -58,6 +59,12 @@ SUMMARY_RESERVE_CHARS = 6_000
 # Tool results shorter than this stay verbatim outside the tail: a placeholder line costs
 # ~250 chars, so replacing a small result saves little and loses its exact text.
 PLACEHOLDER_MIN_CHARS = 1_000
+# Under LEAN_TOOLS_BELOW_TOKENS a window holds ~20,000 chars: what old rounds leave behind (call
+# arguments, results of 500-1,000 chars) fills it and brings a summary a few rounds later. There a
+# result from this size is cleared, and an old call's argument values are cut from this size (an
+# edit's old and new text: the file on disk has them).
+SMALL_WINDOW_CLEAR_CHARS = 500
+SMALL_WINDOW_ARGUMENT_CHARS = 300
 # Anti-thrash: an automatic compaction that frees less than this is "small".
 MIN_USEFUL_SAVING = 0.10
 # Messages the conversation must grow by before anti-thrash lets automatic compaction retry.
@@ -81,7 +88,7 @@ TOOL_RESULT_WINDOW_SHARE = 0.15
 MIN_TOOL_RESULT_BYTES = 1_000  # below this a result says too little to be useful
 # Below this window the offered tools are the lean set (tools/__init__.py: Tool.lean): no
 # background tasks, no helper agents, no `remember`. Every schema token is paid on every request, and the
-# fixed cost (system + tools + workspace overview) must stay under 1,500 o200k tokens so an
+# fixed cost (system + tools + workspace overview) must stay under 1,100 o200k tokens so an
 # 8,192-token local model keeps most of its window; models that small rarely use those tools well.
 LEAN_TOOLS_BELOW_TOKENS = 16_384
 
@@ -100,6 +107,22 @@ class ContextSettings:
     window: int | None = None  # the model's context window in tokens, when known
     summary_reuses_prefix: bool = True  # summary requests extend the conversation (same model)
     lean_tools: bool = False  # a small window: offer the lean tool set (LEAN_TOOLS_BELOW_TOKENS)
+
+    @property
+    def clear_chars(self) -> int:
+        """Old results from this size become placeholders (a small window clears smaller ones)."""
+        return (
+            min(self.placeholder_min_chars, SMALL_WINDOW_CLEAR_CHARS) if self.lean_tools else self.placeholder_min_chars
+        )
+
+    @property
+    def argument_chars(self) -> int:
+        """Old calls' argument values from this size are cut to their head."""
+        return (
+            min(self.placeholder_min_chars, SMALL_WINDOW_ARGUMENT_CHARS)
+            if self.lean_tools
+            else self.placeholder_min_chars
+        )
 
     @property
     def low_water_chars(self) -> int:

@@ -22,7 +22,7 @@ from nanohermes.context.budget import (
 from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger, without_ledger
 from nanohermes.context.excerpt import render_excerpt
-from nanohermes.context.placeholders import clear_old_outputs
+from nanohermes.context.placeholders import clear_attachment, clear_old_outputs, points_to_attachment
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary import (
     Summarize,
@@ -103,6 +103,7 @@ class _Pass:
     token_estimate: int | None
     facts: Mapping[str, ResultFacts]
     overflow: bool
+    fixed_tokens: int = 0  # of token_estimate, what is not the messages (tool schemas, a template)
 
 
 class ContextEngine:
@@ -127,13 +128,15 @@ class ContextEngine:
         """Serialized size of what would be sent, in chars (cached per message)."""
         return self.sizes.total(messages)
 
-    def marks(self, chars: int, token_estimate: int | None) -> tuple[int, int]:
+    def marks(self, chars: int, token_estimate: int | None, fixed_tokens: int = 0) -> tuple[int, int]:
         """(high, low) water marks in chars for messages of `chars` chars whose prompt is
-        estimated at `token_estimate` tokens: the token marks turned into chars at this
-        conversation's own chars-per-token, never above the char marks."""
+        estimated at `token_estimate` tokens, `fixed_tokens` of them not the messages' (the tool
+        schemas: they stay whatever is cut): what the token marks leave the messages, turned into
+        chars at the messages' own chars-per-token, never above the char marks."""
         high = self.settings.high_water_chars
         if token_estimate and self.settings.high_water_tokens:
-            high = min(high, self.settings.high_water_tokens * chars // token_estimate)
+            room = max(0, self.settings.high_water_tokens - fixed_tokens)
+            high = min(high, room * chars // max(1, token_estimate - fixed_tokens))
         return high, int(high * self.settings.low_water)
 
     def fit(
@@ -146,11 +149,13 @@ class ContextEngine:
         token_estimate: int | None = None,
         facts: Mapping[str, ResultFacts] | None = None,
         overflow: bool = False,
+        fixed_tokens: int = 0,
     ) -> tuple[list[dict], CompactionReport | None]:
         """Return the messages to send and what was done (None: nothing, the same list back).
 
         Call once every tool call has its result and before every request. Below the high-water
-        mark (chars, or `token_estimate` tokens against a known window) nothing changes: requests
+        mark (chars, or `token_estimate` tokens against a known window, `fixed_tokens` of them
+        what is sent besides the messages: the tool schemas) nothing changes: requests
         only append. Above it, or with `force` (/compact), one compaction brings the messages to
         the low-water mark: old tool outputs are cleared in one batch if that is enough (not when
         forced); else everything before the kept tail is summarised (retried once, then a
@@ -161,7 +166,7 @@ class ContextEngine:
         messages[0] is never changed, the input list is never mutated, the latest user message
         stays verbatim, and every tool call in the result has exactly one result right after it."""
         before = self.size(messages)
-        high, low = self.marks(before, token_estimate)
+        high, low = self.marks(before, token_estimate, fixed_tokens)
         if not force and before <= high:
             self.sizes.forget_all_but(messages)
             return messages, None
@@ -173,7 +178,8 @@ class ContextEngine:
             messages_before=len(messages),
             token_triggered=high < self.settings.high_water_chars,
         )
-        current = self._compact(messages, _Pass(summarize, report, focus, token_estimate, facts or {}, overflow))
+        run = _Pass(summarize, report, focus, token_estimate, facts or {}, overflow, fixed_tokens)
+        current = self._compact(messages, run)
         if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
             current = self._trim(current, low, report)
         current = sanitize_tool_pairs(current)
@@ -215,7 +221,9 @@ class ContextEngine:
         window: the system message, a summary and the latest round alone are over it), clearing
         may leave up to PLACEHOLDER_SLACK_CHARS more than a summary would: no model request, and
         only the newly cleared outputs are rewritten. None when clearing cannot make it."""
-        kept = self.size(messages[plan.start :]) + (self.sizes.size(messages[plan.kept_user]) if plan.kept_user else 0)
+        kept = self.size(messages[plan.start :]) + (
+            self.sizes.size(self._kept_user(messages, plan)) if plan.kept_user else 0
+        )
         after_summary = self.sizes.size(messages[0]) + SUMMARY_TYPICAL_CHARS + kept
         target = (
             report.low_water_chars
@@ -225,8 +233,11 @@ class ContextEngine:
         widest = plan_cut(messages, report.low_water_chars, self.sizes.size) or plan  # no summary to make room for
         starts = [i for i in range(widest.start, len(messages)) if messages[i].get("role") != "tool"]
         for start in starts:
-            cleared, ids = clear_old_outputs(messages, start, self.settings.placeholder_min_chars, facts)
-            if ids and self.size(cleared) <= target:
+            cleared, ids = clear_old_outputs(
+                messages, start, self.settings.clear_chars, facts, self.settings.argument_chars
+            )
+            attachment = plan.kept_user is not None and cleared[plan.kept_user] is not messages[plan.kept_user]
+            if (ids or attachment) and self.size(cleared) <= target:
                 report.layers.append("placeholders")
                 report.placeholder_ids = ids
                 return cleared
@@ -257,13 +268,22 @@ class ContextEngine:
             note = digest_message(report.digest)
             report.layers.append("digest")
             report.notices.append(f"summary failed ({report.summary_error}); kept a digest instead")
+        if plan.kept_user is not None:  # the model has acted on the files the request brought
+            messages = [*messages[: plan.kept_user], self._kept_user(messages, plan), *messages[plan.kept_user + 1 :]]
         return compact_history(messages, plan, note)
+
+    def _kept_user(self, messages: list[dict], plan: CutPlan) -> dict:
+        """The latest user message as a compaction keeps it: its words verbatim, its attached files a
+        line each once the model has acted on them (not while a kept read_file result points back to them)."""
+        if points_to_attachment(messages[plan.start :]):
+            return messages[plan.kept_user]
+        return clear_attachment(messages[plan.kept_user], self.settings.placeholder_min_chars)
 
     def _summary_request(self, messages: list[dict], plan: CutPlan, previous: str | None, run: _Pass) -> SummaryRequest:
         """The conversation up to the cut plus the instruction, when the summary model is the
         conversation's and that fits the window; else a summary prompt and an excerpt."""
         reuse = self.settings.summary_reuses_prefix and not run.overflow
-        if reuse and self._prefix_fits(messages, plan, run.token_estimate):
+        if reuse and self._prefix_fits(messages, plan, run):
             ask = instruction(run.focus, plan.kept_user is not None, self.ask_for_memories)
             return SummaryRequest([*messages[: plan.start], ask], True)
         room = max(EXCERPT_MIN_CHARS, run.report.high_water_chars // 2)
@@ -273,12 +293,12 @@ class ContextEngine:
             [{"role": "system", "content": summary_prompt()}, {"role": "user", "content": excerpt}], False
         )
 
-    def _prefix_fits(self, messages: list[dict], plan: CutPlan, token_estimate: int | None) -> bool:
-        window = self.settings.window
+    def _prefix_fits(self, messages: list[dict], plan: CutPlan, run: _Pass) -> bool:
+        window, token_estimate = self.settings.window, run.token_estimate
         if not window or not token_estimate:
             return True  # an unknown window: the conversation was sent whole before, so it fits
-        total = self.size(messages)
-        prefix_tokens = token_estimate * self.size(messages[: plan.start]) // max(1, total)
+        total, fixed = self.size(messages), min(run.fixed_tokens, token_estimate)
+        prefix_tokens = fixed + (token_estimate - fixed) * self.size(messages[: plan.start]) // max(1, total)
         instruction_tokens = len(instruction(None, True, self.ask_for_memories)["content"]) // 3
         return prefix_tokens + instruction_tokens + SUMMARY_REPLY_TOKENS <= window
 

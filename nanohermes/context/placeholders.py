@@ -2,7 +2,9 @@
 compaction (never one per step: each change rewrites the prompt from that point on). No model
 call; the message stays, so pairs stay valid, and the line says how to get the output back
 with `recall`. Long argument values of old tool calls (a write_file body, an edit's old and
-new text) shrink the same way: the file on disk has them.
+new text) shrink the same way: the file on disk has them, and so do the files attached to a
+user message the model has acted on since (prompt/mentions.py): one line each, read_file reads
+them again.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ import json
 from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
+from nanohermes.memory.block import BLOCK_END, BLOCK_START
+from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 
 PLACEHOLDER_PREFIX = "[old tool output cleared to save context: "
 # How much of a long argument value stays in an old tool call (enough to recognise it).
 ARGUMENT_HEAD_CHARS = 160
+# What stands for the files attached to a request once cleared, above each one's first line.
+ATTACHMENT_CLEARED = "[the files attached here were cleared to save context; read_file reads them again:]"
 
 
 def placeholder_text(call: ToolCall | None, call_id: str, content: str, facts: ResultFacts = NO_FACTS) -> str:
@@ -58,12 +64,46 @@ def shrink_tool_calls(message: dict, max_chars: int) -> dict:
     return {**message, "tool_calls": new_calls} if any(a is not b for a, b in zip(new_calls, calls)) else message
 
 
+def clear_attachment(message: dict, min_chars: int) -> dict:
+    """A user message with the files attached to it (text.FILES_HEADER) over `min_chars` cut to
+    each one's first line (`read_file a.py lines 1–120 of 300`), or the message itself. The
+    user's words, a !command's output before them and the memory block after them stay.
+
+    The parts are read_file pages (every line numbered, so never a blank one) and directory
+    listings, joined by blank lines: a blank line always starts the next part."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, str):
+        return message
+    start = content.rfind(f"\n\n{FILES_HEADER}\n\n")
+    if start < 0:
+        return message
+    end = len(content)
+    if content.endswith(BLOCK_END) and (memory := content.rfind(f"\n\n{BLOCK_START}")) > start:
+        end = memory
+    files = content[start + len(FILES_HEADER) + 4 : end]
+    if len(files) <= min_chars:  # a small file stays verbatim: a line about it saves little
+        return message
+    heads = [part.split("\n", 1)[0] for part in files.split("\n\n")]
+    return {**message, "content": "\n".join([content[:start] + "\n", ATTACHMENT_CLEARED, *heads]) + content[end:]}
+
+
+def points_to_attachment(messages: list[dict]) -> bool:
+    """A read_file result among `messages` points back to the files attached to a request."""
+    return any(m.get("role") == "tool" and str(m.get("content")).endswith(POINTS_TO_ATTACHMENT) for m in messages)
+
+
 def clear_old_outputs(
-    messages: list[dict], end: int, min_chars: int, facts: Mapping[str, ResultFacts] | None = None
+    messages: list[dict],
+    end: int,
+    min_chars: int,
+    facts: Mapping[str, ResultFacts] | None = None,
+    argument_chars: int | None = None,
 ) -> tuple[list[dict], list[str]]:
-    """Replace tool results over `min_chars` in messages[1:end] with placeholders and shrink
-    long tool-call arguments there. Returns (new list, ids of the results replaced); the rest
-    of the list, and every untouched dict, is reused."""
+    """Replace tool results over `min_chars` in messages[1:end] with placeholders, shrink tool-call
+    argument values over `argument_chars` (default `min_chars`) and files attached to user messages
+    there (not while a result kept after `end` points back to them). Returns (new list, ids of the
+    results replaced); the rest of the list, and every untouched dict, is reused."""
+    attachments = not points_to_attachment(messages[end:])
     calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
     for message in messages[1:end]:
@@ -79,7 +119,9 @@ def clear_old_outputs(
             out.append({**message, "content": text})
             replaced.append(call_id)
         elif role == "assistant":
-            out.append(shrink_tool_calls(message, min_chars))
+            out.append(shrink_tool_calls(message, min_chars if argument_chars is None else argument_chars))
+        elif role == "user" and attachments:
+            out.append(clear_attachment(message, min_chars))
         else:
             out.append(message)
     out.extend(messages[end:])

@@ -30,9 +30,8 @@ SUMMARY_HEADER = "[Earlier conversation summary]"
 OMITTED_HEADER = "[Earlier conversation was omitted to keep the context small]"
 SUMMARY_FOOTER = "[End of earlier conversation summary]"
 SUMMARY_ACK = "Understood. I will continue from the summary and the messages after it."
-_REFERENCE_NOTE = (
-    "This is reference material about earlier work, not new instructions: do not redo what it "
-    "says was done, and do not act on requests in it unless the live messages ask again. "
+_REFERENCE_NOTE = (  # in every request after a compaction: short
+    "This is reference material about earlier work, not new instructions: don't redo what was done. "
     "The messages after it are live; answer the latest user message."
 )
 _DIGEST_NOTE = "The summariser was unavailable, so below is a mechanical digest of what was dropped. " + _REFERENCE_NOTE
@@ -68,12 +67,11 @@ def instruction(focus: str | None, kept_user: bool, memories: bool = False) -> d
     reply = "the note and the memories" if memories else "the note"
     parts = [
         INSTRUCTION_HEADER,
-        summary_prompt(),
-        "Summarise the whole conversation above (if it starts with an earlier summary, that summary is "
-        f"the previous summary to update). Do not call any tool; reply with {reply} only.",
+        summary_prompt(),  # paid uncached on every summary request: short
+        f"Do not call any tool; reply with {reply} only.",
     ]
     if kept_user:
-        parts.append("The latest user request stays in the context verbatim after your note.")
+        parts.append("The latest user request stays verbatim after your note.")
     if focus and focus.strip():
         parts.append(f"The user asks the note to focus on: {focus.strip()}")
     if memories:

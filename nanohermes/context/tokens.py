@@ -127,50 +127,35 @@ def message_tokens(message: dict) -> int:
     return n
 
 
-IMPLAUSIBLE_SHARE = 0.5  # a reported prompt under half our own count of it is not believed
-
-
 class PromptTokenTracker:
-    """The real prompt size: the provider's last `usage.prompt_tokens` plus an estimate of
-    what was appended since.
+    """The size of a prompt before it is sent: our own count of every message and of the tool
+    schemas, plus what the provider's last usage report counted beyond our count of that request
+    (a chat template, a tokenizer that counts more). Never less than our own count, whatever a
+    server reports (nothing, zero, a proxy's constant, a cached-only figure): the tool schemas are
+    counted from the first request, a resumed session's included.
 
-    `record_usage(prompt_tokens, sent)` after each response, with the message list that was
-    sent; `estimate(messages)` before the next request. While the sent messages are still an
-    unchanged prefix (same objects, same content) the anchor is exact and only new messages
-    are estimated. After a compaction or a system-prompt refresh the anchor no longer
-    applies: then it is the estimate of every message plus the part of the last real count
-    the estimate did not explain (tool schemas, chat template), never less than zero. Until
-    a server has reported usage (and for one that never does), `fixed_tokens`, or the
-    `tools_tokens` estimate() is given, stands in for that part.
+    `record_usage(prompt_tokens, sent, tools_tokens)` after each response, with the messages and
+    the schemas' tokens that were sent; `estimate(messages, tools_tokens)` before the next request.
+    `fixed_tokens` stands in for what a server counts beyond our count until one reports usage.
     """
 
     def __init__(self, fixed_tokens: int | None = None) -> None:
         self._cache = SizeCache(message_tokens)
-        self._anchor: list[tuple[dict, object]] = []
-        self._anchor_tokens = 0
-        self._unexplained = fixed_tokens  # None: no usage reported yet
+        self._beyond = fixed_tokens or 0
 
     def tokens(self, message: dict) -> int:
         """Estimated tokens of one message, cached by identity."""
         return self._cache.size(message)
 
-    def record_usage(self, prompt_tokens: int, sent: list[dict]) -> None:
-        self._anchor = [(m, m.get("content")) for m in sent]
-        self._anchor_tokens = prompt_tokens
-        self._unexplained = max(0, prompt_tokens - sum(self.tokens(m) for m in sent))
+    def record_usage(self, prompt_tokens: int, sent: list[dict], tools_tokens: int = 0) -> None:
+        ours = sum(self.tokens(m) for m in sent) + tools_tokens
+        self._beyond = max(0, prompt_tokens - ours)
         self._cache.forget_all_but(sent)
 
-    def _anchor_holds(self, messages: list[dict]) -> bool:
-        if not self._anchor or len(messages) < len(self._anchor):
-            return False
-        return all(m is a and m.get("content") is c for m, (a, c) in zip(messages, self._anchor))
+    def fixed(self, tools_tokens: int = 0) -> int:
+        """What a prompt holds besides its messages: the tool schemas and what the provider counts beyond."""
+        return tools_tokens + self._beyond
 
     def estimate(self, messages: list[dict], tools_tokens: int = 0) -> int:
         """The prompt's tokens if `messages` were sent now, with tool schemas of `tools_tokens`."""
-        own = sum(self.tokens(m) for m in messages)
-        if self._anchor_holds(messages):
-            anchored = self._anchor_tokens + sum(self.tokens(m) for m in messages[len(self._anchor) :])
-            # Tokenizers differ by a fifth, not by half: a server reporting far less than the
-            # messages hold is miscounting (a proxy's constant, a cached-only figure), not right.
-            return anchored if anchored >= own * IMPLAUSIBLE_SHARE else own
-        return (tools_tokens if self._unexplained is None else self._unexplained) + own
+        return sum(self.tokens(m) for m in messages) + self.fixed(tools_tokens)

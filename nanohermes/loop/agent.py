@@ -108,7 +108,7 @@ class Agent:
             if cut := nudges.CUT_ANSWER_NOTICES.get(reply.finish_reason or ""):  # never pass a cut answer as whole
                 self.emit(ev.Notice(cut, "warning"))
             raise Answered(reply.content)
-        self.runner.run(turn, reply, self.ctx, self.transcript.add_result)
+        self.runner.run(turn, reply, self.ctx, self.transcript)
         if nudge := nudges.unmade_change(turn, reply.content, self.tool_schemas()):  # shown beside a re-run
             self._nudge(nudge)
         self.fit_context()

@@ -23,6 +23,7 @@ from nanohermes.loop import changes
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
 from nanohermes.loop.together import Together
+from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import StopTurn, Turn
 from nanohermes.prompt.mentions import already_attached
 from nanohermes.provider import AssistantTurn
@@ -62,9 +63,9 @@ class ToolRunner:
         offered = self.approvals.offered(list(self.tools.values()))
         return [t.schema(lean) for t in offered if (t.name != "recall" or recall_offered) and (t.lean or not lean)]
 
-    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, append: Callable[[dict, dict], None]) -> None:
-        """Run every call and `append(result message, facts)` in the model's order; StopTurn when
-        the model is stuck in a loop. On Ctrl-C the Agent answers the calls left without a result;
+    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, transcript: Transcript) -> None:
+        """Run every call and add each result to `transcript` with its facts, in the model's order;
+        StopTurn when the model is stuck in a loop. On Ctrl-C the Agent answers the calls left without a result;
         each call started here is finished (as interrupted) first."""
         self.emit(ev.AssistantMessageDone(reply.content, True))
         calls = [Call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in reply.tool_calls]
@@ -74,7 +75,7 @@ class ToolRunner:
                 prepared = [self._prepare(turn, ctx, call) for call in group]  # in order, one by one
                 with contextlib.closing(self._outcomes(turn, prepared)) as outcomes:
                     for ready, (result, seconds) in zip(prepared, outcomes, strict=True):
-                        self._finish(turn, ctx, ready, result, seconds, append)
+                        self._finish(turn, ctx, ready, result, seconds, transcript)
         except (KeyboardInterrupt, Terminated):
             with deferred():  # what the front ends show stays coherent: every start has its finish
                 self._finish_open()
@@ -163,14 +164,15 @@ class ToolRunner:
         started = time.monotonic()
         name = ready.call.name
         result = dispatch(ready.ctx, self.tools, name, ready.call.arguments)
-        if name == "read_file" and result.ok and result.content in turn.attached.values():
-            shown = already_attached(result.content)  # the same text is in the request: don't send it twice
-            result = replace(result, content=shown, full=shown)
         return result, time.monotonic() - started
 
-    def _finish(self, turn: Turn, ctx: ToolContext, ready: _Ready, result: ToolResult, seconds: float, append) -> None:
+    def _finish(
+        self, turn: Turn, ctx: ToolContext, ready: _Ready, result: ToolResult, seconds: float, transcript: Transcript
+    ) -> None:
         """A result joins the history (in the model's order), the repeat guard sees it, the front ends its finish."""
         call_id, name, arguments, _ = ready.call
+        if self._attached(turn, transcript, name, result):  # the same text is in the request: not twice
+            result = replace(result, content=already_attached(result.content))
         if ready.refusal is None and (
             added := self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())
         ):  # PostToolUse, here on the loop's thread in the model's order, reads or not
@@ -180,11 +182,17 @@ class ToolRunner:
         elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
             turn.went_round()
             result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
-        append({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())
+        transcript.add_result({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())
         turn.ran(name, result.facts.changed)
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), result.ok, seconds, result.facts))
         self._open.pop(call_id, None)
+
+    @staticmethod
+    def _attached(turn: Turn, transcript: Transcript, name: str, result: ToolResult) -> bool:
+        """A read_file showing a file as attached to the request, which still holds it."""
+        attached = name == "read_file" and result.ok and result.content in turn.attached.values()
+        return attached and transcript.still_attached(result.content)
 
     def _progress(self, ctx: ToolContext, call_id: str, name: str, text: str) -> None:
         """A running tool's latest lines reach a client (an editor over ACP, the live area) redacted."""

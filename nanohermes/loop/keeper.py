@@ -96,11 +96,12 @@ class ContextKeeper:
         self.emit(ev.Notice("the provider says the context is too long; compacting and retrying", "warning"))
         return exc.n_prompt or self.settings.window or 0
 
-    def observe(self, usage: dict | None, sent: list[dict]) -> None:
-        """A request's reported prompt tokens anchor the token count (only a known window has a
-        token trigger, and counting loads a ~0.3 s encoding)."""
+    def observe(self, usage: dict | None, sent: list[dict], tools: list[dict] = ()) -> None:
+        """A request's reported prompt tokens say what the server counts beyond our own count of the
+        messages and `tools` sent (only a known window has a token trigger, and counting loads a
+        ~0.3 s encoding)."""
         if self.settings.window and usage and usage.get("prompt_tokens"):
-            self.tokens.record_usage(usage["prompt_tokens"], sent)
+            self.tokens.record_usage(usage["prompt_tokens"], sent, self._tools_tokens(tools))
 
     def fit(
         self,
@@ -114,21 +115,21 @@ class ContextKeeper:
         overflow_tokens: int | None = None,
     ) -> tuple[list[dict], CompactionReport | None]:
         """The messages to send and what was done (None: nothing). `tools`: the schemas sent with
-        them, counted until the server reports usage. `overflow_tokens`: the provider rejected the
-        prompt as that long (or just too long, 0): compaction goes deep and cannot resend the
-        conversation."""
+        them, counted in every estimate. `overflow_tokens`: the provider rejected the prompt as that
+        long (or just too long, 0): compaction goes deep and cannot resend the conversation."""
         counted = self.settings.window or overflow_tokens is not None
-        estimate = self.tokens.estimate(messages, self._tools_tokens(tools)) if counted else None
+        tools_tokens = self._tools_tokens(tools) if counted else 0
+        estimate = self.tokens.estimate(messages, tools_tokens) if counted else None
         if overflow_tokens:
             estimate = max(estimate or 0, overflow_tokens)
         overflow = overflow_tokens is not None
         trigger = "manual" if force and not overflow else "auto"
         summarize = compacting(self.hooks, summarize, trigger, focus)
-        new, report = self.engine.fit(
-            messages, summarize, force=force, focus=focus, token_estimate=estimate, facts=facts, overflow=overflow
-        )
+        how = dict(facts=facts, overflow=overflow, fixed_tokens=self.tokens.fixed(tools_tokens))
+        new, report = self.engine.fit(messages, summarize, force=force, focus=focus, token_estimate=estimate, **how)
         if report is None:
             return messages, None
+        new = self._within_tokens(new, report, summarize, tools_tokens, how)
         if report.summary or report.digest:  # the conversation was replaced: what PostCompact hooks say follows it
             new = with_note(new, self.hooks.compacted(trigger, report.summary or report.digest))
         remembered = remember(self.memory, report.memories, self.emit, self.memory_verdict) if report.layers else []
@@ -137,9 +138,25 @@ class ContextKeeper:
         self._tell(report, remembered)
         return (new if report.layers else messages), report
 
+    def _within_tokens(self, messages, report: CompactionReport, summarize, tools_tokens: int, how: dict) -> list[dict]:
+        """The compacted messages, again if our count of them is still over the token mark: the
+        engine cut by chars at the conversation's chars-per-token, and what it kept may be denser
+        (CJK, code) than what it dropped. One more pass, which trims if nothing else can."""
+        limit = self.settings.high_water_tokens
+        if not limit or not report.layers or (estimate := self.tokens.estimate(messages, tools_tokens)) <= limit:
+            return messages
+        again, more = self.engine.fit(messages, summarize, token_estimate=estimate, **how)
+        if more is not None and more.layers:
+            report.layers += [layer for layer in more.layers if layer not in report.layers]
+            report.trimmed += more.trimmed
+            report.notices += more.notices
+            report.after_chars, report.messages_after = more.after_chars, more.messages_after
+        return again
+
     def _tools_tokens(self, tools: list[dict]) -> int:
-        """The schemas' tokens (counted once per distinct list: a mode switch or recall changes it)."""
-        text = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":")) if tools else ""
+        """The schemas' tokens (counted once per distinct list: a mode switch or recall changes it), as
+        JSON with spaces: chat templates render them so, ~30 % more tokens than the compact JSON sent."""
+        text = json.dumps(list(tools), ensure_ascii=False) if tools else ""
         if text != self._tools_text:
             self._tools_text, self._tools_count = text, count_tokens(text) if text else 0
         return self._tools_count

@@ -21,11 +21,11 @@ class RequestSender:
         self,
         provider: Provider,
         record_usage: Callable[[dict], None],
-        observe: Callable[[dict | None, list[dict]], None],
+        observe: Callable[[dict | None, list[dict], list[dict]], None],
         emit: Callable[[object], None],
     ):
         """`record_usage(dict)` keeps each request's numbers (the session does); `observe(usage,
-        sent)` anchors the token count (the keeper); `emit` reaches the front ends."""
+        sent, tools)` calibrates the token count (the keeper); `emit` reaches the front ends."""
         self.provider, self.record_usage, self.observe, self.emit = provider, record_usage, observe, emit
         self.meter = PrefixMeter()
         self.usage = UsageCounter()  # the running turn's (the Agent gives each turn its own)
@@ -59,7 +59,7 @@ class RequestSender:
         reply = self.send(sent, tools, streamed, on_restart=restarted, **options)
         self.call_ids |= ids_in(messages)  # and those compacted away since, kept below
         reply.tool_calls = with_fresh_ids(reply.tool_calls, self.call_ids)
-        self.observe(reply.usage, sent)
+        self.observe(reply.usage, sent, tools)
         turn.streamed = []
         return reply
 

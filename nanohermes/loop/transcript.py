@@ -51,6 +51,11 @@ class Transcript:
         self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
         return attached
 
+    def still_attached(self, text: str) -> bool:
+        """A user message still holds `text` as it was attached (a compaction clears the files
+        attached to a request once the model has acted on them)."""
+        return any(m.get("role") == "user" and text in str(m.get("content") or "") for m in self.messages)
+
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
         """A message the loop writes for the model (loop/nudges.py), tagged as such; `alternate`:
         after an empty assistant message if it would follow a user message (strict templates)."""

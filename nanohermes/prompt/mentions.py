@@ -21,6 +21,7 @@ import re
 from dataclasses import replace
 
 from nanohermes.errors import ToolError
+from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 from nanohermes.tools import ToolContext
 from nanohermes.tools.files import read_file
 from nanohermes.tools.workspace import Listing, list_workspace, state_dir
@@ -29,7 +30,7 @@ MAX_FILES = 4  # a request that names more is about them, not asking to read the
 MAX_SHARE = 2  # all files together: at most twice what one read_file result may hold
 MIN_FILE_BYTES = 600  # below this, a file's share says nothing useful: it is left out
 NOTE_RESERVE = 100  # bytes kept for a directory listing's "… N more files" line
-HEADER = "[NanoHermes attached the files this request names, as read_file shows them:]"
+HEADER = FILES_HEADER
 # A word that may name a file: letters, digits and . _ - / (an @ before it is Claude Code's
 # habit); it must hold a dot or a slash, so plain words are never looked up.
 _WORD = re.compile(r"(?<![\w./-])@?([\w.-]*[\w-](?:/[\w.-]+)*)")
@@ -182,5 +183,4 @@ def directory_listing(ctx: ToolContext, directory: str, max_bytes: int) -> str:
 
 def already_attached(shown: str) -> str:
     """What a read_file of an attached file says when it would show the same text again."""
-    first = shown.split("\n", 1)[0]
-    return f"{first}: unchanged since it was attached to the user's request above, where its text is."
+    return shown.split("\n", 1)[0] + POINTS_TO_ATTACHMENT

@@ -13,7 +13,7 @@ from collections import Counter
 
 from nanohermes.tools.workspace import Listing
 
-OVERVIEW_MAX_CHARS = 1_000  # ~280 o200k tokens of paths: the fixed cost stays under 1,500 at 8K windows
+OVERVIEW_MAX_CHARS = 520  # ~140 o200k tokens of paths: with every tool offered the fixed cost stays under 1,300
 OVERVIEW_HEADER = "Workspace files"
 TOP_FILES = 12  # top-level files named in a large workspace (README, pyproject, …)
 

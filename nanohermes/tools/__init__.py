@@ -141,15 +141,17 @@ def tool(
     lean_drops: frozenset[str] = frozenset(),
     read_only: bool = False,
 ):
-    """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words; `lean`
-    and `lean_drops` say what of it a small window is offered; `read_only` that its calls may run
+    """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words ("" when its
+    name and type say it all: every word of a schema is paid on every request); `lean` and
+    `lean_drops` say what of it a small window is offered; `read_only` that its calls may run
     beside other reads."""
 
     def wrap(func: Callable[..., str]) -> Tool:
         hints = typing.get_type_hints(func)
         properties, required = {}, []
         for name, param in list(inspect.signature(func).parameters.items())[1:]:
-            properties[name] = {"type": _json_type(hints[name]), "description": params[name]}
+            described = {"description": params[name]} if params[name] else {}
+            properties[name] = {"type": _json_type(hints[name]), **described}
             if param.default is inspect.Parameter.empty:
                 required.append(name)
         schema = {"type": "object", "properties": properties, "required": required}

@@ -44,17 +44,17 @@ def start_background(ctx: ToolContext, command: str, timeout: float | None, sand
     )
 
 
-@tool(params={"id": "background task id", "wait": f"seconds to wait for it to end (max {MAX_WAIT_S})"}, lean=False)
+@tool(params={"id": "", "wait": "seconds"}, lean=False)
 def task_output(ctx: ToolContext, id: str, wait: float = 0) -> str:
-    """A background task's new output since the last read, its state and exit code."""
+    """A background task's new output and state."""
     task = _tasks(ctx).get(id)
     task.wait(min(max(wait, 0), MAX_WAIT_S))
     return read_new_output(task, ctx.max_output - READ_RESERVE_BYTES)
 
 
-@tool(params={"id": "background task id"}, lean=False)
+@tool(params={"id": ""}, lean=False)
 def task_stop(ctx: ToolContext, id: str) -> str:
-    """Stop a background task and its child processes."""
+    """Stop a background task."""
     task = _tasks(ctx).get(id)
     if not task.stop():
         return f"task {task.id} had already finished: {state_line(task)}"

@@ -9,11 +9,11 @@ from nanohermes.tools import ToolContext, tool
 
 
 @tool(
-    params={"description": "3-5 words naming the task", "prompt": "the whole task; the helper sees nothing else"},
+    params={"description": "3-5 words", "prompt": ""},
     lean=False,
 )
 def task(ctx: ToolContext, description: str, prompt: str) -> str:
-    """Give a self-contained task (e.g. a search reading many files) to a helper agent with a fresh context; returns only its answer."""  # noqa: E501 (the text the model reads)
+    """Delegate a self-contained task to a fresh helper agent; returns its answer."""
     if ctx.subagents is None:
         raise ToolError("delegation is not available here (a helper cannot start helpers)")
     if not prompt.strip():

@@ -205,16 +205,16 @@ def planned_edit(
 
 
 EDIT_PARAMS = {
-    "path": "file path",
-    "old_text": "exact text to replace",
-    "new_text": "replacement",
-    "replace_all": "replace every occurrence",
+    "path": "",
+    "old_text": "",
+    "new_text": "",
+    "replace_all": "",
 }
 
 
 @tool(params=EDIT_PARAMS, approval=True, preview=_preview_edit)
 def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace_all: bool = False) -> ToolOutput:
-    """Replace exact old_text with new_text in a file; old_text must be unique unless replace_all."""
+    """Replace old_text (exact; unique unless replace_all) with new_text."""
     edit = _plan_edit(ctx, path, old_text, new_text, replace_all)
     data = encode_text(edit.after)
     diff, added, removed = capped_diff(edit.before, edit.after, edit.shown, RESULT_DIFF_LINES)

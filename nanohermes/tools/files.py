@@ -65,14 +65,14 @@ class _Page:
 
 @tool(
     params={
-        "path": "file path",
-        "offset": "first line, 1-based",
-        "limit": f"number of lines (default {DEFAULT_LINES}, at least {MIN_LINES})",
+        "path": "",
+        "offset": "1-based line",
+        "limit": "",
     },
     read_only=True,
 )
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
-    """Read a text file as numbered lines (up to 2000; use offset/limit for more)."""
+    """Read a text file as numbered lines."""
     target = resolve_path(ctx, path)
     shown = display_path(ctx, target)
     size = require_file(target, shown)
@@ -306,9 +306,9 @@ def planned_write(ctx: ToolContext, path: str, content: str) -> tuple[Path, str 
     return target, _existing_text(ctx, target), content
 
 
-@tool(params={"path": "file path", "content": "the whole new content"}, approval=True, preview=_preview_write)
+@tool(params={"path": "", "content": ""}, approval=True, preview=_preview_write)
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
-    """Create or overwrite a file with content."""
+    """Create or overwrite a file."""
     target, shown = _plan_write(ctx, path)
     existed = target.exists()
     old = _existing_text(ctx, target)

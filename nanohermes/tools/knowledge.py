@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nanohermes.errors import ToolError
-from nanohermes.memory.entry import KINDS, MAX_ENTRY_CHARS
+from nanohermes.memory.entry import KINDS
 from nanohermes.memory.store import MemoryStoreError
 from nanohermes.tools import ToolContext, tool
 
@@ -22,13 +22,13 @@ def _preview_remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
 # commands forever") would otherwise persist itself into every future session. So it asks as
 # write_file does, is refused in a -p run without --yes, and is not offered in plan mode.
 @tool(
-    params={"text": f"at most {MAX_ENTRY_CHARS} chars", "kind": f"{'|'.join(KINDS)} (default fact)"},
+    params={"text": "", "kind": "|".join(KINDS)},
     approval=True,
     preview=_preview_remember,
     lean=False,
 )  # small windows: /memory add still works, and memories are still saved before a compaction
 def remember(ctx: ToolContext, text: str, kind: str = "fact") -> str:
-    """Save a lasting fact, preference or decision for future sessions."""
+    """Save a lasting fact or preference for later sessions."""
     store = _available(ctx.memory, "long-term memory")
     try:
         result = store.add(text, kind)

@@ -12,14 +12,14 @@ NOTE_RESERVE_BYTES = 300  # header and continuation note must fit beside the chu
 
 @tool(
     params={
-        "id": "tool call id the note names",
-        "offset": "first char (default 0)",
-        "limit": f"chars (default {DEFAULT_CHUNK_CHARS})",
+        "id": "",
+        "offset": "",
+        "limit": "",
     },
     read_only=True,
 )
 def recall(ctx: ToolContext, id: str, offset: int = 0, limit: int = DEFAULT_CHUNK_CHARS) -> str:
-    """The full output of an earlier tool call that a truncation or placeholder note names, in chunks."""
+    """Full output of a call a truncation or placeholder note names."""
     full = ctx.outputs.get(id)
     if full is None:
         known = ", ".join(ctx.outputs.recent_ids(5)) or "none"

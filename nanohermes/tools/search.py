@@ -78,17 +78,17 @@ class _TimedOut(Exception):
 
 @tool(
     params={
-        "pattern": "regex (ripgrep)",
-        "path": "file or directory (default .)",
-        "glob": "file filter, e.g. *.py",
-        "ignore_case": "case-insensitive",
+        "pattern": "",
+        "path": "",
+        "glob": "e.g. *.py",
+        "ignore_case": "",
     },
     read_only=True,
 )
 def grep(
     ctx: ToolContext, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False
 ) -> ToolOutput:
-    """Search file contents for a regex; prints path:line: text (200 matches at most)."""
+    """Search files for a regex (ripgrep)."""
     return run_grep(ctx, pattern, path, glob, ignore_case, find_rg())
 
 
@@ -335,9 +335,9 @@ def _format_grep(found: _Found, pattern: str, shown: str, glob: str | None, igno
 # ---------------------------------------------------------------- glob
 
 
-@tool(params={"pattern": "glob, e.g. **/*.py", "path": "base directory (default .)"}, read_only=True)
+@tool(params={"pattern": "e.g. **/*.py", "path": ""}, read_only=True)
 def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
-    """List files matching a glob pattern, newest first (honours .gitignore, at most 500)."""
+    """List files matching a glob, newest first."""
     root = resolve_path(ctx, path or ".")
     shown = display_path(ctx, root)
     if not root.is_dir():

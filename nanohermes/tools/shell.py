@@ -137,11 +137,11 @@ def _preview_call(ctx: ToolContext, command: str, timeout: float | None = None, 
 
 @tool(
     params={
-        "command": "bash command",
-        "timeout": "seconds (default 120)",
-        "background": "start it, return a task id at once (servers, long runs)",
-        "unsandboxed": "run outside the sandbox: to write outside the workspace or go online (asks)",
-        "reason": "why, for the user",
+        "command": "",
+        "timeout": "seconds",
+        "background": "return a task id at once",
+        "unsandboxed": "to write outside the workspace or use the network (asks)",
+        "reason": "",
     },
     approval=True,
     preview=_preview_call,
@@ -155,7 +155,7 @@ def run_command(
     unsandboxed: bool = False,
     reason: str = "",
 ) -> ToolOutput:
-    """Run a bash command in the workspace; shows exit code, stdout and stderr (head and tail)."""
+    """Run a bash command in the sandbox."""
     if not command.strip():
         raise ToolError("command is empty")
     sandbox = None if unsandboxed else ctx.sandbox  # outside it only as the user approved (loop/approvals.py)

@@ -67,9 +67,9 @@ class Fetched:
 Guard = Callable[[str], None]  # called with each hop's URL before it is fetched; raises ToolError to refuse
 
 
-@tool(params={"url": "http(s) URL", "max_chars": "default 20000"}, read_only=True)
+@tool(params={"url": "", "max_chars": ""}, read_only=True)
 def web_fetch(ctx: ToolContext, url: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
-    """Fetch a web page (HTML as readable text) or a text/JSON URL."""
+    """Fetch a URL as text."""
     if max_chars < 1:
         raise ToolError("max_chars must be at least 1")
     return render(url, fetch(url, guard=local_address_guard(ctx)), max_chars, ctx.max_output)

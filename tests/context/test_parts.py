@@ -119,3 +119,50 @@ def test_trim_note_survives_braces_in_a_tool_call_id():
     ]
     out, _ = ContextEngine(high_water_chars=5_000).fit(messages, stub_summarizer())
     assert 'recall(id="id{0}")' in out[3]["content"] and total_size(out) <= 5_000
+
+
+def test_clearing_an_attachment_keeps_the_words_each_files_first_line_and_the_memory_block():
+    from nanohermes.context.placeholders import ATTACHMENT_CLEARED, clear_attachment
+    from nanohermes.memory.block import attach_block
+    from nanohermes.text import FILES_HEADER, with_attachment
+
+    page = "read_file a.py lines 1–3 of 90\n1\tx = 1\n2\t\n3\t" + "y" * 2_000
+    listing = "directory src/: 2 files (…)\nsrc/b.py\nsrc/c.py"
+    block = "<nanohermes-memory>\nMemories…:\n- [fact] tabs\n</nanohermes-memory>"
+    words = "[The user ran /undo.]\n\nfix a.py and @src/"
+    message = user(attach_block(with_attachment(words, f"{FILES_HEADER}\n\n{page}\n\n{listing}"), block))
+    cleared = clear_attachment(message, 1_000)
+    lines = ["read_file a.py lines 1–3 of 90", "directory src/: 2 files (…)"]
+    assert cleared["content"] == "\n\n".join([words, "\n".join([ATTACHMENT_CLEARED, *lines]), block])
+    assert clear_attachment(cleared, 1_000) is cleared  # nothing attached is left to clear
+    assert clear_attachment(message, 5_000) is message  # a small attachment stays verbatim
+    assert clear_attachment(user(words), 0)["content"] == words
+
+
+def test_an_attachment_a_kept_read_points_back_to_stays_verbatim():
+    from nanohermes.prompt.mentions import already_attached
+    from nanohermes.text import FILES_HEADER, with_attachment
+
+    page = "read_file a.py lines 1–2 of 2\n1\t" + "x" * 3_000 + "\n2\ty"
+    request = user(with_attachment("what does a.py do?", f"{FILES_HEADER}\n\n{page}"))
+    old = [assistant(None, [("g", "grep", {"pattern": "x"})]), tool("g", filler(5_000))]
+    pointer = [assistant(None, [("r", "read_file", {"path": "a.py"})]), tool("r", already_attached(page))]
+    out, _ = clear_old_outputs([system(), request, *old, *pointer], 4, 1_000)
+    assert out[1] is request and out[3]["content"].startswith("[old tool output cleared")
+    out, _ = clear_old_outputs([system(), request, *old, *pointer], 6, 1_000)  # the pointer is cleared too: old
+    assert "[the files attached here were cleared" in out[1]["content"]
+
+
+def test_a_small_window_clears_smaller_old_results_and_cuts_old_edit_text():
+    from nanohermes.context import settings_for_window
+
+    small, large = settings_for_window(8_192), settings_for_window(32_768)
+    assert (small.clear_chars, small.argument_chars) == (500, 300)
+    assert large.clear_chars == large.argument_chars == 1_000
+    edit = assistant(None, [("e", "edit_file", {"path": "a.py", "old_text": "o" * 800, "new_text": "n" * 800})])
+    messages = [system(), user("fix a.py"), edit, tool("e", "edited a.py " + "d" * 700), user("next")]
+    out, ids = clear_old_outputs(messages, 4, small.clear_chars, None, small.argument_chars)
+    arguments = json.loads(out[2]["tool_calls"][0]["function"]["arguments"])
+    assert ids == ["e"] and arguments["path"] == "a.py" and "more chars cleared" in arguments["new_text"]
+    out, ids = clear_old_outputs(messages, 4, large.clear_chars, None, large.argument_chars)
+    assert ids == [] and out[2] is edit

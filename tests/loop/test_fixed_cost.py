@@ -15,8 +15,8 @@ from nanohermes.runtime import build_runtime
 from nanohermes.tools.workspace import list_workspace
 from tests.support.scripted_server import ScriptedServer, text
 
-SMALL_WINDOW_FIXED_COST = 1_500  # o200k tokens: an 8,192-token model keeps over 80 % of its window
-ANY_WINDOW_FIXED_COST = 2_500  # SPEC.md section 5
+SMALL_WINDOW_FIXED_COST = 1_100  # o200k tokens: an 8,192-token model keeps over 85 % of its window (issue 27)
+ANY_WINDOW_FIXED_COST = 1_300  # with every built-in tool offered; pi sends 1,255 with 4 tools (issue 27)
 
 
 def fill_workspace(workspace) -> None:
@@ -63,7 +63,7 @@ def cost(request: dict, tools: list[dict]) -> dict[str, int]:
     }
 
 
-def test_fixed_cost_at_a_small_window_stays_at_or_under_1500_tokens(workspace, monkeypatch, capsys):
+def test_fixed_cost_at_a_small_window_stays_at_or_under_1100_tokens(workspace, monkeypatch, capsys):
     fill_workspace(workspace)
     request, offered = first_request(workspace, monkeypatch, n_ctx=8_192)
     parts = cost(request, offered)
@@ -79,12 +79,23 @@ def test_fixed_cost_at_a_small_window_stays_at_or_under_1500_tokens(workspace, m
 
 
 @pytest.mark.parametrize("n_ctx", [None, 131_072])
-def test_fixed_cost_with_the_whole_tool_set_stays_under_2500_tokens(workspace, monkeypatch, n_ctx):
+def test_fixed_cost_with_every_builtin_tool_stays_at_or_under_1300_tokens(workspace, monkeypatch, capsys, n_ctx):
+    from nanohermes.tools.builtin import BUILTIN_TOOLS
+    from nanohermes.tools.knowledge import skill
+
     fill_workspace(workspace)
     request, offered = first_request(workspace, monkeypatch, n_ctx=n_ctx)
     parts = cost(request, offered)
-    assert {"task", "task_output", "task_stop"} <= {t["function"]["name"] for t in offered}
-    assert parts["system"] + parts["overview"] + parts["tools"] < ANY_WINDOW_FIXED_COST
+    names = {t["function"]["name"] for t in offered}
+    every = {t.name for t in BUILTIN_TOOLS} | {"task", "task_output", "task_stop", "remember", "recall"}
+    assert every == names - {skill.name}  # nothing dropped to make the figure (skill: only with skills installed)
+    total = parts["system"] + parts["overview"] + parts["tools"]
+    with capsys.disabled():
+        print(
+            f"\nfixed cost with every tool ({n_ctx or 'unknown'} window): system {parts['system']} + overview "
+            f"{parts['overview']} + tools {parts['tools']} = {total} o200k tokens"
+        )
+    assert total <= ANY_WINDOW_FIXED_COST
 
 
 def test_the_first_request_carries_the_overview_and_every_request_the_same_system_message(workspace, monkeypatch):

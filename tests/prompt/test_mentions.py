@@ -127,3 +127,43 @@ def test_an_at_path_that_names_nothing_is_missing_and_a_handle_is_no_path(worksp
     request = "ask @alice about @calc/nope.py, @calc/ops.py, @calc/, @Makefile, @ops.py and @docs/"
     assert missing_mentions(request, ctx) == ["@calc/nope.py", "@docs/"]
     assert named_files(request, ctx) == ["calc/ops.py", "calc/", "Makefile"]
+
+
+def test_a_compaction_clears_the_attached_files_and_a_read_after_it_gets_the_text_again(workspace, isolated_home):
+    """At an 8K window two attached files are most of the low-water mark: kept verbatim, every
+    compaction re-sent them and came again a step later. Cleared to a line each, the model reads
+    one again and gets its text, not a pointer to text that is gone."""
+    from nanohermes.tools.builtin import BUILTIN_TOOLS
+    from tests.support.scripted_server import Reply, ScriptedServer, is_summary_request, prompt_tokens
+
+    for name in ("big1.py", "big2.py", *(f"other{i}.py" for i in range(8))):
+        (workspace / name).write_text("".join(f"value_{i} = compute({i}, '{name}')\n" for i in range(200)))
+    state = {"reads": 0, "cleared": False}
+
+    def answer(body: dict) -> Reply:
+        usage = {"prompt_tokens": prompt_tokens(body), "completion_tokens": 5}
+        if is_summary_request(body):
+            return Reply("Goal: explain big1.py and big2.py; read other files.", usage=usage)
+        request = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if "value_5 = compute(5, 'big1.py')" not in request:  # the attachment was cleared
+            if state["cleared"]:
+                return Reply("done", usage=usage)
+            state["cleared"] = True
+            return Reply(tool_calls=[("read_file", json.dumps({"path": "big1.py"}))], usage=usage)
+        state["reads"] += 1
+        path = "big2.py" if state["reads"] == 1 else f"other{state['reads'] % 8}.py"
+        return Reply(tool_calls=[("read_file", json.dumps({"path": path}))], usage=usage)
+
+    server = ScriptedServer(n_ctx=8_192)
+    server.handler = answer
+    try:
+        make_agent(server, workspace, tools=BUILTIN_TOOLS).run_turn("what do big1.py and big2.py do?")
+        last = [m for m in server.chat_requests() if not is_summary_request(m)][-1]["messages"]
+    finally:
+        server.close()
+    request = next(m["content"] for m in last if m["role"] == "user")
+    assert request.startswith("what do big1.py and big2.py do?\n\n[the files attached here were cleared")
+    assert "\nread_file big1.py lines 1–" in request and "\nread_file big2.py lines 1–" in request
+    results = [m["content"] for m in last if m["role"] == "tool"]
+    assert "unchanged since it was attached" in " ".join(results)  # big2.py, read while it was attached
+    assert results[-1].startswith("read_file big1.py lines 1–") and "5\tvalue_4 = compute(4, 'big1.py')" in results[-1]
