@@ -182,7 +182,9 @@ class ToolRunner:
         elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
             turn.went_round()
             result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
-        transcript.add_result({"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict())
+        transcript.add_result(
+            {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
+        )
         turn.ran(name, result.facts.changed)
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), result.ok, seconds, result.facts))
