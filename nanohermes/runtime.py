@@ -156,6 +156,8 @@ def build_runtime(
             approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
             hooks=hooks,
         )
+        if configured.mcp is not None:  # a server's sampling request: the session's model, tools off
+            configured.mcp.sample = agent.sender.sample
         agent.resume()
         hooks.session_start("resume" if session.state.messages else "startup")
     except BaseException:

@@ -100,6 +100,21 @@ class RequestSender:
             self.emit(miss)
         return turn
 
+    def sample(self, messages: list[dict], max_tokens: int) -> tuple[str, str, str]:
+        """A request outside the conversation (an MCP server's sampling): tools off, no retry, not
+        shown; its tokens are the turn's and the session's, and the prefix meter is left alone (it
+        measures the conversation's requests). (text, model, finish reason)."""
+        model = self.provider.config.model
+        self.prices.warm(model)
+        turn = self.provider.stream_chat(messages, [], _ignore, max_tokens=max_tokens, retries=0)
+        usage = turn.usage or {}
+        cost = self.prices.cost(model, usage)
+        for counter in (self.usage, self.spent):
+            counter.add(turn.usage, cost=cost)
+        tokens = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")}
+        self.record_usage({"summary": False, "sampling": True, "model": model, **tokens, "cost_usd": cost})
+        return turn.as_message()["content"], model, turn.finish_reason or "stop"
+
     def count_helper(self, usage: ev.Usage) -> None:
         """A helper agent's dollars are this turn's and this session's (its tokens stay its own line)."""
         for counter in (self.usage, self.spent):

@@ -4,8 +4,9 @@ open until the hub stops it.
 
 What the client offers the server (declared in its capabilities): its roots (the workspace),
 form questions for the user (elicitation: asked through the hub's `ask` hook, which a front end
-answers), and `notifications/tools/list_changed` honoured (the list fetched again; the hub
-updates the prompt's listing). A call asks for progress: each notification is shown (the hub's
+answers), sampling (the session's model, once the user said yes: the hub's `sample` hook), and
+`notifications/tools/list_changed` honoured (the list fetched again; the hub updates the
+prompt's listing). A call asks for progress: each notification is shown (the hub's
 `progress` hook) and moves the call's deadline on, within PROGRESS_CAP_FACTOR times its timeout.
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from nanohermes.fileio import create_regular
 from nanohermes.mcp.asking import Question, Reply, question_from, roots_for
 from nanohermes.mcp.listing import one_line
+from nanohermes.mcp.sampling import Outcome
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo
 from nanohermes.mcp.transport import (
@@ -70,6 +72,7 @@ class Hooks:
     ask: Callable[[Question], Awaitable[Reply]]  # a form for the user
     progress: Callable[[str], None]  # a running call's progress, in words
     changed: Callable[[Connection], None]  # the server's tool list changed
+    sample: Callable[[str, object], Awaitable[Outcome]]  # a sampling request (server, params), answered
 
 
 class Deadline:
@@ -165,6 +168,7 @@ class Connection:
                     callbacks = {
                         "list_roots_callback": self._roots,
                         "elicitation_callback": self._elicit,
+                        "sampling_callback": self._sample,
                         "message_handler": self._message,
                     }
                     self.client = await open_client(
@@ -226,6 +230,24 @@ class Connection:
             if deadline is not None:
                 deadline.resume()
         return types.ElicitResult(action=reply.action, content=reply.content if reply.action == "accept" else None)
+
+    async def _sample(self, context, params):
+        import mcp_types as types
+
+        deadline = self.deadline
+        if deadline is not None:  # the user's time and the model's are not the server's
+            deadline.pause()
+        try:
+            outcome = await self.hooks.sample(self.settings.name, params)
+        finally:
+            if deadline is not None:
+                deadline.resume()
+        if outcome.error:
+            return types.ErrorData(code=outcome.code, message=outcome.error)
+        content = types.TextContent(type="text", text=outcome.text)
+        return types.CreateMessageResult(
+            role="assistant", content=content, model=outcome.model, stop_reason=outcome.stop_reason
+        )
 
     async def _message(self, message) -> None:
         """Notifications (and transport errors) from the server: a changed tool list is fetched again."""

@@ -4,7 +4,8 @@ The agent loop is synchronous; the SDK is not. So the hub owns one background th
 an asyncio loop, started on first use, and each server one task on it (connection.py). The
 loop's thread asks for a tool list, a call, a resource or a prompt and waits for the answer;
 while it waits it runs what must happen on its own thread: a server's progress shown, a
-server's question put to the user (`ask_user`, which the front end provides; None declines).
+server's question put to the user (`ask_user`, which the front end provides; None declines), a
+server's sampling request approved by the user and answered by the session's model (`sample`).
 
 Nothing hangs: a server has `startup_timeout` seconds to start and list its tools and
 `timeout` seconds per call (moved on by progress, within a cap); one that died or never started
@@ -42,6 +43,16 @@ from nanohermes.mcp.connection import (
     McpUnavailable,
 )
 from nanohermes.mcp.oauth import LOGIN_TIMEOUT_S, client_auth
+from nanohermes.mcp.sampling import (
+    DECLINED,
+    INTERNAL_ERROR,
+    NO_MODEL,
+    USER_REJECTED,
+    Outcome,
+    Sampler,
+    answer,
+    request_for,
+)
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
 from nanohermes.sandbox.policy import Policy
@@ -77,6 +88,7 @@ class McpHub:
         self.log_dir = Path(home) / "mcp" / "logs"
         self.browser: Callable[[str], None] | None = None  # `mcp login`: opens an OAuth authorization URL
         self.ask_user: Asker | None = None  # the front end's "ask the user" (None: questions are declined)
+        self.sample: Sampler | None = None  # the session's model for a server's sampling request (runtime.py)
         self.changes = 0  # tool lists changed by their servers since the start (the prompt's listing follows)
         self._conns: dict[str, Connection] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -175,7 +187,7 @@ class McpHub:
         settings = self.servers[name]
         self._start_loop()
         self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        hooks = Hooks(ask=self._ask, progress=self._progress, changed=self._changed)
+        hooks = Hooks(ask=self._ask, progress=self._progress, changed=self._changed, sample=self._sample)
         auth = client_auth(settings, self.home, self.browser) if settings.oauth else None
         conn = Connection(settings, self.workspace, self.log_dir / f"{name}.log", hooks, self.sandbox, auth)
         self._conns[name] = conn
@@ -219,20 +231,40 @@ class McpHub:
         if asker is None:
             self._notes.append(declined_note(question, CANNOT_ASK))
             return Reply(DECLINE)
+        return await self._on_waiting_thread(lambda: asker(question), Reply("cancel"))
+
+    async def _sample(self, server: str, params) -> Outcome:
+        """A server's sampling request: the user asked, then the session's model (tools off)."""
+        request = request_for(server, params)
+        asker, sample = self.ask_user, self.sample
+        if asker is None:
+            self._notes.append(declined_note(request.question, CANNOT_ASK))
+            return Outcome(error=f"declined: {CANNOT_ASK}", code=USER_REJECTED)
+        if sample is None:
+            return Outcome(error=NO_MODEL, code=INTERNAL_ERROR)
+        cancelled = Outcome(error=DECLINED, code=USER_REJECTED)
+        return await self._on_waiting_thread(lambda: answer(request, asker, sample), cancelled)
+
+    async def _on_waiting_thread(self, work: Callable[[], object], cancelled: object):
+        """`work()` run on the waiting thread (where the user can be asked); `cancelled` when the
+        call is given up first or Ctrl-C ends it."""
         loop = asyncio.get_running_loop()
-        answer = loop.create_future()
+        result = loop.create_future()
+
+        def settle(value) -> None:
+            loop.call_soon_threadsafe(lambda: result.done() or result.set_result(value))
 
         def job():
             try:
-                reply = asker(question)
+                value = work()
             except BaseException as exc:  # Ctrl-C while asking: the call is cancelled by _wait
-                loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(Reply("cancel")))
+                settle(cancelled)
                 raise exc
-            loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(reply))
+            settle(value)
 
-        job.cancel = lambda: loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(Reply("cancel")))
+        job.cancel = lambda: settle(cancelled)
         self._inbox.put(job)
-        return await answer
+        return await result
 
     def _progress(self, text: str) -> None:
         report = self._report
