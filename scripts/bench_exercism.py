@@ -147,7 +147,9 @@ def run_one(args: argparse.Namespace, proxy: UsageProxy, ex: dict, total: int, a
     task = TASK.format(solution=ex["solution"], test=ex["test"])
     env = agents.agent_env(home, Path(sys.executable).parent)
     if agent == "nanohermes":
-        cmd = agents.nanohermes_command(args.nanohermes, task, proxy.base_url, args.model)
+        cmd = agents.nanohermes_command(args.nanohermes, task, proxy.base_url, args.model, ex["test"])
+        if args.auto_test:
+            agents.nanohermes_auto_test(home, ex["test"])
     else:
         names = {
             "solution": ex["solution"],
@@ -245,6 +247,12 @@ def main() -> None:
     r.add_argument("--base-url", default="http://127.0.0.1:8091/v1")
     r.add_argument("--model", default="local-model")
     r.add_argument("--nanohermes", default=agents.default_nanohermes())
+    r.add_argument(
+        "--no-auto-test",
+        dest="auto_test",
+        action="store_false",
+        help="NanoHermes without the PostToolUse hook that runs the tests after each edit (aider keeps --auto-test)",
+    )
     r.add_argument("--aider", default="/work/aider-venv/bin/aider")
     r.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where results and work directories go")
     t = sub.add_parser("table", help="print the table and summaries of a results JSON")

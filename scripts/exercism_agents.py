@@ -44,8 +44,26 @@ def agent_env(home: Path, python_bin: Path) -> dict[str, str]:
     return env
 
 
-def nanohermes_command(exe: str, task: str, base_url: str, model: str) -> list[str]:
-    return [exe, "-p", task, "--yes", "--base-url", base_url, "--model", model, "--output-format", "json"]
+def test_command(test_file: str) -> str:
+    """The same test run for both agents: aider's --test-cmd, NanoHermes's PostToolUse hook."""
+    return f"python -m pytest -q {test_file}"
+
+
+def nanohermes_auto_test(home: Path, test_file: str) -> None:
+    """aider's --auto-test the way NanoHermes users get it (as Claude Code's do): a PostToolUse hook in the
+    user's config runs the tests after every edit and its output joins the edit's result. `tail` keeps the
+    end of a long run (the failures' summary) and makes the hook's exit 0 whatever the tests say."""
+    config = home / "nanohermes" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    command = f"{test_command(test_file)} 2>&1 | tail -n 40"
+    config.write_text(f'[[hooks.PostToolUse]]\nmatcher = "edit_file|write_file"\ncommand = {json.dumps(command)}\n')
+
+
+def nanohermes_command(exe: str, task: str, base_url: str, model: str, test_file: str) -> list[str]:
+    """The tests are read-only for both agents: aider gets them as a `--read` file, NanoHermes deny rules
+    for writing and editing them (a 1.5B model shown failing tests rewrote the test file)."""
+    read_only = ("--deny", f"write_file:{test_file}", "--deny", f"edit_file:{test_file}")
+    return [exe, "-p", task, "--yes", *read_only, "--base-url", base_url, "--model", model, "--output-format", "json"]
 
 
 def aider_command(exe: str, task: str, base_url: str, model: str, files: dict[str, str], home: Path) -> list[str]:
@@ -74,7 +92,7 @@ def aider_command(exe: str, task: str, base_url: str, model: str, files: dict[st
             }
         )
     )
-    test_cmd = f"python -m pytest -q {files['test']}"
+    test_cmd = test_command(files["test"])
     return [
         exe,
         *("--model", f"openai/{model}", "--openai-api-base", base_url, "--model-metadata-file", str(metadata)),

@@ -22,6 +22,7 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import open_regular, read_regular
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.tools.fences import unfenced
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 from nanohermes.tools.syntax import syntax_note
 from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
@@ -286,6 +287,7 @@ def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = Fals
     except ToolError as exc:
         return f"will fail: {exc}"
     old = _existing_text(ctx, target)
+    content = unfenced(shown, content)[0]
     if not target.exists():
         lines = content.splitlines()
         shown = len(lines) if whole else PREVIEW_NEW_FILE_LINES
@@ -302,14 +304,15 @@ def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = Fals
 def planned_write(ctx: ToolContext, path: str, content: str) -> tuple[Path, str | None, str]:
     """(the file, its text now or None when new, binary or huge, the text it would get): the change an
     editor shows in a write_file's permission request. ToolError when the write would fail."""
-    target, _ = _plan_write(ctx, path)
-    return target, _existing_text(ctx, target), content
+    target, shown = _plan_write(ctx, path)
+    return target, _existing_text(ctx, target), unfenced(shown, content)[0]
 
 
 @tool(params={"path": "", "content": ""}, approval=True, preview=_preview_write)
 def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     """Create or overwrite a file."""
     target, shown = _plan_write(ctx, path)
+    content, fence_note = unfenced(shown, content)
     existed = target.exists()
     old = _existing_text(ctx, target)
     data = encode_text(content)
@@ -328,6 +331,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
         found = f"{_line_count(old)} → {lines} lines (+{added} −{removed})"
         report = f"write_file {shown}: {found}\n{diff}"
     changed = old != content
+    report += fence_note
     if changed:
         report += syntax_note(shown, old if existed else None, content)
     before = _old_bytes(ctx, target) if existed else None
