@@ -25,7 +25,6 @@ from nanohermes.loop.turn import Answered, StopTurn, Turn
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.signals import deferred
 from nanohermes.storage.session import Session
-from nanohermes.text import strip_thinking
 from nanohermes.tools import Tool, ToolContext
 
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
@@ -136,7 +135,7 @@ class Agent:
         turn.mark = ev.PARTIAL_MARK
         try:
             self.fit_context()
-            content = strip_thinking(self._request(turn, tool_choice="none").content).strip()
+            content = nudges.final_text(self._request(turn, tool_choice="none"), self.tool_schemas())
         except (NanoHermesError, ValueError) as exc:  # the provider failed again: the stop says enough
             self.emit(ev.Notice(f"no final answer: {exc}", "warning"))
             return ""

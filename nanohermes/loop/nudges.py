@@ -21,6 +21,7 @@ from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED, FINISH_TOO_LONG, MAX_REPLY_CHARS
 from nanohermes.provider.textcalls import tool_calls_from_text
 from nanohermes.stops import TO_MODEL
+from nanohermes.text import strip_thinking
 
 MAX_LENGTH_RETRIES = 2  # replies cut by max_tokens mid tool call
 MAX_RUNAWAY_RETRIES = 2  # replies cut for repeating, or calls written as text: then the reply is the answer
@@ -48,6 +49,10 @@ REPEATED_RETRY = (
 CALL_AS_TEXT_RETRY = (
     "[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
     "call (not text); or, if you have what you need, give your answer.]"
+)
+NO_ANSWER_BUT_CALLS = (
+    "The model gave no answer: asked for one with tool calls off, it wrote another call ({names}) as text, "
+    "which was not run."
 )
 FINAL_ANSWER_REQUEST = (
     "[NanoHermes stopped this run: {why}. No more tool calls. From what you found so far, give the "
@@ -224,6 +229,18 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
 
 def final_answer(stop: StopTurn) -> Nudge:
     return Nudge("final_answer", FINAL_ANSWER_REQUEST.format(why=TO_MODEL[stop.code]), "")
+
+
+def final_text(reply: AssistantTurn, schemas: list[dict]) -> str:
+    """The stopped run's last reply as its answer. One that is nothing but calls written as text
+    (a small model asked for its answer with tools off often writes one more ```json call) is
+    said in words: the user would otherwise read a call that never ran as the answer."""
+    content = strip_thinking(reply.content).strip()
+    calls = tool_calls_from_text(content, schemas)
+    if not calls:
+        return content
+    names = ", ".join(dict.fromkeys(c["function"]["name"] for c in calls))
+    return NO_ANSWER_BUT_CALLS.format(names=names)
 
 
 REWOUND = "rewound"  # the kind of the note /rewind leaves (loop/rewind.py)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from nanohermes import events as ev
 from nanohermes.cli import EXIT_UNFINISHED, app
-from nanohermes.loop.nudges import FINAL_ANSWER_REQUEST
+from nanohermes.loop.nudges import FINAL_ANSWER_REQUEST, NO_ANSWER_BUT_CALLS
 from nanohermes.stops import TO_MODEL
 from tests.support.scripted_server import Error, call, text
 
@@ -92,3 +92,16 @@ def test_a_model_looping_on_an_edit_that_never_lands_stops_within_a_bound(server
     assert len(requests) <= 12  # four calls, the tools-off request and three more, the final request
     assert requests[-1]["tool_choice"] == "none"
     assert (workspace / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
+
+
+def test_a_final_answer_that_is_only_a_call_written_as_text_is_said_in_words(server, workspace):
+    """Qwen2.5-Coder-1.5B, stopped for repeating itself and asked for its answer with tools off,
+    wrote one more ```json read_file call: the user reads that no answer came, not the JSON."""
+    (workspace / "notes.txt").write_text("a\n")
+    written = '```json\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n```'
+    server.add(*[call("read_file", {"path": "notes.txt", "offset": 2}) for _ in range(4)], text(written))
+    r = run(server, workspace, "--output-format", "json")
+    assert r.returncode == EXIT_UNFINISHED
+    answer = json.loads(r.stdout)["answer"]
+    assert answer == ev.PARTIAL_MARK + NO_ANSWER_BUT_CALLS.format(names="read_file")
+    assert server.chat_requests()[-1]["tool_choice"] == "none"  # the written call was not run: nothing after it
