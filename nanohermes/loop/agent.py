@@ -91,7 +91,7 @@ class Agent:
         if answer_now := nudges.answer_now(turn, self.tool_schemas()):
             self._nudge(answer_now)
         self.fit_context()
-        reply = self._request(turn, **({"tool_choice": "none"} if answer_now and answer_now.tools_off else {}))
+        reply = self._request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
         turn.steps += 1
         if calls := nudges.repaired(reply, self.tool_schemas()):  # the reply was nothing but calls as text
             self.emit(ev.Notice("the model wrote its tool call as text; it was run as a call", "warning"))

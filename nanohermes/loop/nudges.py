@@ -50,6 +50,9 @@ CALL_AS_TEXT_RETRY = (
     "[Your last reply wrote a {name} call as text, so nothing ran. To use a tool, make a real tool "
     "call (not text); or, if you have what you need, give your answer.]"
 )
+# A model that repeated a call at temperature 0 repeats it again: the request after it is sampled.
+# Qwen2.5-Coder's own recommended temperature; a configured temperature above it is kept.
+RESAMPLE_TEMPERATURE = 0.7
 NO_ANSWER_BUT_CALLS = (
     "The model gave no answer: asked for one with tool calls off, it wrote another call ({names}) as text, "
     "which was not run."
@@ -225,6 +228,17 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
         return Nudge("make_it_now", MAKE_IT_NOW, "the model was going round in circles; asked it to make the change")
     notice = "the model was going round in circles; asked it for its answer, tool calls off"
     return Nudge("answer_now", ANSWER_NOW, notice, tools_off=True)
+
+
+def request_options(turn: Turn, nudge: Nudge | None, temperature: float | None) -> dict:
+    """The next request's options: tool calls off for an answer asked for so; sampled at
+    RESAMPLE_TEMPERATURE (when the configured temperature is lower) once after the model went
+    round in circles — at temperature 0 the same conversation brings the same call again."""
+    options: dict = {"tool_choice": "none"} if nudge and nudge.tools_off else {}
+    if turn.resample and (temperature is None or temperature < RESAMPLE_TEMPERATURE):
+        options["temperature"] = RESAMPLE_TEMPERATURE
+    turn.resample = False
+    return options
 
 
 def final_answer(stop: StopTurn) -> Nudge:

@@ -46,6 +46,7 @@ class Turn:
 
     hopeless: bool = False  # after the model was asked for its answer (or its change), it went round again
     rounds_since_asked: int = 0
+    resample: bool = False  # it went round: the next request is sampled (loop/nudges.py request_options)
 
     def ran(self, name: str, changed: bool) -> None:
         """A call finished: a change waits for a command run after it (its check)."""
@@ -56,6 +57,7 @@ class Turn:
 
     def went_round(self, refused: bool = False) -> None:
         """A look that found the same as before, or a repeat the guard `refused`."""
+        self.resample = True
         if self.answer_now is AnswerNow.NOT_NEEDED:
             self.answer_now = AnswerNow.DUE
         elif self.answer_now is AnswerNow.ASKED:

@@ -1,0 +1,37 @@
+"""A model that went round in circles is sampled on its next request: at temperature 0 the same
+conversation brings the same call again (Qwen2.5-Coder-1.5B wrote the same failing file three
+times running). Through the real CLI (`-p`) and the scripted server over real HTTP."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from nanohermes.cli import app
+from nanohermes.loop.nudges import RESAMPLE_TEMPERATURE
+from tests.support.scripted_server import call, text
+
+
+def run(server, workspace, *args):
+    return CliRunner().invoke(
+        app, ["-p", "what does notes.txt say?", "--yes", "--base-url", server.url, "-C", str(workspace), *args]
+    )
+
+
+def temperatures(server) -> list:
+    return [r.get("temperature") for r in server.chat_requests()]
+
+
+def test_the_request_after_a_repeated_look_is_sampled_and_the_next_one_is_not(server, workspace, isolated_home):
+    (workspace / "notes.txt").write_text("a\n")
+    server.add(*[call("read_file", {"path": "notes.txt"}) for _ in range(2)], call("glob", {"pattern": "*"}))
+    server.add(text("It says a."))
+    assert run(server, workspace).exit_code == 0
+    assert temperatures(server) == [0.0, 0.0, RESAMPLE_TEMPERATURE, 0.0]
+
+
+def test_a_configured_temperature_above_the_resampling_one_is_kept(server, workspace, isolated_home):
+    (workspace / "notes.txt").write_text("a\n")
+    (isolated_home / "config.toml").write_text("temperature = 1.0\n")
+    server.add(*[call("read_file", {"path": "notes.txt"}) for _ in range(2)], text("It says a."))
+    assert run(server, workspace).exit_code == 0
+    assert temperatures(server) == [1.0, 1.0, 1.0]
