@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from nanohermes import events as ev
-from nanohermes.calls import ResultFacts
+from nanohermes.calls import WRITING_TOOLS, ResultFacts
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.hooks import Hooks
@@ -186,6 +186,7 @@ class ToolRunner:
             {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
         )
         turn.ran(name, result.facts.changed)
+        turn.resample |= name in WRITING_TOOLS and not result.facts.changed  # the same write again, at temperature 0
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), result.ok, seconds, result.facts))
         self._open.pop(call_id, None)

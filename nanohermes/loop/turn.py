@@ -46,7 +46,7 @@ class Turn:
 
     hopeless: bool = False  # after the model was asked for its answer (or its change), it went round again
     rounds_since_asked: int = 0
-    resample: bool = False  # it went round: the next request is sampled (loop/nudges.py request_options)
+    resample: bool = False  # it went round, or a write changed nothing: the next request is sampled (nudges.py)
 
     def ran(self, name: str, changed: bool) -> None:
         """A call finished: a change waits for a command run after it (its check)."""

@@ -35,3 +35,11 @@ def test_a_configured_temperature_above_the_resampling_one_is_kept(server, works
     server.add(*[call("read_file", {"path": "notes.txt"}) for _ in range(2)], text("It says a."))
     assert run(server, workspace).exit_code == 0
     assert temperatures(server) == [1.0, 1.0, 1.0]
+
+
+def test_the_request_after_a_write_that_changed_nothing_is_sampled(server, workspace):
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    same = {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}
+    server.add(call("write_file", same), call("write_file", same), text("Fixed."))
+    assert run(server, workspace).exit_code == 0
+    assert temperatures(server) == [0.0, 0.0, RESAMPLE_TEMPERATURE]
