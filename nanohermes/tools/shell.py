@@ -28,6 +28,9 @@ from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.background_tools import start_background
 from nanohermes.tools.processes import KILL_GRACE, POLL_SECONDS, READ_CHUNK, SHELL, end_child, signal_group, start_child
 
+# A test runner that found nothing to run says so in one of these (tools/steering.py no_tests_note).
+NO_TESTS_SEEN = ("Ran 0 tests", "collected 0 items", "no tests ran")
+
 CAPTURE_BYTES = 262_144  # per stream: 256 KB of log is far more than a model can use
 HEAD_BYTES = CAPTURE_BYTES // 2  # the start says what ran ...
 TAIL_BYTES = CAPTURE_BYTES - HEAD_BYTES  # ... the end says how it failed
@@ -202,6 +205,11 @@ def run_foreground(
         if not (outcome.stdout.total or outcome.stderr.total):
             text += "\n" + silent_command_note_for(ctx, command)
         elif note := raised_in_note(text, ctx.workspace):
+            text += "\n" + note
+    if not outcome.timed_out and any(seen in text for seen in NO_TESTS_SEEN):
+        from nanohermes.tools.steering import no_tests_note
+
+        if note := no_tests_note(text):
             text += "\n" + note
     return ToolOutput(text, facts)
 

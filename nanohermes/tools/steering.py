@@ -139,6 +139,23 @@ def silent_command_note(listing: Listing, command: str) -> str:
     return _note("It printed nothing.", lambda budget: workspace_files(listing, command, budget), READ_FIRST)
 
 
+# What a test runner prints when it found no test to run: unittest's discovery (test*.py files
+# only), pytest given nothing it collects.
+NO_TESTS = re.compile(r"^Ran 0 tests in |\bcollected 0 items\b|\bno tests ran in \d", re.M)
+
+
+def no_tests_note(output: str) -> str:
+    """After a test run that ran no test: that it proves nothing, and how to name the tests.
+    Qwen2.5-Coder-1.5B ran `python3 -m unittest` beside a leap_test.py (discovery wants
+    test*.py), read "Ran 0 tests … OK" and answered that the tests passed."""
+    if not NO_TESTS.search(output):
+        return ""
+    return (
+        "No test ran: this says nothing about the code. Name the test file: `python -m pytest NAME_test.py` "
+        "(`python -m unittest` alone finds only files named test*.py)."
+    )
+
+
 PY_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)', re.M)
 
 

@@ -18,6 +18,7 @@ from nanohermes.tools.steering import (
     grep_miss_note,
     missing_path_note,
     named_files,
+    no_tests_note,
     raised_in_note,
     silent_command_note,
     workspace_files,
@@ -127,6 +128,24 @@ def test_a_failed_python_run_says_where_the_error_was_raised_in_the_workspace(ct
     write(workspace / "test_shop.py", "from shop.pricing import vat\nvat('food')\n")
     out = run(ctx, "run_command", command=f"{sys.executable} test_shop.py")
     assert out.endswith("Next, read shop/pricing.py with read_file: the error was raised there, at line 4 (in vat).")
+
+
+def test_a_test_run_that_ran_no_test_says_it_proves_nothing(ctx, workspace):
+    """unittest's discovery wants test*.py: beside leap_test.py `python -m unittest` runs nothing and
+    says OK; a small model read that as a pass. A real run of each, through the real tool."""
+    write(workspace / "leap.py", "def leap_year(year):\n    return False\n")
+    write(
+        workspace / "leap_test.py",
+        "import unittest\nfrom leap import leap_year\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_2000(self):\n        self.assertTrue(leap_year(2000))\n",
+    )
+    out = run(ctx, "run_command", command=f"{sys.executable} -m unittest")
+    assert "Ran 0 tests" in out and out.endswith(no_tests_note("Ran 0 tests in 0.000s"))
+    assert "No test ran: this says nothing about the code" in out
+    for pytest_says in ("no tests ran in 0.01s", "===== no tests ran in 0.01s =====", "collected 0 items"):
+        assert no_tests_note(pytest_says)
+    named = run(ctx, "run_command", command=f"{sys.executable} -m unittest leap_test")
+    assert "Ran 1 test" in named and "FAILED" in named and "No test ran" not in named
 
 
 def test_a_traceback_outside_the_workspace_names_nothing(workspace):
