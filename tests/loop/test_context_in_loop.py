@@ -126,9 +126,22 @@ def test_recall_returns_an_output_replaced_by_a_placeholder(server, workspace):
     assert placeholders, "old 5 KB results should have become placeholders"
     call_id = placeholders[0]["tool_call_id"]
     assert call_id in placeholders[0]["content"]
-    out = recall.func(agent.ctx, id=call_id, offset=0, limit=100)
-    assert out.startswith(f"recall {call_id} chars 0–100 of 500")
-    assert "more chars: recall id=" in out
+    out = recall.func(agent.ctx, id=call_id, offset=0, limit=100)  # a limit under MIN_CHUNK_CHARS is raised
+    assert out.startswith(f"recall {call_id} chars 0–1000 of 5001\n")
+    assert out.endswith(f"4001 more chars: recall id={call_id} offset=1000")
+
+
+def test_recall_with_a_tiny_limit_still_returns_a_useful_chunk(workspace, isolated_home):
+    """A small model asked for limit=1 (as if lines) and walked an output one character a call."""
+    from nanohermes.tools import ToolContext
+    from nanohermes.tools.outputs import OutputStore
+    from nanohermes.tools.recall import MIN_CHUNK_CHARS, recall
+
+    full = "".join(f"line {i}\n" for i in range(600))
+    ctx = ToolContext(workspace=workspace, home=isolated_home, outputs=OutputStore({"c1": full}))
+    out = recall.func(ctx, id="c1", offset=1, limit=1)
+    assert out.startswith(f"recall c1 chars 1–{1 + MIN_CHUNK_CHARS} of {len(full)}\n")
+    assert out.endswith(f"more chars: recall id=c1 offset={1 + MIN_CHUNK_CHARS}")
 
 
 def test_recall_of_cjk_output_fits_the_tool_cap_and_continues_exactly(workspace, isolated_home):
