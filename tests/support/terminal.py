@@ -9,6 +9,7 @@ both, the way tmux does: lines longer than the new width are re-wrapped (pyte al
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -30,6 +31,17 @@ class _Feed:
 
     def flush(self) -> None:
         pass
+
+
+def _wait_stopped(pid: int, timeout: float = 5) -> None:
+    """Until the process `pid` is stopped (state T in /proc)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rpartition(")")[2].split()[0] == "T":
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} did not stop")
 
 
 class Terminal:
@@ -119,7 +131,20 @@ class Terminal:
     def resize(self, rows: int, cols: int) -> None:
         """The window becomes rows x cols, its text re-wrapped as tmux does: every line (scrollback
         and screen, down to the cursor's) longer than `cols` goes on as many rows as it needs, and
-        the cursor stays by its text. Then the child is told (SIGWINCH)."""
+        the cursor stays by its text. Then the child is told (SIGWINCH).
+
+        The child is stopped meanwhile, so every byte it wrote is on the screen before the
+        re-wrap: bytes still in flight at a resize are drawn for the old width by any terminal,
+        and no program can tell which were (a redraw between the test's last read and the
+        resize would leave a line behind that no code of the child's can prevent)."""
+        os.kill(self.child.pid, signal.SIGSTOP)
+        try:
+            _wait_stopped(self.child.pid)
+            self._resize(rows, cols)
+        finally:
+            os.kill(self.child.pid, signal.SIGCONT)
+
+    def _resize(self, rows: int, cols: int) -> None:
         self.pump(0.1)
         x, y = self.screen.cursor.x, self.screen.cursor.y
         lines = [self._line(line) for line in self.screen.history.top]

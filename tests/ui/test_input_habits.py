@@ -224,6 +224,7 @@ def test_typing_a_slash_opens_a_menu_of_commands_with_what_each_does(server, wor
     assert any("/clear" in line and "start a new session" in line for line in screen)
     term.send("co")
     term.wait_screen("summarise the conversation now")
+    term.settle()  # the whole menu, not only the line that showed first
     assert any("/context" in line and "part by part" in line for line in term.display())
     term.send("\x15")
     term.exit()

@@ -103,5 +103,6 @@ def test_context_summary_shows_the_summary_that_stands_in_for_compacted_messages
     term.ready()
     term.send("/context summary\r")
     term.wait_screen("nothing is wrong in f3.txt")
+    term.settle()
     assert any("summary of the earlier conversation" in line for line in term.display())
     term.exit()
