@@ -93,9 +93,9 @@ class Agent:
         self.fit_context()
         reply = self._request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
         turn.steps += 1
-        if calls := nudges.repaired(reply, self.tool_schemas()):  # the reply was nothing but calls as text
-            self.emit(ev.Notice("the model wrote its tool call as text; it was run as a call", "warning"))
-            reply = calls
+        if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace):  # calls as text
+            self.emit(ev.Notice(repair[1], "warning"))
+            reply = repair[0]
         if nudge := nudges.after_reply(turn, reply, self.tool_schemas()):
             self.transcript.add(nudge.kept_of(reply))
             self.emit(ev.AssistantMessageDone(reply.content, True))  # what streamed of it is over

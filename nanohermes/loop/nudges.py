@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from nanohermes.events import StopCode
+from nanohermes.loop import wholefile
 from nanohermes.loop.turn import AnswerNow, StopTurn, Turn
 from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
@@ -84,17 +86,21 @@ UNMADE_CHANGE_NOTICE = "the reply showed a change without making it; told the mo
 # the workspace, an answer that changed nothing is sent back once, code block or not. The note
 # names no file: listing the request's files (instructions, code, tests) had the model edit the
 # instructions (2 of 2 Exercism runs where it fired).
+NOTHING_CHANGED_YET = "[No file has changed yet, and the user asked for a change."
 NOTHING_CHANGED = (
-    "[No file has changed yet, and the user asked for a change. Make it now with edit_file or write_file "
-    "in the file the request asks you to change, then check it. If it cannot be done, say why.]"
+    f"{NOTHING_CHANGED_YET} Make it now with edit_file or write_file in the file the request asks you to "
+    "change, then check it. If it cannot be done, say why.]"
 )
+# Either note, when the request named one code file to change: that file whole, tools off, its
+# block run as a write_file call (loop/wholefile.py).
+WHOLE_FILE_NOTICE = "asked the model for {path} whole in a code block, tool calls off"
+WHOLE_FILE_WRITTEN = "the model wrote {path} whole in a code block; it is run as a write_file call"
+CALL_REPAIRED = "the model wrote its tool call as text; it was run as a call"
 # The same model, asked to change a file, read the files the request named round and round (the
 # same results) and, asked for its answer with tools off, said it had changed the file: nothing
 # had changed. For a change not made yet the tools stay on and the change is asked for.
-MAKE_IT_NOW = (
-    "[NanoHermes: you are going round in circles (the same reads, the same results): you have what you "
-    "need. Make the change now with edit_file or write_file; if it cannot be made, say why.]"
-)
+GOING_ROUND = "[NanoHermes: you are going round in circles (the same reads, the same results): you have what you need."
+MAKE_IT_NOW = f"{GOING_ROUND} Make the change now with edit_file or write_file; if it cannot be made, say why.]"
 # Qwen2.5-Coder-1.5B, asked to make a module pass its tests, edited it and answered that they
 # pass without running them (every Exercism run we read; aider runs them for it, --auto-test).
 # Only for a request that names tests, once a turn, with run_command offered.
@@ -125,13 +131,23 @@ class Nudge:
         return reply.as_message() if self.keeps_reply else {"role": "assistant", "content": reply.content}
 
 
-def repaired(reply: AssistantTurn, schemas: list[dict]) -> AssistantTurn | None:
+def repaired(
+    turn: Turn, reply: AssistantTurn, schemas: list[dict], workspace: Path
+) -> tuple[AssistantTurn, str] | None:
     """A reply that is nothing but tool calls written as text (provider/textcalls.py), as the
-    calls it means: run and recorded as real ones, so the next request's history is valid."""
+    calls it means, or one that holds the whole new file the request asked to change, as its
+    write_file call (loop/wholefile.py): run and recorded as real calls, so the next request's
+    history is valid. With what to tell the user."""
+    asked, turn.whole_asked = turn.whole_asked, False
     if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
         return None
-    calls = tool_calls_from_text(reply.content, schemas)
-    return replace(reply, content="", tool_calls=calls, finish_reason="tool_calls") if calls else None
+    if calls := tool_calls_from_text(reply.content, schemas):
+        return replace(reply, content="", tool_calls=calls, finish_reason="tool_calls"), CALL_REPAIRED
+    path = turn.target
+    if path is None or "write_file" not in _names(schemas) or not asks_for_a_change(turn.request):
+        return None
+    write = wholefile.as_write(reply, path, workspace, asked)
+    return (write, WHOLE_FILE_WRITTEN.format(path=path)) if write else None
 
 
 def after_reply(turn: Turn, reply: AssistantTurn, schemas: list[dict]) -> Nudge | None:
@@ -185,7 +201,9 @@ def _unmade_change(turn: Turn, reply_text: str, offered: list[str], answer: bool
     """`answer`: the reply ends the turn (no calls beside it)."""
     if turn.nudged or "edit_file" not in offered:
         return None
-    if shows_an_unmade_change(turn.request, reply_text, turn.changed):
+    if answer and (whole := _whole_file(turn, offered, NOTHING_CHANGED_YET)):
+        nudge = whole
+    elif shows_an_unmade_change(turn.request, reply_text, turn.changed):
         nudge = Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
     elif answer and turn.attached and not turn.changed and asks_for_a_change(turn.request):
         nudge = Nudge("make_the_change", NOTHING_CHANGED, UNMADE_CHANGE_NOTICE)  # the request named files
@@ -225,17 +243,31 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
         return None
     turn.answer_now = AnswerNow.ASKED
     if not turn.changed and asks_for_a_change(turn.request) and "edit_file" in _names(schemas):
+        if whole := _whole_file(turn, _names(schemas), GOING_ROUND):
+            return whole
         return Nudge("make_it_now", MAKE_IT_NOW, "the model was going round in circles; asked it to make the change")
     notice = "the model was going round in circles; asked it for its answer, tool calls off"
     return Nudge("answer_now", ANSWER_NOW, notice, tools_off=True)
 
 
+def _whole_file(turn: Turn, offered: list[str], why: str) -> Nudge | None:
+    """A change not made yet to the one code file the request named: asked for whole, tools off."""
+    path = turn.target
+    if path is None or turn.changed or turn.whole_tried or "write_file" not in offered:
+        return None
+    if not asks_for_a_change(turn.request):
+        return None
+    turn.whole_asked = turn.whole_tried = True
+    return Nudge("write_it_whole", wholefile.asked_for(path, why), WHOLE_FILE_NOTICE.format(path=path), tools_off=True)
+
+
 def request_options(turn: Turn, nudge: Nudge | None, temperature: float | None) -> dict:
-    """The next request's options: tool calls off for an answer asked for so; sampled at
+    """The next request's options: tool calls off for an answer (or a file whole) asked for so; sampled at
     RESAMPLE_TEMPERATURE (when the configured temperature is lower) once after the model went
-    round in circles — at temperature 0 the same conversation brings the same call again."""
-    options: dict = {"tool_choice": "none"} if nudge and nudge.tools_off else {}
-    if turn.resample and (temperature is None or temperature < RESAMPLE_TEMPERATURE):
+    round in circles — at temperature 0 the same conversation brings the same call again (not for
+    a file asked for whole: tools off, the loop is broken already, and code is best written greedily)."""
+    options: dict = {"tool_choice": "none"} if (nudge and nudge.tools_off) or turn.whole_asked else {}
+    if turn.resample and not turn.whole_asked and (temperature is None or temperature < RESAMPLE_TEMPERATURE):
         options["temperature"] = RESAMPLE_TEMPERATURE
     turn.resample = False
     return options

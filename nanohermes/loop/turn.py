@@ -11,6 +11,7 @@ from enum import Enum
 
 from nanohermes.events import StopCode
 from nanohermes.loop.usage import UsageCounter
+from nanohermes.loop.wholefile import change_target
 
 # Asked for its change with the tools on, a model may go on reading the same things: that many
 # more looks with the same result (or one refused repeat) and the run stops.
@@ -47,6 +48,13 @@ class Turn:
     hopeless: bool = False  # after the model was asked for its answer (or its change), it went round again
     rounds_since_asked: int = 0
     resample: bool = False  # it went round, or a write changed nothing: the next request is sampled (nudges.py)
+    whole_asked: bool = False  # the next reply is asked for the target file whole, tools off (loop/wholefile.py)
+    whole_tried: bool = False  # … once a turn
+
+    @property
+    def target(self) -> str | None:
+        """The one code file the request named (loop/wholefile.py)."""
+        return change_target(self.attached)
 
     def ran(self, name: str, changed: bool) -> None:
         """A call finished: a change waits for a command run after it (its check)."""

@@ -1,0 +1,172 @@
+"""A change written as the whole file in a code block, run as a write_file call (loop/wholefile.py):
+the pure parts directly, the loop through the scripted server over real HTTP."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nanohermes.loop.nudges import GOING_ROUND, NOTHING_CHANGED_YET
+from nanohermes.loop.wholefile import as_write, asked_for, change_target
+from nanohermes.provider import AssistantTurn
+from nanohermes.tools.builtin import BUILTIN_TOOLS
+from tests.support.agents import make_agent
+from tests.support.scripted_server import calls, text
+
+TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "write_file")]
+CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+REQUEST = "Modify calc.py so that test_calc.py passes."
+
+
+def shown(path: str, text: str, last: int | None = None) -> str:
+    lines = text.splitlines()
+    last = len(lines) if last is None else last
+    return f"read_file {path} lines 1–{last} of {len(lines)}\n" + "\n".join(f"{i}\t{x}" for i, x in enumerate(lines, 1))
+
+
+def block(code: str, before: str = "", after: str = "") -> str:
+    return f"{before}```python\n{code}```{after}"
+
+
+def test_the_target_is_the_one_code_file_named_that_is_no_test_and_no_document():
+    files = {"INSTRUCTIONS.md": shown("INSTRUCTIONS.md", "# do it"), "calc.py": shown("calc.py", CALC)}
+    files |= {
+        "calc_test.py": shown("calc_test.py", "import calc"),
+        "tests/test_more.py": shown("tests/test_more.py", "x"),
+    }
+    assert change_target(files) == "calc.py"
+    assert change_target(files | {"util.py": shown("util.py", "x = 1")}) is None  # two: which one is unsure
+    assert change_target({"INSTRUCTIONS.md": files["INSTRUCTIONS.md"]}) is None
+    assert change_target({"src/": "directory src/: 2 files"}) is None
+    assert change_target({"web/app.spec.ts": shown("web/app.spec.ts", "it()")}) is None
+
+
+def test_a_file_attached_in_part_or_too_large_to_write_again_is_no_target():
+    big = "x = 1\n" * 2_000
+    assert change_target({"calc.py": shown("calc.py", CALC, last=3)}) is None  # lines 1–3 of 6
+    assert change_target({"big.py": shown("big.py", big)}) is None
+
+
+def test_the_block_asked_for_becomes_a_write_file_call_of_the_target(tmp_path):
+    (tmp_path / "calc.py").write_text(CALC)
+    reply = AssistantTurn(content=block(FIXED, "Here it is:\n\n", "\n\nThat fixes add."), finish_reason="stop")
+    write = as_write(reply, "calc.py", tmp_path, asked=True)
+    assert write.finish_reason == "tool_calls" and write.content == "Here it is:\n\nThat fixes add."
+    [call] = write.tool_calls
+    assert call["function"]["name"] == "write_file"
+    assert json.loads(call["function"]["arguments"]) == {"path": "calc.py", "content": FIXED}
+    assert (tmp_path / "calc.py").read_text() == CALC  # a call to run, not a write
+
+
+def test_the_longest_block_is_the_file_and_one_that_does_not_parse_is_not_taken(tmp_path):
+    (tmp_path / "calc.py").write_text(CALC)
+    two = block("add(1, 2)\n", "Use:\n") + "\n\n" + block(FIXED, "File:\n")
+    assert (
+        json.loads(
+            as_write(AssistantTurn(content=two), "calc.py", tmp_path, True).tool_calls[0]["function"]["arguments"]
+        )["content"]
+        == FIXED
+    )
+    assert (
+        as_write(AssistantTurn(content=block("def add(a, b)\n    return a + b\n")), "calc.py", tmp_path, True) is None
+    )
+
+
+def test_a_reply_cut_short_or_the_same_file_again_writes_nothing(tmp_path):
+    (tmp_path / "calc.py").write_text(CALC)
+    assert as_write(AssistantTurn(content=block(FIXED), finish_reason="length"), "calc.py", tmp_path, True) is None
+    assert as_write(AssistantTurn(content=block(CALC + "\n")), "calc.py", tmp_path, True) is None
+    assert as_write(AssistantTurn(content=block(FIXED)), "gone.py", tmp_path, True) is None
+
+
+def test_unasked_a_block_counts_only_introduced_by_the_file_name_and_keeping_its_functions(tmp_path):
+    (tmp_path / "calc.py").write_text(CALC)
+
+    def taken(content: str) -> bool:
+        return as_write(AssistantTurn(content=content), "calc.py", tmp_path, asked=False) is not None
+
+    assert taken(block(FIXED, "Here's the modified `calc.py` file:\n\n"))
+    assert not taken(block(FIXED, "Here is the fix:\n\n"))  # which file is a guess
+    assert not taken(block("def add(a, b):\n    return a + b\n", "The new calc.py:\n"))  # sub is gone: a snippet
+    assert not taken(block(FIXED, "calc.py:\n") + "\n" + block(FIXED, "again:\n"))  # two blocks
+    assert not taken(block("x = (", "calc.py:\n"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="`~"), max_size=300), st.booleans())
+def test_a_reply_without_a_code_block_never_writes(tmp_path_factory, content, asked):
+    root = tmp_path_factory.mktemp("ws")
+    (root / "calc.py").write_text(CALC)
+    assert as_write(AssistantTurn(content=content), "calc.py", root, asked) is None
+
+
+def _workspace(workspace):
+    (workspace / "calc.py").write_text(CALC)
+    (workspace / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+
+
+def test_going_round_on_a_change_asks_for_the_file_whole_tools_off_and_writes_the_block(server, workspace):
+    _workspace(workspace)
+    read = ("read_file", {"path": "calc.py"})
+    server.add(calls(read), calls(read), text(block(FIXED, "calc.py\n")), text("Fixed add."))
+    events = []
+    agent = make_agent(server, workspace, tools=TOOLS, events=events)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, None, "none", None]
+    assert requests[2]["messages"][-1]["content"] == asked_for("calc.py", GOING_ROUND)
+    assert (workspace / "calc.py").read_text() == FIXED
+    written = requests[3]["messages"][-2:]
+    assert [c["function"]["name"] for c in written[0]["tool_calls"]] == ["write_file"]
+    assert written[1]["role"] == "tool" and written[1]["tool_call_id"] == written[0]["tool_calls"][0]["id"]
+    assert any("calc.py whole in a code block" in str(e) for e in events)
+
+
+def test_a_reply_showing_the_whole_new_file_is_written_without_a_nudge(server, workspace):
+    _workspace(workspace)
+    server.add(text(block(FIXED, "Here's the modified `calc.py` file:\n\n")), text("Done."))
+    agent = make_agent(server, workspace, tools=TOOLS)
+    assert agent.run_turn(REQUEST).final_text == "Done."
+    assert (workspace / "calc.py").read_text() == FIXED
+    assert len(server.chat_requests()) == 2
+
+
+def test_an_answer_that_changed_nothing_is_asked_for_the_file_whole(server, workspace):
+    _workspace(workspace)
+    server.add(text("calc.py already adds."), text(block(FIXED)), text("Done."))
+    agent = make_agent(server, workspace, tools=TOOLS)
+    assert agent.run_turn(REQUEST).final_text == "Done."
+    second = server.chat_requests()[1]
+    assert second.get("tool_choice") == "none"
+    assert second["messages"][-1]["content"] == asked_for("calc.py", NOTHING_CHANGED_YET)
+    assert (workspace / "calc.py").read_text() == FIXED
+
+
+def test_the_block_run_as_a_call_still_needs_the_approval(server, workspace):
+    _workspace(workspace)
+    asked = []
+
+    def refuse(tool, args, preview):
+        asked.append((tool.name, args["path"]))
+        return "no"
+
+    server.add(text(block(FIXED, "The new calc.py:\n")), text("Left as it was."), text("As you said."))
+    agent = make_agent(server, workspace, tools=TOOLS, mode="ask", approve=refuse)
+    agent.run_turn(REQUEST)
+    assert asked == [("write_file", "calc.py")]
+    assert (workspace / "calc.py").read_text() == CALC
+
+
+def test_a_question_or_a_request_without_write_file_is_answered_as_it_came(server, workspace):
+    _workspace(workspace)
+    answer = block(FIXED, "calc.py would read:\n")
+    server.add(text(answer))
+    agent = make_agent(server, workspace, tools=TOOLS)
+    assert agent.run_turn("What would calc.py look like if add added?").final_text == answer
+    server.add(text(answer), text("ok"))
+    agent = make_agent(server, workspace, tools=[t for t in TOOLS if t.name != "write_file"])
+    agent.run_turn(REQUEST)
+    assert (workspace / "calc.py").read_text() == CALC
