@@ -19,6 +19,7 @@ No exercise text lives in this repository: it is read from the directory given a
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -202,6 +203,8 @@ def run(args: argparse.Namespace) -> None:
     track = args.exercises
     if not (track / "config.json").exists():
         raise SystemExit(f"{track} has no config.json: give a checkout of exercism/python (see `prepare`)")
+    if importlib.util.find_spec("pytest") is None:
+        raise SystemExit(f"the judge runs the tests with pytest, which {sys.executable} lacks: pip install pytest")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root = args.out / f"run-{stamp}"
     results_path = args.out / f"results-{stamp}.json"
