@@ -100,6 +100,9 @@ CALL_REPAIRED = "the model wrote its tool call as text; it was run as a call"
 # same results) and, asked for its answer with tools off, said it had changed the file: nothing
 # had changed. For a change not made yet the tools stay on and the change is asked for.
 GOING_ROUND = "[NanoHermes: you are going round in circles (the same reads, the same results): you have what you need."
+GOING_ROUND_AFTER_CHANGE = "[NanoHermes: you are going round in circles (the same calls, the same results)."
+# aider's --auto-test sends failing tests back three times; a 1.5B model needs 2–3 minutes for each
+MAX_WHOLE_FILE_ASKS = 3
 MAKE_IT_NOW = f"{GOING_ROUND} Make the change now with edit_file or write_file; if it cannot be made, say why.]"
 # Qwen2.5-Coder-1.5B, asked to make a module pass its tests, edited it and answered that they
 # pass without running them (every Exercism run we read; aider runs them for it, --auto-test).
@@ -201,7 +204,7 @@ def _unmade_change(turn: Turn, reply_text: str, offered: list[str], answer: bool
     """`answer`: the reply ends the turn (no calls beside it)."""
     if turn.nudged or "edit_file" not in offered:
         return None
-    if answer and (whole := _whole_file(turn, offered, NOTHING_CHANGED_YET)):
+    if answer and not turn.changed and (whole := _whole_file(turn, offered, NOTHING_CHANGED_YET)):
         nudge = whole
     elif shows_an_unmade_change(turn.request, reply_text, turn.changed):
         nudge = Nudge("make_the_change", MAKE_THE_CHANGE, UNMADE_CHANGE_NOTICE)
@@ -238,26 +241,31 @@ def asks_for_a_change(user_text: str) -> bool:
 
 def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
     """After the first time a turn went round in circles: ask for the answer, tool calls off, or,
-    for a change asked for and not made yet, for the change (tools on: it needs them)."""
+    for a change asked for and not made yet, for the change (tools on: it needs them). A change to
+    the one code file the request named: that file whole, tools off, made or not (going round after
+    a write, the model is stuck on a file the tests refuse), MAX_WHOLE_FILE_ASKS times a turn."""
     if turn.answer_now is not AnswerNow.DUE:
         return None
+    offered = _names(schemas)
+    why = GOING_ROUND_AFTER_CHANGE if turn.changed else GOING_ROUND
+    if "edit_file" in offered and (whole := _whole_file(turn, offered, why)):
+        turn.answer_now = AnswerNow.NOT_NEEDED  # going round again asks again, or for the answer at last
+        return whole
     turn.answer_now = AnswerNow.ASKED
-    if not turn.changed and asks_for_a_change(turn.request) and "edit_file" in _names(schemas):
-        if whole := _whole_file(turn, _names(schemas), GOING_ROUND):
-            return whole
+    if not turn.changed and asks_for_a_change(turn.request) and "edit_file" in offered:
         return Nudge("make_it_now", MAKE_IT_NOW, "the model was going round in circles; asked it to make the change")
     notice = "the model was going round in circles; asked it for its answer, tool calls off"
     return Nudge("answer_now", ANSWER_NOW, notice, tools_off=True)
 
 
 def _whole_file(turn: Turn, offered: list[str], why: str) -> Nudge | None:
-    """A change not made yet to the one code file the request named: asked for whole, tools off."""
+    """A change to the one code file the request named: asked for whole, tools off."""
     path = turn.target
-    if path is None or turn.changed or turn.whole_tried or "write_file" not in offered:
+    if path is None or turn.whole_asks >= MAX_WHOLE_FILE_ASKS or "write_file" not in offered:
         return None
     if not asks_for_a_change(turn.request):
         return None
-    turn.whole_asked = turn.whole_tried = True
+    turn.whole_asked, turn.whole_asks = True, turn.whole_asks + 1
     return Nudge("write_it_whole", wholefile.asked_for(path, why), WHOLE_FILE_NOTICE.format(path=path), tools_off=True)
 
 

@@ -49,7 +49,7 @@ class Turn:
     rounds_since_asked: int = 0
     resample: bool = False  # it went round, or a write changed nothing: the next request is sampled (nudges.py)
     whole_asked: bool = False  # the next reply is asked for the target file whole, tools off (loop/wholefile.py)
-    whole_tried: bool = False  # … once a turn
+    whole_asks: int = 0  # … how often this turn
 
     @property
     def target(self) -> str | None:

@@ -8,7 +8,13 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nanohermes.loop.nudges import GOING_ROUND, NOTHING_CHANGED_YET
+from nanohermes.loop.nudges import (
+    ANSWER_NOW,
+    GOING_ROUND,
+    GOING_ROUND_AFTER_CHANGE,
+    MAX_WHOLE_FILE_ASKS,
+    NOTHING_CHANGED_YET,
+)
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
 from nanohermes.tools.builtin import BUILTIN_TOOLS
@@ -170,3 +176,22 @@ def test_a_question_or_a_request_without_write_file_is_answered_as_it_came(serve
     agent = make_agent(server, workspace, tools=[t for t in TOOLS if t.name != "write_file"])
     agent.run_turn(REQUEST)
     assert (workspace / "calc.py").read_text() == CALC
+
+
+def test_going_round_after_a_write_asks_for_the_file_whole_again_at_most_three_times(server, workspace):
+    """As aider's --auto-test sends failing tests back: after the model wrote the file and went round
+    (the tests' output in the history), the file whole again, tools off; then the usual answer."""
+    _workspace(workspace)
+    read = ("read_file", {"path": "calc.py"})
+    versions = [FIXED.replace("a + b", f"a + b + {n}") for n in range(4)]
+    server.add(calls(("write_file", {"path": "calc.py", "content": versions[0]})))
+    for n in range(1, 4):
+        server.add(calls(read), calls(read), text(block(versions[n], "calc.py\n")))
+    server.add(calls(read), calls(read), text("I could not make the test pass."))
+    agent = make_agent(server, workspace, tools=TOOLS)
+    result = agent.run_turn(REQUEST)
+    requests = server.chat_requests()
+    asks = [r["messages"][-1]["content"] for r in requests if r.get("tool_choice") == "none"]
+    assert asks == [asked_for("calc.py", GOING_ROUND_AFTER_CHANGE)] * MAX_WHOLE_FILE_ASKS + [ANSWER_NOW]
+    assert (workspace / "calc.py").read_text() == versions[3]
+    assert result.final_text == "I could not make the test pass."
