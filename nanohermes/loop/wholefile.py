@@ -1,15 +1,16 @@
 """A change written as the whole new file in a code block, run as the write_file call it means.
 
-Qwen2.5-Coder-1.5B writes better code in a Markdown block than inside a JSON string: told to make
-the change at the same point of nine Exercism exercises (the dev set, temperature 0), its
-write_file calls passed 13 of their 113 tests, and asked for the file in a code block, tools off,
-45 of 113 (edit_file, on seven of them: 8 of 80; blocks 34 of 80). So when a request to change one file
-(the only code file it named that is no test and no document) goes unmade, the loop asks for
-that file whole, tools off, and runs the reply's block as a write_file call: through the
-approvals, recorded as a real call, so the history stays valid. Going round after a write (the
-tests it was shown refuse the file), it is asked again, up to three times a turn (loop/nudges.py). A reply that shows the whole new
-file unasked, introduced by its name, is taken the same way when it keeps every function and
-class the file has (a snippet never replaces a file).
+Qwen2.5-Coder-1.5B writes better code in a Markdown block than inside a JSON string: told to
+make the change at the same point of nine Exercism exercises (the dev set, temperature 0), its
+write_file calls passed 13 of their 113 tests, and asked for the file in a code block, tools
+off, 45 of 113 (edit_file, on seven of them: 8 of 80; blocks 34 of 80). So when a request to
+change one file (the only code file it named that is no test and no document) goes unmade, the
+loop asks for that file whole, tools off, and runs the reply's block as a write_file call:
+through the approvals, recorded as a real call, so the history stays valid. Going round after a
+write (the tests it was shown refuse the file), it is asked again, up to three times a turn
+(loop/nudges.py). A reply that shows the whole new file unasked, introduced by its name, is
+taken the same way when it keeps every function and class the file has (a snippet never
+replaces a file).
 """
 
 from __future__ import annotations
