@@ -23,9 +23,9 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from nanohermes.provider import AssistantTurn
+from nanohermes.tools.fences import PROSE_SUFFIXES
 
 WHOLE_FILE_MAX_CHARS = 8_000  # a file the model can write again whole within a small model's reply
-NOT_CODE_SUFFIXES = {".md", ".markdown", ".txt", ".rst", ".adoc", ""}
 TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(test|spec)\.\w+$)")
 FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 SHOWN_WHOLE = re.compile(r"read_file (?P<path>.+) lines 1–(?P<last>\d+) of (?P=last)\n")
@@ -45,7 +45,8 @@ def change_target(attached: dict[str, str]) -> str | None:
 def is_code(path: str) -> bool:
     return (
         not path.endswith("/")
-        and PurePosixPath(path).suffix.lower() not in NOT_CODE_SUFFIXES
+        and PurePosixPath(path).suffix != ""
+        and not path.lower().endswith(PROSE_SUFFIXES)
         and not TEST_FILE.search(path)
     )
 
