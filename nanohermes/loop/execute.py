@@ -116,6 +116,8 @@ class ToolRunner:
         if refusal is None and tool is not None:
             verdict = self.hooks.before_tool(call.name, call.arguments, call.id)
             refusal = self.approvals.refusal(tool, call.arguments, call_ctx, verdict)
+            if refusal is not None:
+                turn.refused(call.name, call.arguments)
         if (
             refusal is None and tool is not None
         ):  # what the tool finds it must ask about while it runs (a local address)
@@ -173,6 +175,7 @@ class ToolRunner:
         call_id, name, arguments, _ = ready.call
         if self._attached(turn, transcript, name, result):  # the same text is in the request: not twice
             result = replace(result, content=already_attached(result.content))
+            turn.read_again = True  # for a change to one file, reason enough to ask for it whole (nudges.py)
         if ready.refusal is None and (
             added := self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())
         ):  # PostToolUse, here on the loop's thread in the model's order, reads or not

@@ -6,9 +6,12 @@ outlives a turn (the messages, the session, its collaborators).
 
 from __future__ import annotations
 
+import json
+import posixpath
 from dataclasses import dataclass, field
 from enum import Enum
 
+from nanohermes.calls import WRITING_TOOLS
 from nanohermes.events import StopCode
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.loop.wholefile import change_target
@@ -50,6 +53,8 @@ class Turn:
     resample: bool = False  # it went round, or a write changed nothing: the next request is sampled (nudges.py)
     whole_asked: bool = False  # the next reply is asked for the target file whole, tools off (loop/wholefile.py)
     whole_asks: int = 0  # … how often this turn
+    write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
+    read_again: bool = False  # the last reply read a file as attached to the request (nudges.answer_now)
 
     @property
     def target(self) -> str | None:
@@ -63,6 +68,12 @@ class Turn:
         elif name == "run_command":
             self.checked = True
 
+    def refused(self, name: str, arguments: str) -> None:
+        """The user, a rule or a hook refused a call (not the repeat guard: a model repeating a failed
+        edit is what the file asked for whole cures)."""
+        if name in WRITING_TOOLS and (target := self.target) is not None:
+            self.write_refused |= _path_of(arguments) == posixpath.normpath(target)
+
     def went_round(self, refused: bool = False) -> None:
         """A look that found the same as before, or a repeat the guard `refused`."""
         self.resample = True
@@ -71,6 +82,14 @@ class Turn:
         elif self.answer_now is AnswerNow.ASKED:
             self.rounds_since_asked += 1
             self.hopeless |= refused or self.rounds_since_asked >= ROUNDS_AFTER_ASKED
+
+
+def _path_of(arguments: str) -> str | None:
+    try:
+        path = json.loads(arguments).get("path")
+    except (ValueError, AttributeError):
+        return None
+    return posixpath.normpath(path) if isinstance(path, str) else None
 
 
 class StopTurn(Exception):

@@ -14,6 +14,7 @@ from nanohermes.loop.nudges import (
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
     NOTHING_CHANGED_YET,
+    READ_AGAIN,
 )
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
@@ -114,21 +115,41 @@ def _workspace(workspace):
     (workspace / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
 
 
-def test_going_round_on_a_change_asks_for_the_file_whole_tools_off_and_writes_the_block(server, workspace):
+def test_reading_an_attached_file_again_asks_for_the_file_whole_tools_off_and_writes_the_block(server, workspace):
     _workspace(workspace)
-    read = ("read_file", {"path": "calc.py"})
-    server.add(calls(read), calls(read), text(block(FIXED, "calc.py\n")), text("Fixed add."))
+    server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED, "calc.py\n")), text("Fixed add."))
     events = []
     agent = make_agent(server, workspace, tools=TOOLS, events=events)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, "none", None]
+    assert requests[1]["messages"][-1]["content"] == asked_for("calc.py", READ_AGAIN)
+    assert (workspace / "calc.py").read_text() == FIXED
+    written = requests[2]["messages"][-2:]
+    assert [c["function"]["name"] for c in written[0]["tool_calls"]] == ["write_file"]
+    assert written[1]["role"] == "tool" and written[1]["tool_call_id"] == written[0]["tool_calls"][0]["id"]
+    assert any("calc.py whole in a code block" in str(e) for e in events)
+
+
+def test_going_round_on_a_change_asks_for_the_file_whole(server, workspace):
+    _workspace(workspace)
+    (workspace / "notes.txt").write_text("add must add\n")
+    read = ("read_file", {"path": "notes.txt"})  # not attached: the second read is the round
+    server.add(calls(read), calls(read), text(block(FIXED, "calc.py\n")), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, "none", None]
     assert requests[2]["messages"][-1]["content"] == asked_for("calc.py", GOING_ROUND)
     assert (workspace / "calc.py").read_text() == FIXED
-    written = requests[3]["messages"][-2:]
-    assert [c["function"]["name"] for c in written[0]["tool_calls"]] == ["write_file"]
-    assert written[1]["role"] == "tool" and written[1]["tool_call_id"] == written[0]["tool_calls"][0]["id"]
-    assert any("calc.py whole in a code block" in str(e) for e in events)
+
+
+def test_a_question_about_the_file_is_not_asked_for_it_whole_when_an_attached_file_is_read(server, workspace):
+    _workspace(workspace)
+    server.add(calls(("read_file", {"path": "calc.py"})), text("add subtracts."))
+    agent = make_agent(server, workspace, tools=TOOLS)
+    assert agent.run_turn("What does add in calc.py do?").final_text == "add subtracts."
+    assert [r.get("tool_choice") for r in server.chat_requests()] == [None, None]
 
 
 def test_a_reply_showing_the_whole_new_file_is_written_without_a_nudge(server, workspace):
@@ -161,9 +182,27 @@ def test_the_block_run_as_a_call_still_needs_the_approval(server, workspace):
 
     server.add(text(block(FIXED, "The new calc.py:\n")), text("Left as it was."), text("As you said."))
     agent = make_agent(server, workspace, tools=TOOLS, mode="ask", approve=refuse)
-    agent.run_turn(REQUEST)
+    assert agent.run_turn(REQUEST).final_text == "Left as it was."  # refused: not asked for the file again
     assert asked == [("write_file", "calc.py")]
     assert (workspace / "calc.py").read_text() == CALC
+    assert all(r.get("tool_choice") is None for r in server.chat_requests())
+
+
+def test_a_refused_write_of_another_file_still_leaves_the_target_to_ask_for(server, workspace):
+    """The tests are read-only (a deny rule, the user's no): the model tried to rewrite them; calc.py is still asked for."""
+    _workspace(workspace)
+    answers = []
+
+    def only_calc(tool, args, preview):
+        answers.append(args["path"])
+        return "yes" if args["path"] == "calc.py" else "no"
+
+    rewrite_test = ("write_file", {"path": "test_calc.py", "content": "def test_add():\n    pass\n"})
+    server.add(calls(rewrite_test), text("Done."), text(block(FIXED)), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS, mode="ask", approve=only_calc)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    assert answers == ["test_calc.py", "calc.py"]
+    assert (workspace / "calc.py").read_text() == FIXED
 
 
 def test_a_question_or_a_request_without_write_file_is_answered_as_it_came(server, workspace):
