@@ -51,11 +51,15 @@ def test_command(test_file: str) -> str:
 
 def nanohermes_auto_test(home: Path, test_file: str) -> None:
     """aider's --auto-test the way NanoHermes users get it (as Claude Code's do): a PostToolUse hook in the
-    user's config runs the tests after every edit and its output joins the edit's result. `tail` keeps the
-    end of a long run (the failures' summary) and makes the hook's exit 0 whatever the tests say."""
+    user's config runs the tests after every edit. Passing, their summary joins the edit's result; failing,
+    the hook exits 2 with the end of the run (the failures) on stderr, Claude Code's "the change failed its
+    check", which the loop answers as aider answers a failing run: the file again, with the output in view."""
     config = home / "nanohermes" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    command = f"{test_command(test_file)} 2>&1 | tail -n 40"
+    tail = "tail -n 40"
+    command = (
+        f'out=$({test_command(test_file)} 2>&1) && echo "$out" | {tail} || {{ echo "$out" | {tail} >&2; exit 2; }}'
+    )
     config.write_text(f'[[hooks.PostToolUse]]\nmatcher = "edit_file|write_file"\ncommand = {json.dumps(command)}\n')
 
 

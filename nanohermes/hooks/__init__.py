@@ -34,6 +34,15 @@ COMMAND_CHARS = 80  # a hook's command as notices and refusals name it
 
 
 @dataclass(frozen=True)
+class AfterTool:
+    """What the PostToolUse hooks made of one finished call."""
+
+    added: str = ""  # what joins the result ("" for nothing)
+    ran: bool = False  # a hook ran to its end (it did not fail to start, time out or flood)
+    blocked: bool = False  # one blocked: the change failed the user's check, its reason is in `added`
+
+
+@dataclass(frozen=True)
 class ToolVerdict:
     """A PreToolUse hook's say on one call (loop/approvals.py combines it with the rules)."""
 
@@ -94,15 +103,17 @@ class Hooks:
                     return ToolVerdict(effect, self.redact(outcome.reason), _short(spec.command))
         return None
 
-    def after_tool(self, name: str, arguments: str, call_id: str, output: str, ok: bool, facts: dict) -> str:
-        """What PostToolUse hooks add to the result ("" for nothing): their note, or a block's reason."""
+    def after_tool(self, name: str, arguments: str, call_id: str, output: str, ok: bool, facts: dict) -> AfterTool:
+        """What PostToolUse hooks add to the result: their note, or a block's reason (exit 2 or
+        decision "block": as a Claude Code user's auto-test says the change failed its check)."""
         if not self.wants("PostToolUse"):
-            return ""
+            return AfterTool()
         tool_name, tool_input = self.tool_as_hooks_see_it(name, arguments)
         call = {"tool_name": tool_name, "tool_input": tool_input, "tool_use_id": call_id}
         ran = self._run("PostToolUse", tool_name, **call, tool_response={"output": output, "ok": ok, **facts})
         notes = [_attachment("PostToolUse", o.reason if o.blocked else o.context) for _, o in ran]
-        return "".join(f"\n\n{note}" for note in notes if note)
+        checked = any(not o.problem for _, o in ran)
+        return AfterTool("".join(f"\n\n{note}" for note in notes if note), checked, any(o.blocked for _, o in ran))
 
     def compacting(self, trigger: str, focus: str | None) -> None:
         """PreCompact: before the summary request (it cannot stop a compaction the window needs)."""

@@ -18,7 +18,7 @@ from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS, ResultFacts
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
-from nanohermes.hooks import Hooks
+from nanohermes.hooks import AfterTool, Hooks
 from nanohermes.loop import changes
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
@@ -176,10 +176,11 @@ class ToolRunner:
         if self._attached(turn, transcript, name, result):  # the same text is in the request: not twice
             result = replace(result, content=already_attached(result.content))
             turn.read_again = True  # for a change to one file, reason enough to ask for it whole (nudges.py)
-        if ready.refusal is None and (
-            added := self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())
-        ):  # PostToolUse, here on the loop's thread in the model's order, reads or not
-            result = replace(result, content=result.content + added, full=result.full + added)
+        after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
+        if ready.refusal is None:
+            after = self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())
+        if after.added:
+            result = replace(result, content=result.content + after.added, full=result.full + after.added)
         if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
             self.guard.forget_looks()
         elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
@@ -188,7 +189,7 @@ class ToolRunner:
         transcript.add_result(
             {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
         )
-        turn.ran(name, result.facts.changed)
+        turn.ran(name, result.facts.changed, after)
         turn.resample |= name in WRITING_TOOLS and not result.facts.changed  # the same write again, at temperature 0
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), result.ok, seconds, result.facts))

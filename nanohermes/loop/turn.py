@@ -13,6 +13,7 @@ from enum import Enum
 
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.events import StopCode
+from nanohermes.hooks import AfterTool
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.loop.wholefile import change_target
 
@@ -38,7 +39,8 @@ class Turn:
     cut_calls: int = 0  # replies cut by max_tokens inside a tool call
     runaways: int = 0  # replies sent back: looping, a call written as text, a fix shown but not made
     changed: bool = False  # a tool changed a file
-    checked: bool = False  # a command ran after the last change (the tests, say)
+    checked: bool = False  # a command ran after the last change (the tests, say), or a PostToolUse hook did
+    check_failed: bool = False  # … and that hook blocked: the change failed the user's check
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
     check_asked: bool = False  # told once to run the tests after its change
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
@@ -61,10 +63,11 @@ class Turn:
         """The one code file the request named (loop/wholefile.py)."""
         return change_target(self.attached)
 
-    def ran(self, name: str, changed: bool) -> None:
-        """A call finished: a change waits for a command run after it (its check)."""
+    def ran(self, name: str, changed: bool, after: AfterTool) -> None:
+        """A call finished: a change waits for a command run after it (its check), unless a
+        PostToolUse hook checked it (`after`); one that blocked a change asks for it again (nudges.py)."""
         if changed:
-            self.changed, self.checked = True, False
+            self.changed, self.checked, self.check_failed = True, after.ran, after.blocked
         elif name == "run_command":
             self.checked = True
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
+    CHECK_FAILED,
     GOING_ROUND,
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
@@ -19,10 +20,13 @@ from nanohermes.loop.nudges import (
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
 from nanohermes.tools.builtin import BUILTIN_TOOLS
+from nanohermes.hooks import Hooks
+from nanohermes.hooks.settings import HookSpec
 from tests.support.agents import make_agent
 from tests.support.scripted_server import calls, text
 
 TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "write_file")]
+RUN = [t for t in BUILTIN_TOOLS if t.name == "run_command"]
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 REQUEST = "Modify calc.py so that test_calc.py passes."
@@ -234,3 +238,38 @@ def test_going_round_after_a_write_asks_for_the_file_whole_again_at_most_three_t
     assert asks == [asked_for("calc.py", GOING_ROUND_AFTER_CHANGE)] * MAX_WHOLE_FILE_ASKS + [ANSWER_NOW]
     assert (workspace / "calc.py").read_text() == versions[3]
     assert result.final_text == "I could not make the test pass."
+
+
+# The auto-test a Claude Code user writes: the tests after every write, exit 2 (their output on stderr) when they fail.
+AUTO_TEST = (
+    "out=$(python -c 'from calc import add; assert add(1, 2) == 3, add(1, 2)' 2>&1) "
+    '&& echo "1 passed" || { echo "$out" >&2; exit 2; }'
+)
+
+
+def _auto_test(workspace):
+    return Hooks(
+        [HookSpec("PostToolUse", AUTO_TEST, "write_file|edit_file")], workspace, ("s1", "/tmp/s1.jsonl"), print
+    )
+
+
+def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_the_failure_in_view(server, workspace):
+    _workspace(workspace)
+    wrong = FIXED.replace("a + b", "a * b", 1)
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(FIXED)), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace))
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, "none", None]
+    failed, ask = requests[1]["messages"][-2:]
+    assert "AssertionError: 2" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
+    assert (workspace / "calc.py").read_text() == FIXED
+    assert "1 passed" in requests[2]["messages"][-1]["content"]
+
+
+def test_a_change_the_auto_test_hook_passed_is_not_sent_back_to_run_the_tests(server, workspace):
+    _workspace(workspace)
+    server.add(calls(("write_file", {"path": "calc.py", "content": FIXED})), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS + RUN, hooks=_auto_test(workspace))
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."  # no "run the tests": the hook ran them
+    assert len(server.chat_requests()) == 2
