@@ -8,6 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nanohermes.hooks import Hooks
+from nanohermes.hooks.settings import HookSpec
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
     CHECK_FAILED,
@@ -20,8 +22,6 @@ from nanohermes.loop.nudges import (
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
 from nanohermes.tools.builtin import BUILTIN_TOOLS
-from nanohermes.hooks import Hooks
-from nanohermes.hooks.settings import HookSpec
 from tests.support.agents import make_agent
 from tests.support.scripted_server import calls, text
 
