@@ -4,6 +4,10 @@ the pure parts directly, the loop through the scripted server over real HTTP."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -240,16 +244,17 @@ def test_going_round_after_a_write_asks_for_the_file_whole_again_at_most_three_t
     assert result.final_text == "I could not make the test pass."
 
 
-# The auto-test a Claude Code user writes: the tests after every write, exit 2 (their output on stderr) when they fail.
-AUTO_TEST = (
-    "out=$(python -c 'from calc import add; assert add(1, 2) == 3, add(1, 2)' 2>&1) "
-    '&& echo "1 passed" || { echo "$out" >&2; exit 2; }'
-)
+def readme_auto_test() -> str:
+    """The auto-test hook the README gives (the tests after every write; exit 2 with the failures on
+    stderr when they fail), run with this Python's pytest."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    [command] = re.findall(r"matcher = \"edit_file\|write_file\"\ncommand = '(.*)'\n", readme)
+    return command.replace("python -m pytest", f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider")
 
 
 def _auto_test(workspace):
     return Hooks(
-        [HookSpec("PostToolUse", AUTO_TEST, "write_file|edit_file")], workspace, ("s1", "/tmp/s1.jsonl"), print
+        [HookSpec("PostToolUse", readme_auto_test(), "write_file|edit_file")], workspace, ("s1", "/tmp/s1.jsonl"), print
     )
 
 
@@ -262,7 +267,7 @@ def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, "none", None]
     failed, ask = requests[1]["messages"][-2:]
-    assert "AssertionError: 2" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
+    assert "1 failed" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
     assert (workspace / "calc.py").read_text() == FIXED
     assert "1 passed" in requests[2]["messages"][-1]["content"]
 
