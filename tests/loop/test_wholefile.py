@@ -254,7 +254,10 @@ def readme_auto_test() -> str:
 
 def _auto_test(workspace):
     return Hooks(
-        [HookSpec("PostToolUse", readme_auto_test(), "write_file|edit_file")], workspace, ("s1", "/tmp/s1.jsonl"), print
+        [HookSpec("PostToolUse", readme_auto_test(), "write_file|edit_file")],
+        workspace,
+        ("s1", "/tmp/s1.jsonl"),
+        [].append,
     )
 
 
