@@ -44,6 +44,14 @@ CUT_ANSWER_NOTICES = {
     "length": "the answer was cut at max_tokens; ask to continue",
     FINISH_TOO_LONG: f"the answer passed {MAX_REPLY_CHARS // 2**20} MB and was cut there; the rest was not read",
 }
+REPEATED_WHOLE = "[Your last reply was cut: it kept repeating the same passage."
+
+
+def asked_for_again(path: str) -> str:
+    """The file asked for whole again after a reply that looped."""
+    return wholefile.asked_for(path, REPEATED_WHOLE)
+
+
 REPEATED_RETRY = (
     "[Your last reply was cut: it kept repeating the same passage (one copy is kept above). "
     "Don't repeat it. Go on from there: call a tool if something is missing, else give your answer.]"
@@ -149,6 +157,7 @@ def repaired(
     write_file call (loop/wholefile.py): run and recorded as real calls, so the next request's
     history is valid. With what to tell the user."""
     asked, turn.whole_asked = turn.whole_asked, False
+    turn.whole_repeated = asked and reply.finish_reason == FINISH_REPEATED
     if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
         return None
     if calls := tool_calls_from_text(reply.content, schemas):
@@ -191,7 +200,12 @@ def _stop_hook(turn: Turn, reply: AssistantTurn) -> Nudge | None:
 
 def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | None:
     if reply.finish_reason == FINISH_REPEATED:
-        return Nudge("repeating", REPEATED_RETRY, "the reply kept repeating itself; it was cut and the model told so")
+        turn.resample = True  # at temperature 0 the same request loops the same way
+        notice = "the reply kept repeating itself; it was cut and the model told so"
+        if turn.whole_repeated and (path := turn.target):  # the file asked for whole: asked again
+            turn.whole_asked = True
+            return Nudge("repeating", asked_for_again(path), notice, tools_off=True)
+        return Nudge("repeating", REPEATED_RETRY, notice)
     if reply.tool_calls:
         return None
     if nudge := _unmade_change(turn, reply.content, offered, answer=True) or _unchecked_change(turn, offered):
@@ -280,16 +294,17 @@ def _whole_file(turn: Turn, offered: list[str], why: str) -> Nudge | None:
     if not asks_for_a_change(turn.request) or turn.write_refused:
         return None
     turn.whole_asked, turn.whole_asks = True, turn.whole_asks + 1
+    turn.resample = False  # code is best written greedily (a reply that loops is sampled again: _runaway)
     return Nudge("write_it_whole", wholefile.asked_for(path, why), WHOLE_FILE_NOTICE.format(path=path), tools_off=True)
 
 
 def request_options(turn: Turn, nudge: Nudge | None, temperature: float | None) -> dict:
     """The next request's options: tool calls off for an answer (or a file whole) asked for so; sampled at
     RESAMPLE_TEMPERATURE (when the configured temperature is lower) once after the model went
-    round in circles — at temperature 0 the same conversation brings the same call again (not for
-    a file asked for whole: tools off, the loop is broken already, and code is best written greedily)."""
+    round in circles or a reply looped — at temperature 0 the same conversation brings the same call
+    again (not for a file asked for whole, _whole_file: code is best written greedily)."""
     options: dict = {"tool_choice": "none"} if (nudge and nudge.tools_off) or turn.whole_asked else {}
-    if turn.resample and not turn.whole_asked and (temperature is None or temperature < RESAMPLE_TEMPERATURE):
+    if turn.resample and (temperature is None or temperature < RESAMPLE_TEMPERATURE):
         options["temperature"] = RESAMPLE_TEMPERATURE
     turn.resample = False
     return options

@@ -22,12 +22,14 @@ from nanohermes.loop.nudges import (
     MAX_WHOLE_FILE_ASKS,
     NOTHING_CHANGED_YET,
     READ_AGAIN,
+    RESAMPLE_TEMPERATURE,
+    asked_for_again,
 )
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import make_agent
-from tests.support.scripted_server import calls, text
+from tests.support.scripted_server import Reply, calls, text
 
 TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "write_file")]
 RUN = [t for t in BUILTIN_TOOLS if t.name == "run_command"]
@@ -281,3 +283,22 @@ def test_a_change_the_auto_test_hook_passed_is_not_sent_back_to_run_the_tests(se
     agent = make_agent(server, workspace, tools=TOOLS + RUN, hooks=_auto_test(workspace))
     assert agent.run_turn(REQUEST).final_text == "Fixed add."  # no "run the tests": the hook ran them
     assert len(server.chat_requests()) == 2
+
+
+def test_a_whole_file_reply_that_loops_is_asked_for_again_sampled(server, workspace):
+    """At temperature 0 the same request loops the same way: the file is asked for again, sampled."""
+    _workspace(workspace)
+    loop = "    a = a.replace('-', ' ')\n    a = a.replace('.', ' ')\n    b = b.strip()\n"
+    looping = Reply(content="```python\ndef add(a, b):\n" + loop * 60, delay=0.002)
+    server.add(text("calc.py already adds."), looping, text(block(FIXED)), text("Done."))
+    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    assert agent.run_turn(REQUEST).final_text == "Done."
+    requests = server.chat_requests()
+    assert [(r.get("tool_choice"), r.get("temperature")) for r in requests] == [
+        (None, 0),
+        ("none", 0),
+        ("none", RESAMPLE_TEMPERATURE),
+        (None, 0),
+    ]
+    assert requests[2]["messages"][-1]["content"] == asked_for_again("calc.py")
+    assert (workspace / "calc.py").read_text() == FIXED
