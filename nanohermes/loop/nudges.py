@@ -294,7 +294,9 @@ def _whole_file(turn: Turn, offered: list[str], why: str) -> Nudge | None:
     if not asks_for_a_change(turn.request) or turn.write_refused:
         return None
     turn.whole_asked, turn.whole_asks = True, turn.whole_asks + 1
-    turn.resample = False  # code is best written greedily (a reply that loops is sampled again: _runaway)
+    # The first time greedily (code is best written so); asked again, the same model at temperature 0
+    # wrote the same file again (dev set): sampled. A reply that loops is sampled again too (_runaway).
+    turn.resample = turn.whole_asks > 1
     return Nudge("write_it_whole", wholefile.asked_for(path, why), WHOLE_FILE_NOTICE.format(path=path), tools_off=True)
 
 
@@ -302,7 +304,7 @@ def request_options(turn: Turn, nudge: Nudge | None, temperature: float | None) 
     """The next request's options: tool calls off for an answer (or a file whole) asked for so; sampled at
     RESAMPLE_TEMPERATURE (when the configured temperature is lower) once after the model went
     round in circles or a reply looped — at temperature 0 the same conversation brings the same call
-    again (not for a file asked for whole, _whole_file: code is best written greedily)."""
+    again (a file asked for whole: from the second time, _whole_file)."""
     options: dict = {"tool_choice": "none"} if (nudge and nudge.tools_off) or turn.whole_asked else {}
     if turn.resample and (temperature is None or temperature < RESAMPLE_TEMPERATURE):
         options["temperature"] = RESAMPLE_TEMPERATURE

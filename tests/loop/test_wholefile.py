@@ -237,11 +237,14 @@ def test_going_round_after_a_write_asks_for_the_file_whole_again_at_most_three_t
     for n in range(1, 4):
         server.add(calls(read), calls(read), text(block(versions[n], "calc.py\n")))
     server.add(calls(read), calls(read), text("I could not make the test pass."))
-    agent = make_agent(server, workspace, tools=TOOLS)
+    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
     result = agent.run_turn(REQUEST)
     requests = server.chat_requests()
     asks = [r["messages"][-1]["content"] for r in requests if r.get("tool_choice") == "none"]
     assert asks == [asked_for("calc.py", GOING_ROUND_AFTER_CHANGE)] * MAX_WHOLE_FILE_ASKS + [ANSWER_NOW]
+    # the first time greedily; asked again, sampled (greedily it wrote the same file again)
+    temperatures = [r["temperature"] for r in requests if r.get("tool_choice") == "none"]
+    assert temperatures == [0, RESAMPLE_TEMPERATURE, RESAMPLE_TEMPERATURE, RESAMPLE_TEMPERATURE]
     assert (workspace / "calc.py").read_text() == versions[3]
     assert result.final_text == "I could not make the test pass."
 
