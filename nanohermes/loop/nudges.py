@@ -44,12 +44,17 @@ CUT_ANSWER_NOTICES = {
     "length": "the answer was cut at max_tokens; ask to continue",
     FINISH_TOO_LONG: f"the answer passed {MAX_REPLY_CHARS // 2**20} MB and was cut there; the rest was not read",
 }
-REPEATED_WHOLE = "[Your last reply was cut: it kept repeating the same passage."
+# A file asked for whole that came back cut (Qwen2.5-Coder-1.5B wrote `s = s.replace(…)` lines to the
+# output limit): asked again, sampled, by why it was cut.
+WHOLE_CUT = {
+    FINISH_REPEATED: "[Your last reply was cut: it kept repeating the same passage.",
+    "length": "[Your last reply was cut at the output token limit before the file's end.",
+}
 
 
-def asked_for_again(path: str) -> str:
-    """The file asked for whole again after a reply that looped."""
-    return wholefile.asked_for(path, REPEATED_WHOLE)
+def asked_for_again(path: str, why: str = FINISH_REPEATED) -> str:
+    """The file asked for whole again after a reply cut for `why` (a finish reason)."""
+    return wholefile.asked_for(path, WHOLE_CUT[why])
 
 
 REPEATED_RETRY = (
@@ -157,7 +162,7 @@ def repaired(
     write_file call (loop/wholefile.py): run and recorded as real calls, so the next request's
     history is valid. With what to tell the user."""
     asked, turn.whole_asked = turn.whole_asked, False
-    turn.whole_repeated = asked and reply.finish_reason == FINISH_REPEATED
+    turn.whole_cut = asked and reply.finish_reason in WHOLE_CUT
     if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
         return None
     if calls := tool_calls_from_text(reply.content, schemas):
@@ -199,13 +204,13 @@ def _stop_hook(turn: Turn, reply: AssistantTurn) -> Nudge | None:
 
 
 def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | None:
+    if turn.whole_cut and (path := turn.target):  # at temperature 0 the same request is cut the same way
+        turn.whole_asked = turn.resample = True
+        notice = f"the reply with {path} whole was cut ({reply.finish_reason}); asked again"
+        return Nudge("repeating", asked_for_again(path, reply.finish_reason or ""), notice, tools_off=True)
     if reply.finish_reason == FINISH_REPEATED:
         turn.resample = True  # at temperature 0 the same request loops the same way
-        notice = "the reply kept repeating itself; it was cut and the model told so"
-        if turn.whole_repeated and (path := turn.target):  # the file asked for whole: asked again
-            turn.whole_asked = True
-            return Nudge("repeating", asked_for_again(path), notice, tools_off=True)
-        return Nudge("repeating", REPEATED_RETRY, notice)
+        return Nudge("repeating", REPEATED_RETRY, "the reply kept repeating itself; it was cut and the model told so")
     if reply.tool_calls:
         return None
     if nudge := _unmade_change(turn, reply.content, offered, answer=True) or _unchecked_change(turn, offered):

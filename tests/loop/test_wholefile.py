@@ -305,3 +305,15 @@ def test_a_whole_file_reply_that_loops_is_asked_for_again_sampled(server, worksp
     ]
     assert requests[2]["messages"][-1]["content"] == asked_for_again("calc.py")
     assert (workspace / "calc.py").read_text() == FIXED
+
+
+def test_a_whole_file_reply_cut_at_max_tokens_is_asked_for_again_not_taken_as_the_answer(server, workspace):
+    _workspace(workspace)
+    cut = Reply(content="```python\ndef add(a, b):\n    a = a.replace('-', ' ')\n", finish_reason="length")
+    server.add(text("calc.py already adds."), cut, text(block(FIXED)), text("Done."))
+    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    assert agent.run_turn(REQUEST).final_text == "Done."
+    third = server.chat_requests()[2]
+    assert (third["tool_choice"], third["temperature"]) == ("none", RESAMPLE_TEMPERATURE)
+    assert third["messages"][-1]["content"] == asked_for_again("calc.py", "length")
+    assert (workspace / "calc.py").read_text() == FIXED
