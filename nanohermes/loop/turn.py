@@ -6,12 +6,11 @@ outlives a turn (the messages, the session, its collaborators).
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass, field
 from enum import Enum
 
-from nanohermes.calls import WRITING_TOOLS
+from nanohermes.calls import WRITING_TOOLS, parse_tool_call
 from nanohermes.events import StopCode
 from nanohermes.hooks import AfterTool
 from nanohermes.loop.usage import UsageCounter
@@ -75,7 +74,8 @@ class Turn:
         """The user, a rule or a hook refused a call (not the repeat guard: a model repeating a failed
         edit is what the file asked for whole cures)."""
         if name in WRITING_TOOLS and (target := self.target) is not None:
-            self.write_refused |= _path_of(arguments) == posixpath.normpath(target)
+            path = parse_tool_call({"function": {"name": name, "arguments": arguments}}).arguments.get("path")
+            self.write_refused |= isinstance(path, str) and posixpath.normpath(path) == posixpath.normpath(target)
 
     def went_round(self, refused: bool = False) -> None:
         """A look that found the same as before, or a repeat the guard `refused`."""
@@ -85,14 +85,6 @@ class Turn:
         elif self.answer_now is AnswerNow.ASKED:
             self.rounds_since_asked += 1
             self.hopeless |= refused or self.rounds_since_asked >= ROUNDS_AFTER_ASKED
-
-
-def _path_of(arguments: str) -> str | None:
-    try:
-        path = json.loads(arguments).get("path")
-    except (ValueError, AttributeError):
-        return None
-    return posixpath.normpath(path) if isinstance(path, str) else None
 
 
 class StopTurn(Exception):
