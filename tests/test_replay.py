@@ -84,9 +84,17 @@ def in_process_cli(args: list[str], workspace, env: dict, timeout: float) -> tup
 
 def _shape(request: dict) -> list:
     """What must match between the recorded run and the replay: who said what, which call
-    each result answers, and the reply budget."""
+    each result answers, and the reply budget. Call ids are numbered in order of appearance: the
+    ids NanoHermes makes for a call it runs for the model (a file written whole, a call repaired
+    from text) are random, the pairing is what must hold."""
+    number: dict[str, int] = {}
     messages = [
-        (m["role"], m.get("tool_call_id"), [c["id"] for c in m.get("tool_calls") or []]) for m in request["messages"]
+        (
+            m["role"],
+            m.get("tool_call_id") and number.setdefault(m["tool_call_id"], len(number)),
+            [number.setdefault(c["id"], len(number)) for c in m.get("tool_calls") or []],
+        )
+        for m in request["messages"]
     ]
     return [request.get("stream", False), request.get("max_tokens"), messages]
 

@@ -175,6 +175,7 @@ class ToolRunner:
         call_id, name, arguments, _ = ready.call
         if self._attached(turn, transcript, name, result):  # the same text is in the request: not twice
             result = replace(result, content=already_attached(result.content))
+            turn.read_again = True  # for a change to one file, reason enough to ask for it whole (nudges.py)
         after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
         if ready.refusal is None:
             after = self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())

@@ -56,6 +56,7 @@ class Turn:
     whole_asks: int = 0  # … how often this turn
     whole_cut: bool = False  # … and the reply was cut: looping, or at max_tokens (nudges.py asks again, sampled)
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
+    read_again: bool = False  # the last reply read a file as attached to the request (nudges.answer_now)
 
     @property
     def target(self) -> str | None:

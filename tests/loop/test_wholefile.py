@@ -21,6 +21,7 @@ from nanohermes.loop.nudges import (
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
     NOTHING_CHANGED_YET,
+    READ_AGAIN,
     RESAMPLE_TEMPERATURE,
     asked_for_again,
 )
@@ -124,6 +125,22 @@ def _workspace(workspace):
     (workspace / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
 
 
+def test_reading_an_attached_file_again_asks_for_the_file_whole_tools_off_and_writes_the_block(server, workspace):
+    _workspace(workspace)
+    server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED, "calc.py\n")), text("Fixed add."))
+    events = []
+    agent = make_agent(server, workspace, tools=TOOLS, events=events)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, "none", None]
+    assert requests[1]["messages"][-1]["content"] == asked_for("calc.py", READ_AGAIN)
+    assert (workspace / "calc.py").read_text() == FIXED
+    written = requests[2]["messages"][-2:]
+    assert [c["function"]["name"] for c in written[0]["tool_calls"]] == ["write_file"]
+    assert written[1]["role"] == "tool" and written[1]["tool_call_id"] == written[0]["tool_calls"][0]["id"]
+    assert any("calc.py whole in a code block" in str(e) for e in events)
+
+
 def test_going_round_on_a_change_asks_for_the_file_whole(server, workspace):
     _workspace(workspace)
     (workspace / "notes.txt").write_text("add must add\n")
@@ -137,7 +154,7 @@ def test_going_round_on_a_change_asks_for_the_file_whole(server, workspace):
     assert (workspace / "calc.py").read_text() == FIXED
 
 
-def test_a_question_about_the_file_is_not_asked_for_it_whole(server, workspace):
+def test_a_question_about_the_file_is_not_asked_for_it_whole_when_an_attached_file_is_read(server, workspace):
     _workspace(workspace)
     server.add(calls(("read_file", {"path": "calc.py"})), text("add subtracts."))
     agent = make_agent(server, workspace, tools=TOOLS)
