@@ -273,7 +273,8 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
     file whole also after the model read a file attached to the request (it has them all), and after
     a PostToolUse hook blocked a change (the user's auto-test failed)."""
     offered = _names(schemas)
-    (read_again, failed), turn.read_again, turn.check_failed = (turn.read_again, turn.check_failed), False, False
+    read_again, failed = turn.read_again, turn.check_failed
+    turn.read_again = turn.check_failed = False  # each is answered once
     if failed and "edit_file" in offered and (whole := _whole_file(turn, offered, CHECK_FAILED)):
         return whole  # as aider's --auto-test sends a failing test run back
     if read_again and turn.answer_now is AnswerNow.NOT_NEEDED and "edit_file" in offered:
