@@ -12,12 +12,14 @@ TO_MODEL = {
     StopCode.MAX_STEPS: "the step limit was reached",
     StopCode.REPEATING: "you kept repeating the same tool call",
     StopCode.CUT_CALLS: "your tool calls kept being cut by the output token limit",
+    StopCode.CHECK_FAILING: "your change still fails the check a PostToolUse hook runs, after several tries",
 }
 # To the agent that gave a helper its task, about the helper (`{steps}`: "3 steps").
 ABOUT_HELPER = {
     StopCode.MAX_STEPS: "at its step limit ({steps})",
     StopCode.REPEATING: "because it kept repeating the same tool call",
     StopCode.CUT_CALLS: "because its replies kept being cut by max_tokens",
+    StopCode.CHECK_FAILING: "because its change kept failing the check a PostToolUse hook runs",
 }
 # To people: the command line, the REPL and an editor.
 FOR_PEOPLE = {
@@ -26,6 +28,10 @@ FOR_PEOPLE = {
     StopCode.CUT_CALLS: (
         "The model's replies keep hitting max_tokens in the middle of a tool call; stopped. "
         "Raise max_tokens or ask for smaller steps."
+    ),
+    StopCode.CHECK_FAILING: (
+        "Stopped: the change still fails the check a PostToolUse hook runs, after {tries} tries at the whole file; "
+        "the file is as last written."
     ),
     StopCode.INTERRUPTED: "interrupted",
     StopCode.NEEDS_APPROVAL: (

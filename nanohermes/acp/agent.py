@@ -193,7 +193,7 @@ class NanoHermesAgent:
             return "cancelled"
         if result == COMMAND_DONE:
             return "end_turn"
-        if result.stop_code in (ev.StopCode.REPEATING, ev.StopCode.CUT_CALLS):
+        if result.stop_code in (ev.StopCode.REPEATING, ev.StopCode.CUT_CALLS, ev.StopCode.CHECK_FAILING):
             from nanohermes.stops import stop_message
 
             session.outbox.put_nowait(("update", updates.text_delta(f"\n\n{stop_message(result)}")))

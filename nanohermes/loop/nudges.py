@@ -121,8 +121,14 @@ READ_AGAIN = "[NanoHermes: that file is attached to the request above, unchanged
 # A PostToolUse hook that blocks a change (exit 2, decision "block") is a Claude Code user's
 # auto-test saying the change failed: its output is in the change's result.
 CHECK_FAILED = "[NanoHermes: the check a PostToolUse hook ran after your change failed (its output is above)."
-# aider's --auto-test sends failing tests back three times; a 1.5B model needs 2–3 minutes for each
-MAX_WHOLE_FILE_ASKS = 3
+# The first read of an attached file's ask, then three more, as aider's --auto-test sends failing tests
+# back three times; a 1.5B model needs 1–3 minutes for each. Failing the check after that, the run stops.
+MAX_WHOLE_FILE_ASKS = 4
+# Going round after the user's check passed: the work is done, only the answer is missing.
+CHECK_PASSED = (
+    "[NanoHermes: the check a PostToolUse hook ran after your change passed, and you are going round in circles. "
+    "No tool calls in this reply: give your answer.]"
+)
 MAKE_IT_NOW = f"{GOING_ROUND} Make the change now with edit_file or write_file; if it cannot be made, say why.]"
 # Qwen2.5-Coder-1.5B, asked to make a module pass its tests, edited it and answered that they
 # pass without running them (every Exercism run we read; aider runs them for it, --auto-test).
@@ -277,15 +283,24 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
     turn.read_again = turn.check_failed = False  # each is answered once
     if failed and "edit_file" in offered and (whole := _whole_file(turn, offered, CHECK_FAILED)):
         return whole  # as aider's --auto-test sends a failing test run back
+    if failed and turn.whole_asks >= MAX_WHOLE_FILE_ASKS:  # as aider stops after its third try
+        raise StopTurn(StopCode.CHECK_FAILING, tries=turn.whole_asks)
     if read_again and turn.answer_now is AnswerNow.NOT_NEEDED and "edit_file" in offered:
         return _whole_file(turn, offered, READ_AGAIN)  # the file whole at the first read of an attached one
     if turn.answer_now is not AnswerNow.DUE:
         return None
     why = GOING_ROUND_AFTER_CHANGE if turn.changed else GOING_ROUND
-    if "edit_file" in offered and (whole := _whole_file(turn, offered, why)):
+    if not turn.check_passed and "edit_file" in offered and (whole := _whole_file(turn, offered, why)):
         turn.answer_now = AnswerNow.NOT_NEEDED  # going round again asks again, or for the answer at last
         return whole
     turn.answer_now = AnswerNow.ASKED
+    if turn.check_passed:
+        return Nudge(
+            "answer_now",
+            CHECK_PASSED,
+            "the check passed and the model went round; asked for its answer",
+            tools_off=True,
+        )
     if not turn.changed and asks_for_a_change(turn.request) and "edit_file" in offered:
         return Nudge("make_it_now", MAKE_IT_NOW, "the model was going round in circles; asked it to make the change")
     notice = "the model was going round in circles; asked it for its answer, tool calls off"

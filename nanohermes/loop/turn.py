@@ -40,6 +40,7 @@ class Turn:
     changed: bool = False  # a tool changed a file
     checked: bool = False  # a command ran after the last change (the tests, say), or a PostToolUse hook did
     check_failed: bool = False  # … and that hook blocked: the change failed the user's check
+    check_passed: bool = False  # the last PostToolUse hook that ran after a write let it pass
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
     check_asked: bool = False  # told once to run the tests after its change
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
@@ -63,13 +64,23 @@ class Turn:
         """The one code file the request named (loop/wholefile.py)."""
         return change_target(self.attached)
 
-    def ran(self, name: str, changed: bool, after: AfterTool) -> None:
+    def ran(self, name: str, changed: bool, after: AfterTool, same_write: bool = False) -> None:
         """A call finished: a change waits for a command run after it (its check), unless a
-        PostToolUse hook checked it (`after`); one that blocked a change asks for it again (nudges.py)."""
+        PostToolUse hook checked it (`after`); one that blocked a change asks for it again (nudges.py).
+        `same_write`: a write that left its file as it was. Refused by the check, it is the model's
+        answer to the failure, asked for again like a change; after the check passed, the work is
+        done and the model is going round (Qwen2.5-Coder-1.5B, its tests passing, wrote the same
+        file and ran the same tests for 17 more requests)."""
         if changed:
             self.changed, self.checked, self.check_failed = True, after.ran, after.blocked
         elif name == "run_command":
             self.checked = True
+        elif same_write and after.blocked:
+            self.check_failed = True
+        elif same_write and self.check_passed:
+            self.went_round()
+        if after.ran and name in WRITING_TOOLS:
+            self.check_passed = not after.blocked
 
     def refused(self, name: str, arguments: str) -> None:
         """The user, a rule or a hook refused a call (not the repeat guard: a model repeating a failed

@@ -59,7 +59,8 @@ def asked_for(path: str, why: str) -> str:
 def as_write(reply: AssistantTurn, path: str, workspace: Path, asked: bool) -> AssistantTurn | None:
     """`reply` as a write_file call of `path` when its text holds the whole new file: the block
     asked for (`asked`), else one block introduced by the file's name that keeps the file's
-    functions and classes. None when it does not, or the file would not change."""
+    functions and classes. None when it does not, or it was not asked for and would not change the file
+    (asked for, the same file again is the model's answer to the ask: the write says it changed nothing)."""
     if reply.tool_calls or reply.finish_reason not in (None, "stop"):
         return None  # a reply cut short never replaces a file
     try:
@@ -67,7 +68,7 @@ def as_write(reply: AssistantTurn, path: str, workspace: Path, asked: bool) -> A
     except (OSError, UnicodeDecodeError):
         return None
     found = _asked_block(reply.content, path) if asked else _shown_block(reply.content, path, current)
-    if found is None or found[0].strip() == current.strip():
+    if found is None or (not asked and found[0].strip() == current.strip()):
         return None
     content, rest = found
     call = {

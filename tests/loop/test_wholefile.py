@@ -12,11 +12,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nanohermes.events import StopCode
 from nanohermes.hooks import Hooks
 from nanohermes.hooks.settings import HookSpec
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
     CHECK_FAILED,
+    CHECK_PASSED,
+    FINAL_ANSWER_REQUEST,
     GOING_ROUND,
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
@@ -27,6 +30,7 @@ from nanohermes.loop.nudges import (
 )
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
+from nanohermes.stops import TO_MODEL
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import make_agent
 from tests.support.scripted_server import Reply, calls, text
@@ -92,10 +96,14 @@ def test_the_longest_block_is_the_file_and_one_that_does_not_parse_is_not_taken(
     )
 
 
-def test_a_reply_cut_short_or_the_same_file_again_writes_nothing(tmp_path):
+def test_a_reply_cut_short_or_the_same_file_again_unasked_writes_nothing(tmp_path):
     (tmp_path / "calc.py").write_text(CALC)
     assert as_write(AssistantTurn(content=block(FIXED), finish_reason="length"), "calc.py", tmp_path, True) is None
-    assert as_write(AssistantTurn(content=block(CALC + "\n")), "calc.py", tmp_path, True) is None
+    same = AssistantTurn(content=block(CALC + "\n", "calc.py:\n"))
+    assert as_write(same, "calc.py", tmp_path, asked=False) is None
+    # asked for, the same file is the model's answer: a write that will say it changed nothing
+    [call] = as_write(same, "calc.py", tmp_path, asked=True).tool_calls
+    assert json.loads(call["function"]["arguments"])["content"] == CALC + "\n"
     assert as_write(AssistantTurn(content=block(FIXED)), "gone.py", tmp_path, True) is None
 
 
@@ -227,14 +235,14 @@ def test_a_question_or_a_request_without_write_file_is_answered_as_it_came(serve
     assert (workspace / "calc.py").read_text() == CALC
 
 
-def test_going_round_after_a_write_asks_for_the_file_whole_again_at_most_three_times(server, workspace):
+def test_going_round_after_a_write_asks_for_the_file_whole_again_a_bounded_number_of_times(server, workspace):
     """As aider's --auto-test sends failing tests back: after the model wrote the file and went round
     (the tests' output in the history), the file whole again, tools off; then the usual answer."""
     _workspace(workspace)
     read = ("read_file", {"path": "calc.py"})
-    versions = [FIXED.replace("a + b", f"a + b + {n}") for n in range(4)]
+    versions = [FIXED.replace("a + b", f"a + b + {n}") for n in range(MAX_WHOLE_FILE_ASKS + 1)]
     server.add(calls(("write_file", {"path": "calc.py", "content": versions[0]})))
-    for n in range(1, 4):
+    for n in range(1, MAX_WHOLE_FILE_ASKS + 1):
         server.add(calls(read), calls(read), text(block(versions[n], "calc.py\n")))
     server.add(calls(read), calls(read), text("I could not make the test pass."))
     agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
@@ -244,8 +252,8 @@ def test_going_round_after_a_write_asks_for_the_file_whole_again_at_most_three_t
     assert asks == [asked_for("calc.py", GOING_ROUND_AFTER_CHANGE)] * MAX_WHOLE_FILE_ASKS + [ANSWER_NOW]
     # the first time greedily; asked again, sampled (greedily it wrote the same file again)
     temperatures = [r["temperature"] for r in requests if r.get("tool_choice") == "none"]
-    assert temperatures == [0, RESAMPLE_TEMPERATURE, RESAMPLE_TEMPERATURE, RESAMPLE_TEMPERATURE]
-    assert (workspace / "calc.py").read_text() == versions[3]
+    assert temperatures == [0] + [RESAMPLE_TEMPERATURE] * MAX_WHOLE_FILE_ASKS
+    assert (workspace / "calc.py").read_text() == versions[-1]
     assert result.final_text == "I could not make the test pass."
 
 
@@ -278,6 +286,59 @@ def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_
     assert "1 failed" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
     assert (workspace / "calc.py").read_text() == FIXED
     assert "1 passed" in requests[2]["messages"][-1]["content"]
+
+
+def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(server, workspace):
+    """At temperature 0 the model answered a failing check with the file as it was: that write changed
+    nothing, the check still failed, and it is asked for again (sampled), not left to go round."""
+    _workspace(workspace)
+    wrong = FIXED.replace("a + b", "a * b", 1)
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)))
+    server.add(text(block(FIXED)), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace), temperature=0)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
+        (None, 0),
+        ("none", 0),
+        ("none", RESAMPLE_TEMPERATURE),
+        (None, 0),
+    ]
+    unchanged, ask = requests[2]["messages"][-2:]
+    assert "unchanged" in unchanged["content"] and "1 failed" in unchanged["content"]
+    assert ask["content"] == asked_for("calc.py", CHECK_FAILED)
+    assert (workspace / "calc.py").read_text() == FIXED
+
+
+def test_a_change_that_still_fails_the_check_after_the_last_ask_stops_the_run(server, workspace):
+    """A hopeless run ends as aider's does after its third try: no more asks, no going round to the step
+    limit; one last request (tools off) for the answer, and the stop says why."""
+    _workspace(workspace)
+    tries = [FIXED.replace("a + b", f"a * b * {n + 5}", 1) for n in range(MAX_WHOLE_FILE_ASKS + 1)]
+    server.add(calls(("write_file", {"path": "calc.py", "content": tries[0]})))
+    server.add(*[text(block(code)) for code in tries[1:]], text("add still fails its test."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace), max_steps=50)
+    result = agent.run_turn(REQUEST)
+    assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": MAX_WHOLE_FILE_ASKS}
+    assert result.final_text.endswith("add still fails its test.")
+    requests = server.chat_requests()
+    assert len(requests) == 1 + MAX_WHOLE_FILE_ASKS + 1
+    final = FINAL_ANSWER_REQUEST.format(why=TO_MODEL[StopCode.CHECK_FAILING])
+    assert requests[-1]["messages"][-1]["content"] == final and requests[-1]["tool_choice"] == "none"
+    assert (workspace / "calc.py").read_text() == tries[-1]
+
+
+def test_the_same_file_written_again_after_the_check_passed_asks_for_the_answer(server, workspace):
+    """Its tests passing, the 1.5B model wrote the same file and ran the same tests for 17 more
+    requests: the same write after a passed check is going round, and only the answer is asked for."""
+    _workspace(workspace)
+    write = ("write_file", {"path": "calc.py", "content": FIXED})
+    server.add(calls(write), calls(write), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace))
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, None, "none"]
+    assert requests[2]["messages"][-1]["content"] == CHECK_PASSED
 
 
 def test_a_change_the_auto_test_hook_passed_is_not_sent_back_to_run_the_tests(server, workspace):
