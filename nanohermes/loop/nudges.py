@@ -277,7 +277,8 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
     the one code file the request named: that file whole, tools off, made or not (going round after
     a write, the model is stuck on a file the tests refuse), MAX_WHOLE_FILE_ASKS times a turn; that
     file whole also after the model read a file attached to the request (it has them all), and after
-    a PostToolUse hook blocked a change (the user's auto-test failed)."""
+    a PostToolUse hook blocked a change (the user's auto-test failed); blocked after the last ask,
+    StopTurn. After the check passed, going round asks for the answer only."""
     offered = _names(schemas)
     read_again, failed = turn.read_again, turn.check_failed
     turn.read_again = turn.check_failed = False  # each is answered once

@@ -7,7 +7,8 @@ off, 45 of 113 (edit_file, on seven of them: 8 of 80; blocks 34 of 80). So when 
 change one file (the only code file it named that is no test and no document) goes unmade, the
 loop asks for that file whole, tools off, and runs the reply's block as a write_file call:
 through the approvals, recorded as a real call, so the history stays valid. Going round after a
-write (the tests it was shown refuse the file), it is asked again, up to three times a turn
+write (the tests it was shown refuse the file), it is asked again, up to four asks a turn; a
+change the user's check (a PostToolUse hook) still refuses after those ends the run
 (loop/nudges.py). A reply that shows the whole new file unasked, introduced by its name, is
 taken the same way when it keeps every function and class the file has (a snippet never
 replaces a file).
