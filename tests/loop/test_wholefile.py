@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes.events import StopCode
-from nanohermes.hooks import Hooks
+from nanohermes.hooks import AfterTool, Hooks
 from nanohermes.hooks.settings import HookSpec
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
@@ -28,6 +28,7 @@ from nanohermes.loop.nudges import (
     RESAMPLE_TEMPERATURE,
     asked_for_again,
 )
+from nanohermes.loop.turn import AnswerNow, Turn
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
 from nanohermes.stops import TO_MODEL
@@ -286,6 +287,24 @@ def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_
     assert "1 failed" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
     assert (workspace / "calc.py").read_text() == FIXED
     assert "1 passed" in requests[2]["messages"][-1]["content"]
+
+
+def test_a_turn_keeps_the_verdict_of_the_last_check_of_a_write_and_reads_the_same_write_by_it():
+    passed, blocked, unchecked = AfterTool(ran=True), AfterTool(ran=True, blocked=True), AfterTool()
+    turn = Turn(REQUEST)
+    turn.ran("write_file", True, passed)
+    assert turn.check_passed and not turn.check_failed and turn.answer_now is AnswerNow.NOT_NEEDED
+    turn.ran("run_command", False, unchecked)  # the tests run by hand: no hook, the verdict stands
+    turn.ran("write_file", False, unchecked)  # refused (not a same write): nothing follows from it
+    assert turn.check_passed and turn.answer_now is AnswerNow.NOT_NEEDED
+    turn.ran("write_file", False, passed, same_write=True)  # done, and writing the same file again
+    assert turn.answer_now is AnswerNow.DUE
+    turn = Turn(REQUEST)
+    turn.ran("edit_file", True, blocked)
+    assert turn.check_failed and not turn.check_passed
+    turn.check_failed = False  # answered (nudges.answer_now)
+    turn.ran("write_file", False, blocked, same_write=True)  # the same failing file again: asked again
+    assert turn.check_failed and turn.answer_now is AnswerNow.NOT_NEEDED
 
 
 def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(server, workspace):
