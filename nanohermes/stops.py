@@ -30,8 +30,8 @@ FOR_PEOPLE = {
         "Raise max_tokens or ask for smaller steps."
     ),
     StopCode.CHECK_FAILING: (
-        "Stopped: the change still fails the check a PostToolUse hook runs, after {tries} tries at the whole file; "
-        "the file is as last written."
+        "Stopped: the change still fails the check a PostToolUse hook runs, after the file was asked for "
+        "whole {tries} times; the file is as last written."
     ),
     StopCode.INTERRUPTED: "interrupted",
     StopCode.NEEDS_APPROVAL: (
