@@ -31,7 +31,7 @@ from nanohermes.loop.nudges import (
 from nanohermes.loop.turn import AnswerNow, Turn
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
-from nanohermes.stops import TO_MODEL
+from nanohermes.stops import TO_MODEL, stop_message
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import make_agent
 from tests.support.scripted_server import Reply, calls, text
@@ -340,6 +340,7 @@ def test_a_change_that_still_fails_the_check_after_the_last_ask_stops_the_run(se
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": MAX_WHOLE_FILE_ASKS}
     assert result.final_text.endswith("add still fails its test.")
+    assert f"asked for whole {MAX_WHOLE_FILE_ASKS} times" in stop_message(result)
     requests = server.chat_requests()
     assert len(requests) == 1 + MAX_WHOLE_FILE_ASKS + 1
     final = FINAL_ANSWER_REQUEST.format(why=TO_MODEL[StopCode.CHECK_FAILING])
