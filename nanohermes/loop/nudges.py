@@ -52,6 +52,12 @@ WHOLE_CUT = {
 }
 
 
+# … or that came back as a write_file call written as text the loop could not repair (Qwen2.5-Coder-1.5B,
+# asked for allergies.py whole, wrote it as ```json {"name": "write_file", …} with a bracket wrong, twice;
+# told "make a real tool call", it read the tests instead): asked again for what was asked, sampled.
+WHOLE_AS_CALL = "[Your last reply wrote a {name} call as text, so nothing ran; no call is needed for this."
+
+
 def asked_for_again(path: str, why: str = FINISH_REPEATED) -> str:
     """The file asked for whole again after a reply cut for `why` (a finish reason)."""
     return wholefile.asked_for(path, WHOLE_CUT[why])
@@ -167,8 +173,8 @@ def repaired(
     calls it means, or one that holds the whole new file the request asked to change, as its
     write_file call (loop/wholefile.py): run and recorded as real calls, so the next request's
     history is valid. With what to tell the user."""
-    asked, turn.whole_asked = turn.whole_asked, False
-    turn.whole_cut = asked and reply.finish_reason in WHOLE_CUT
+    asked = turn.whole_reply = turn.whole_asked
+    turn.whole_asked = False
     if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
         return None
     if calls := tool_calls_from_text(reply.content, schemas):
@@ -210,10 +216,9 @@ def _stop_hook(turn: Turn, reply: AssistantTurn) -> Nudge | None:
 
 
 def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | None:
-    if turn.whole_cut and (path := turn.target):  # at temperature 0 the same request is cut the same way
-        turn.whole_asked = turn.resample = True
-        notice = f"the reply with {path} whole was cut ({reply.finish_reason}); asked again"
-        return Nudge("repeating", asked_for_again(path, reply.finish_reason or ""), notice, tools_off=True)
+    if turn.whole_reply and (path := turn.target) and (again := _whole_again(reply, path, offered)):
+        turn.whole_asked = turn.resample = True  # at temperature 0 the same request brings the same reply
+        return again
     if reply.finish_reason == FINISH_REPEATED:
         turn.resample = True  # at temperature 0 the same request loops the same way
         return Nudge("repeating", REPEATED_RETRY, "the reply kept repeating itself; it was cut and the model told so")
@@ -225,6 +230,17 @@ def _runaway(turn: Turn, reply: AssistantTurn, offered: list[str]) -> Nudge | No
         notice = f"the model wrote a {name} call as text; told it to make a real call"
         return Nudge("call_as_text", CALL_AS_TEXT_RETRY.format(name=name), notice)
     return None
+
+
+def _whole_again(reply: AssistantTurn, path: str, offered: list[str]) -> Nudge | None:
+    """The file asked for whole again: the reply to that ask was cut, or it wrote a call as text."""
+    if reply.finish_reason in WHOLE_CUT:
+        notice = f"the reply with {path} whole was cut ({reply.finish_reason}); asked again"
+        return Nudge("repeating", asked_for_again(path, reply.finish_reason or ""), notice, tools_off=True)
+    if reply.tool_calls or not (name := tool_call_in_text(reply.content, offered)):
+        return None
+    notice = f"asked for {path} whole, the model wrote a {name} call as text; asked again"
+    return Nudge("call_as_text", wholefile.asked_for(path, WHOLE_AS_CALL.format(name=name)), notice, tools_off=True)
 
 
 def unmade_change(turn: Turn, reply_text: str, schemas: list[dict]) -> Nudge | None:

@@ -55,7 +55,7 @@ class Turn:
     resample: bool = False  # it went round, or a write changed nothing: the next request is sampled (nudges.py)
     whole_asked: bool = False  # the next reply is asked for the target file whole, tools off (loop/wholefile.py)
     whole_asks: int = 0  # … how often this turn
-    whole_cut: bool = False  # … and the reply was cut: looping, or at max_tokens (nudges.py asks again, sampled)
+    whole_reply: bool = False  # the reply in hand answers that ask (cut, or a call as text: asked again, nudges.py)
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (nudges.answer_now)
 

@@ -26,6 +26,7 @@ from nanohermes.loop.nudges import (
     NOTHING_CHANGED_YET,
     READ_AGAIN,
     RESAMPLE_TEMPERATURE,
+    WHOLE_AS_CALL,
     asked_for_again,
 )
 from nanohermes.loop.turn import AnswerNow, Turn
@@ -367,6 +368,26 @@ def test_a_change_the_auto_test_hook_passed_is_not_sent_back_to_run_the_tests(se
     agent = make_agent(server, workspace, tools=TOOLS + RUN, hooks=_auto_test(workspace))
     assert agent.run_turn(REQUEST).final_text == "Fixed add."  # no "run the tests": the hook ran them
     assert len(server.chat_requests()) == 2
+
+
+def test_a_whole_file_reply_written_as_a_broken_call_is_asked_for_again_as_asked(server, workspace):
+    """Asked for the file whole, the model wrote a write_file call as text with a bracket wrong (no
+    call to repair): asked again for the block, sampled, not told to make a real call."""
+    _workspace(workspace)
+    broken = '```json\n{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\\n"]}\n```'
+    server.add(calls(("read_file", {"path": "calc.py"})), text(broken), text(block(FIXED)), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    requests = server.chat_requests()
+    assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
+        (None, 0),
+        ("none", 0),
+        ("none", RESAMPLE_TEMPERATURE),
+        (None, 0),
+    ]
+    again = WHOLE_AS_CALL.format(name="write_file")
+    assert requests[2]["messages"][-1]["content"] == asked_for("calc.py", again)
+    assert (workspace / "calc.py").read_text() == FIXED
 
 
 def test_a_whole_file_reply_that_loops_is_asked_for_again_sampled(server, workspace):
