@@ -110,7 +110,7 @@ class ToolRunner:
         self._open[call.id] = call.name
         refusal = self.guard.see(call.name, call.arguments)
         if refusal is not None:
-            turn.went_round(refused=True)
+            turn.repeated(call.name)
         tool = self.tools.get(call.name)
         call_ctx = replace(ctx, call_id=call.id, progress=lambda text: self._progress(ctx, call.id, call.name, text))
         if refusal is None and tool is not None:

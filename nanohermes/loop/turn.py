@@ -40,7 +40,8 @@ class Turn:
     changed: bool = False  # a tool changed a file
     checked: bool = False  # a command ran after the last change (the tests, say), or a PostToolUse hook did
     check_failed: bool = False  # … and that hook blocked: the change failed the user's check
-    check_passed: bool = False  # the last PostToolUse hook that ran after a write let it pass
+    check_passed: bool | None = None  # what the last PostToolUse hook that ran after a write said (None: none ran)
+    same_failed: bool = False  # the last write left its file as it was, and the check still failed
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
     check_asked: bool = False  # told once to run the tests after its change
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
@@ -71,6 +72,8 @@ class Turn:
         answer to the failure, asked for again like a change; after the check passed, the work is
         done and the model is going round (Qwen2.5-Coder-1.5B, its tests passing, wrote the same
         file and ran the same tests for 17 more requests)."""
+        if changed or same_write:  # a write that ran (a refused one leaves things as they were)
+            self.same_failed = same_write and after.blocked
         if changed:
             self.changed, self.checked, self.check_failed = True, after.ran, after.blocked
         elif name == "run_command":
@@ -81,6 +84,13 @@ class Turn:
             self.went_round()
         if after.ran and name in WRITING_TOOLS:
             self.check_passed = not after.blocked
+
+    def repeated(self, name: str) -> None:
+        """The repeat guard refused a call: going round. A write refused so after its check failed is
+        the same failing file once more (ran(), same_write)."""
+        self.went_round(refused=True)
+        if name in WRITING_TOOLS and self.check_passed is False:
+            self.check_failed = self.same_failed = True
 
     def refused(self, name: str, arguments: str) -> None:
         """The user, a rule or a hook refused a call (not the repeat guard: a model repeating a failed

@@ -305,7 +305,13 @@ def test_a_turn_keeps_the_verdict_of_the_last_check_of_a_write_and_reads_the_sam
     assert turn.check_failed and not turn.check_passed
     turn.check_failed = False  # answered (nudges.answer_now)
     turn.ran("write_file", False, blocked, same_write=True)  # the same failing file again: asked again
-    assert turn.check_failed and turn.answer_now is AnswerNow.NOT_NEEDED
+    assert turn.check_failed and turn.same_failed and turn.answer_now is AnswerNow.NOT_NEEDED
+    turn.check_failed = turn.same_failed = False
+    turn.repeated("write_file")  # once more, refused by the repeat guard: the same failing file still
+    assert turn.check_failed and turn.same_failed and turn.answer_now is AnswerNow.DUE
+    turn = Turn(REQUEST)
+    turn.repeated("write_file")  # no check ran: only going round
+    assert not turn.check_failed and not turn.same_failed and turn.answer_now is AnswerNow.DUE
 
 
 def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(server, workspace):
@@ -328,6 +334,26 @@ def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(ser
     assert "unchanged" in unchanged["content"] and "1 failed" in unchanged["content"]
     assert ask["content"] == asked_for("calc.py", CHECK_FAILED)
     assert (workspace / "calc.py").read_text() == FIXED
+
+
+def test_the_same_failing_file_again_after_a_sampled_ask_stops_the_run(server, workspace):
+    """Asked again at RESAMPLE_TEMPERATURE, the model wrote the same file: the same check fails the
+    same way, so the run stops there (one last request for the answer) instead of going round."""
+    _workspace(workspace)
+    wrong = FIXED.replace("a + b", "a * b", 1)
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)), text(block(wrong)))
+    server.add(text("add multiplies; I could not fix it."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace), temperature=0)
+    result = agent.run_turn(REQUEST)
+    assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": 2}
+    requests = server.chat_requests()
+    assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
+        (None, 0),
+        ("none", 0),
+        ("none", RESAMPLE_TEMPERATURE),
+        ("none", 0),
+    ]
+    assert requests[-1]["messages"][-1]["content"] == FINAL_ANSWER_REQUEST.format(why=TO_MODEL[StopCode.CHECK_FAILING])
 
 
 def test_a_change_that_still_fails_the_check_after_the_last_ask_stops_the_run(server, workspace):
