@@ -276,6 +276,14 @@ def _auto_test(workspace):
     )
 
 
+def _quick_check(workspace):
+    """A PostToolUse check that costs no Python start: add adds, else exit 2 with the failure on stderr."""
+    command = 'grep -q "return a + b$" calc.py && echo "1 passed" || { echo "1 failed: add(1, 2) != 3" >&2; exit 2; }'
+    return Hooks(
+        [HookSpec("PostToolUse", command, "write_file|edit_file")], workspace, ("s1", "/tmp/s1.jsonl"), [].append
+    )
+
+
 def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_the_failure_in_view(server, workspace):
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
@@ -321,7 +329,7 @@ def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(ser
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)))
     server.add(text(block(FIXED)), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace), temperature=0)
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
@@ -343,7 +351,7 @@ def test_the_same_failing_file_again_after_a_sampled_ask_stops_the_run(server, w
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)), text(block(wrong)))
     server.add(text("add multiplies; I could not fix it."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace), temperature=0)
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": 2}
     requests = server.chat_requests()
@@ -363,7 +371,7 @@ def test_a_change_that_still_fails_the_check_after_the_last_ask_stops_the_run(se
     tries = [FIXED.replace("a + b", f"a * b * {n + 5}", 1) for n in range(MAX_WHOLE_FILE_ASKS + 1)]
     server.add(calls(("write_file", {"path": "calc.py", "content": tries[0]})))
     server.add(*[text(block(code)) for code in tries[1:]], text("add still fails its test."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace), max_steps=50)
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), max_steps=50)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": MAX_WHOLE_FILE_ASKS}
     assert result.final_text.endswith("add still fails its test.")
@@ -381,7 +389,7 @@ def test_the_same_file_written_again_after_the_check_passed_asks_for_the_answer(
     _workspace(workspace)
     write = ("write_file", {"path": "calc.py", "content": FIXED})
     server.add(calls(write), calls(write), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace))
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, "none"]
