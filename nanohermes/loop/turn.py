@@ -69,7 +69,8 @@ class Turn:
         """A call finished: a change waits for a command run after it (its check), unless a
         PostToolUse hook checked it (`after`); one that blocked a change asks for it again (nudges.py).
         `same_write`: a write that left its file as it was. Refused by the check, it is the model's
-        answer to the failure, asked for again like a change; after the check passed, the work is
+        answer to the failure: asked for again like a change, or, after a sampled ask, the run
+        stops (nudges.answer_now); after the check passed, the work is
         done and the model is going round (Qwen2.5-Coder-1.5B, its tests passing, wrote the same
         file and ran the same tests for 17 more requests)."""
         if changed or same_write:  # a write that ran (a refused one leaves things as they were)
