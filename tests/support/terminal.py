@@ -53,7 +53,7 @@ class Terminal:
         rows: int = 30,
         cols: int = 100,
         colour: bool = False,
-        timeout: float = 20,
+        timeout: float = 40,  # an expect's wait: a loaded 2-core machine drew one screen in over 20 s
         size_in_env: bool = True,
         wait_ready: bool = True,
     ):
