@@ -25,6 +25,8 @@ from nanohermes.hooks import Hooks
 from nanohermes.memory.entry_points import SAVE, save_candidates
 from nanohermes.synthetic import synthetic_message
 
+EXTRA_PASSES = 2  # compactions after the first while our count is still over the token mark
+
 
 @dataclass(frozen=True)
 class ContextStatus:
@@ -139,19 +141,26 @@ class ContextKeeper:
         return (new if report.layers else messages), report
 
     def _within_tokens(self, messages, report: CompactionReport, summarize, tools_tokens: int, how: dict) -> list[dict]:
-        """The compacted messages, again if our count of them is still over the token mark: the
-        engine cut by chars at the conversation's chars-per-token, and what it kept may be denser
-        (CJK, code) than what it dropped. One more pass, which trims if nothing else can."""
+        """The compacted messages, again while our count of them is still over the token mark: the
+        engine cuts by chars at the conversation's chars-per-token, and what it kept (or the summary
+        it wrote) may be denser (CJK, code, emoji) than what went. Up to EXTRA_PASSES more passes:
+        clearing outputs can leave a summary to do, and a summary denser than what it replaced
+        leaves a trim, which cuts what nothing else can."""
         limit = self.settings.high_water_tokens
-        if not limit or not report.layers or (estimate := self.tokens.estimate(messages, tools_tokens)) <= limit:
-            return messages
-        again, more = self.engine.fit(messages, summarize, token_estimate=estimate, **how)
-        if more is not None and more.layers:
+        for _ in range(EXTRA_PASSES):
+            if not limit or not report.layers or (estimate := self.tokens.estimate(messages, tools_tokens)) <= limit:
+                break
+            messages, more = self.engine.fit(messages, summarize, token_estimate=estimate, **how)
+            if more is None or not more.layers:
+                break
             report.layers += [layer for layer in more.layers if layer not in report.layers]
             report.trimmed += more.trimmed
             report.notices += more.notices
             report.after_chars, report.messages_after = more.after_chars, more.messages_after
-        return again
+            report.memories += more.memories
+            if more.summary or more.digest:  # what stands in for the conversation now
+                report.summary, report.digest = more.summary, more.digest
+        return messages
 
     def _tools_tokens(self, tools: list[dict]) -> int:
         """The schemas' tokens (counted once per distinct list: a mode switch or recall changes it), as

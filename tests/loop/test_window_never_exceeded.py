@@ -113,6 +113,24 @@ def test_no_request_plus_its_max_tokens_exceeds_the_window(window, max_tokens, u
         messages = messages + ([user(data.draw(texts(2_000)))] if next_user else data.draw(rounds(len(messages), cap)))
 
 
+def test_a_summary_denser_than_what_it_replaced_is_followed_by_a_trim_not_sent_over_the_window():
+    """Found by the property above: an 8K window, a 2,477-emoji system message and a 1,233-emoji
+    latest user message. Clearing outputs was not enough, so the one extra pass summarised, and the
+    678-emoji summary (736 tokens) was denser than the 404 tokens of ASCII it replaced: 6,145 tokens
+    plus a 2,048-token reply was one over the window. Another pass trims the user's message."""
+    keeper = ContextKeeper(2_048, True, 8_192, record=lambda *a: None, emit=lambda e: None)
+    tools = schemas(keeper.settings.lean_tools)
+    first = [("call_2", "read_file", {"path": "a"}), ("call_3", "read_file", {"path": "aa"})]
+    messages = [system("😀" * 2_477), user("a" * 1_523), assistant(None, first), tool("call_2", "a")]
+    messages += [tool("call_3", "a" * 1_237), user("😀" * 1_233)]
+    messages += [assistant(None, [("call_7", "read_file", {"path": "a"})]), tool("call_7", "ab ab ")]
+    keeper.observe({"prompt_tokens": sent_tokens(messages[:-2], tools) * 6 // 5}, messages[:-2], tools)  # "more"
+    fitted, report = keeper.fit(messages, lambda request: "😀" * 678, {}, tools=tools)
+    assert {"summary", "trim"} <= set(report.layers), report.layers
+    check(keeper, fitted, tools, 8_192)
+    assert fitted[0] == messages[0] and fitted[-2:] == messages[-2:]
+
+
 def saved_session(home, workspace, reads: int) -> None:
     """A session saved at a large window: `reads` read_file rounds of about 1,700 chars, never compacted."""
     from nanohermes.storage.session import Session
