@@ -287,7 +287,7 @@ def _preview_write(ctx: ToolContext, path: str, content: str, whole: bool = Fals
     except ToolError as exc:
         return f"will fail: {exc}"
     old = _existing_text(ctx, target)
-    content = unfenced(shown, content)[0]
+    content = final_newline_kept(old, unfenced(shown, content)[0])
     if not target.exists():
         lines = content.splitlines()
         shown = len(lines) if whole else PREVIEW_NEW_FILE_LINES
@@ -305,7 +305,8 @@ def planned_write(ctx: ToolContext, path: str, content: str) -> tuple[Path, str 
     """(the file, its text now or None when new, binary or huge, the text it would get): the change an
     editor shows in a write_file's permission request. ToolError when the write would fail."""
     target, shown = _plan_write(ctx, path)
-    return target, _existing_text(ctx, target), unfenced(shown, content)[0]
+    old = _existing_text(ctx, target)
+    return target, old, final_newline_kept(old, unfenced(shown, content)[0])
 
 
 @tool(params={"path": "", "content": ""}, approval=True, preview=_preview_write)
@@ -315,6 +316,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     content, fence_note = unfenced(shown, content)
     existed = target.exists()
     old = _existing_text(ctx, target)
+    content = final_newline_kept(old, content)
     data = encode_text(content)
     lines = _line_count(content)
     if not existed:
@@ -337,6 +339,16 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
     before = _old_bytes(ctx, target) if existed else None
     write_with_checkpoint(ctx, "write_file", target, shown, before, data, changed)
     return ToolOutput(report, ResultFacts(path=shown, changed=changed, found=found))
+
+
+def final_newline_kept(old: str | None, content: str) -> str:
+    """`content` with the final newline the file has when the model left it out: a file's content
+    as a JSON string often lacks it, and a code block's never does, so the same file written both
+    ways was a change each time (11 of 71 successive whole-file writes in three held-out runs
+    differed in that alone) and the same failing file went unnoticed."""
+    if old and old.endswith("\n") and content and not content.endswith("\n"):
+        return content + "\n"
+    return content
 
 
 def _old_bytes(ctx: ToolContext, target: Path) -> bytes | None:

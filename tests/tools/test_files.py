@@ -212,6 +212,18 @@ def test_write_file_with_identical_content_says_unchanged(ctx, workspace):
     assert write_file.func(ctx, path="f.txt", content="same\n") == "write_file f.txt: unchanged (1 lines, same content)"
 
 
+def test_write_file_keeps_the_files_final_newline_when_the_content_leaves_it_out(ctx, workspace):
+    (workspace / "f.py").write_text("def f():\n    return 1\n")
+    out = write_file.func(ctx, path="f.py", content="def f():\n    return 1")  # as a JSON string often has it
+    assert out == "write_file f.py: unchanged (2 lines, same content)"
+    write_file.func(ctx, path="f.py", content="def f():\n    return 2")
+    assert (workspace / "f.py").read_text() == "def f():\n    return 2\n"
+    (workspace / "raw.txt").write_text("no newline")  # a file without one is written as given
+    write_file.func(ctx, path="raw.txt", content="still none")
+    write_file.func(ctx, path="new.txt", content="new, none")
+    assert (workspace / "raw.txt").read_text() == "still none" and (workspace / "new.txt").read_text() == "new, none"
+
+
 def test_write_file_diff_is_capped(ctx, workspace):
     (workspace / "f.txt").write_text("old\n")
     out = write_file.func(ctx, path="f.txt", content="".join(f"line {i}\n" for i in range(500)))
