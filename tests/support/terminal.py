@@ -97,7 +97,10 @@ class Terminal:
         self.child.send(keys)  # Enter is "\r" in a terminal; "\n" (Ctrl-J) inserts a newline
 
     def expect(self, pattern, timeout: float | None = None) -> None:
-        self.child.expect(pattern, timeout=timeout if timeout is not None else -1)
+        try:
+            self.child.expect(pattern, timeout=timeout if timeout is not None else -1)
+        except pexpect.TIMEOUT:  # what the user would have seen says more than the last bytes
+            raise AssertionError(f"{pattern!r} never came; the screen:\n" + "\n".join(self.display())) from None
 
     def wait_screen(self, text: str, timeout: float = 20) -> None:
         """Until `text` is visible on the screen (not only somewhere in the byte stream)."""
