@@ -218,6 +218,9 @@ def test_write_file_keeps_the_files_final_newline_when_the_content_leaves_it_out
     assert out == "write_file f.py: unchanged (2 lines, same content)"
     write_file.func(ctx, path="f.py", content="def f():\n    return 2")
     assert (workspace / "f.py").read_text() == "def f():\n    return 2\n"
+    (workspace / "dos.txt").write_bytes(b"one\r\ntwo\r\n")
+    write_file.func(ctx, path="dos.txt", content="one\r\n2")
+    assert (workspace / "dos.txt").read_bytes() == b"one\r\n2\r\n"
     (workspace / "raw.txt").write_text("no newline")  # a file without one is written as given
     write_file.func(ctx, path="raw.txt", content="still none")
     write_file.func(ctx, path="new.txt", content="new, none")
