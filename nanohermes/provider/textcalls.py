@@ -8,7 +8,9 @@ format hands it over as text. Sent back with "make a real call", a small model o
 again. When the whole reply is such calls (whitespace around them and nothing else), each
 naming an offered tool with arguments its schema accepts, they are the calls: the loop runs
 them and records them as calls. Anything less certain (prose around them, an unknown tool, a
-missing or unknown argument) is None, and the loop keeps its nudge. Pure: text in, calls out.
+missing or unknown argument) is None, and the loop keeps its nudge. A line break or tab written
+raw inside a JSON string (JSON wants it escaped) is taken as the one it means: Qwen2.5-Coder
+writes a file's content so. Pure: text in, calls out.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ _PARAMETER = re.compile(rf"\s*<parameter=(?P<name>{_NAME})>(?P<value>.*?)</param
 _SPACE = re.compile(r"\s*")
 _CALL_KEYS = ({"name", "arguments"}, {"name", "parameters"})  # OpenAI's and Llama's spelling
 _OPTIONAL_KEYS = {"type", "id"}  # {"type": "function", …} as Llama 3.2 writes it; an id it made up
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)  # control characters in strings taken literally
+_loads = _DECODER.decode
 
 
 def tool_calls_from_text(text: str, tools: Iterable[dict]) -> list[dict] | None:
@@ -84,7 +87,7 @@ def _block(text: str, at: int, schemas: dict[str, dict]) -> tuple[list[tuple[str
 
 def _json_calls(body: str) -> list[tuple[str, dict]] | None:
     try:
-        return _calls_of(json.loads(body))
+        return _calls_of(_loads(body))
     except json.JSONDecodeError:
         return None
 
@@ -102,7 +105,7 @@ def _calls_of(value) -> list[tuple[str, dict]] | None:
         args = item.get("arguments", item.get("parameters"))
         if isinstance(args, str):  # the OpenAI wire shape: arguments as JSON text
             try:
-                args = json.loads(args)
+                args = _loads(args)
             except json.JSONDecodeError:
                 return None
         if not isinstance(args, dict):
@@ -122,7 +125,7 @@ def _function_blocks(body: str, schemas: dict[str, dict]) -> list[tuple[str, dic
         inner = function["body"].strip()
         if inner.startswith("{"):
             try:
-                args = json.loads(inner)
+                args = _loads(inner)
             except json.JSONDecodeError:
                 return None
         else:
@@ -146,7 +149,7 @@ def _parameters(inner: str, properties: dict) -> dict | None:
         args[parameter["name"]] = value
         if (properties.get(parameter["name"]) or {}).get("type", "string") != "string":
             try:
-                args[parameter["name"]] = json.loads(value)
+                args[parameter["name"]] = _loads(value)
             except json.JSONDecodeError:
                 pass  # "ten" for a number: the schema check refuses it
         at = _SPACE.match(inner, parameter.end()).end()

@@ -48,6 +48,15 @@ def test_every_known_format_is_read():
     assert parsed('{"name": "read_file", "arguments": "{\\"path\\": \\"a.py\\"}"}') == read  # arguments as JSON text
 
 
+def test_a_files_content_with_raw_line_breaks_in_the_json_string_is_the_content_it_means():
+    """Qwen2.5-Coder-1.5B on a held-out exercise, asked for a file whole: the content's lines written
+    raw inside the JSON string (JSON wants them as \\n), twice; it was refused and the run ended."""
+    content = "class Robot:\n    def __init__(self):\n\tself.name = None\n"
+    raw = '```json\n{"name": "write_file", "arguments": {"path": "robot.py", "content": "' + content + '"}}\n```'
+    assert parsed(raw) == [("write_file", {"path": "robot.py", "content": content})]
+    assert parsed('```json\n{"name": "write_file", "arguments": {"path": "r.py", "content": "a\n"]}\n```') is None
+
+
 def test_several_calls_in_one_reply_are_all_taken_in_order():
     text = (
         '\n  <tool_call>{"name": "read_file", "arguments": {"path": "a.py"}}</tool_call>\n'
