@@ -424,6 +424,25 @@ def test_a_whole_file_reply_written_as_a_broken_call_is_asked_for_again_as_asked
     assert (workspace / "calc.py").read_text() == FIXED
 
 
+def test_a_failing_file_asked_for_whole_that_keeps_coming_as_a_broken_call_stops_the_run(server, workspace):
+    """After the check failed, the model answered the ask for the file with a call written as text it
+    cannot mean (a bracket wrong) three times: it used to end the run with that text as the answer,
+    exit 0, the tests failing. Now the run stops, the check failing."""
+    _workspace(workspace)
+    wrong = FIXED.replace("a + b", "a * b", 1)
+    broken = '```json\n{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\\n"]}\n```'
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), *[text(broken)] * 3)
+    server.add(text("add multiplies; I could not fix it."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
+    result = agent.run_turn(REQUEST)
+    assert result.stop_code == StopCode.CHECK_FAILING and result.final_text.endswith("I could not fix it.")
+    requests = server.chat_requests()
+    assert len(requests) == 5 and requests[-1]["messages"][-1]["content"] == FINAL_ANSWER_REQUEST.format(
+        why=TO_MODEL[StopCode.CHECK_FAILING]
+    )
+    assert (workspace / "calc.py").read_text() == wrong
+
+
 def test_a_whole_file_reply_that_loops_is_asked_for_again_sampled(server, workspace):
     """At temperature 0 the same request loops the same way: the file is asked for again, sampled."""
     _workspace(workspace)
