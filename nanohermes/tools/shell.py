@@ -288,9 +288,11 @@ def _drain(
             for key, _ in selector.select(timeout=max(min(POLL_SECONDS, deadline - now), 0.01)):
                 data = os.read(key.fd, READ_CHUNK)
                 if data:
-                    captures[key.fd].add(data)
-                    if on_output is not None:
-                        on_output(data)
+                    try:
+                        captures[key.fd].add(data)
+                    finally:  # a Ctrl-C between the two: the user's tail still gets what the model's result has
+                        if on_output is not None:
+                            on_output(data)
                 else:
                     selector.unregister(key.fileobj)
     return term_sent
