@@ -17,6 +17,7 @@ from nanohermes.storage.session import Session
 from tests.support.cli import BIN
 from tests.support.processes import alive
 from tests.support.scripted_server import Reply, call, prose, text
+from tests.support.terminal import Child
 
 SECOND_SIGNAL_GAPS_S = (0.01, 0.05, 0.1)  # a second Ctrl-C right after the first: where it used to exit -2
 REDRAW_TRIES = 3  # the old failure hit about one SIGHUP in seven sent while keys were being drawn
@@ -82,9 +83,9 @@ def test_a_second_ctrl_c_during_the_clean_up_still_exits_130_with_a_valid_sessio
         assert last["role"] == "assistant" and last["content"].endswith("[interrupted by user]"), gap
 
 
-def spawn_repl(server, workspace, *args) -> pexpect.spawn:
+def spawn_repl(server, workspace, *args) -> Child:
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
+    child = Child(
         BIN,
         ["--base-url", server.url, *args],
         cwd=str(workspace),

@@ -44,6 +44,39 @@ def _wait_stopped(pid: int, timeout: float = 5) -> None:
     raise AssertionError(f"process {pid} did not stop")
 
 
+class Child(pexpect.spawn):
+    """pexpect.spawn for a NanoHermes process: an `expect` that times out ends the child with
+    SIGABRT, and its Python stacks (faulthandler, every thread) go into the error, so a hang
+    seen once under load says where each thread stood."""
+
+    def __init__(self, command: str, args: list[str], env: dict | None = None, **kwargs):
+        super().__init__(command, args, env={**(env or os.environ), "PYTHONFAULTHANDLER": "1"}, **kwargs)
+        self.screen_text = lambda: ""  # what a user would see, when an emulator keeps it (Terminal)
+
+    def expect(self, pattern, timeout: float = -1, searchwindowsize: int = -1, async_: bool = False, **kw):
+        try:
+            return super().expect(pattern, timeout=timeout, searchwindowsize=searchwindowsize, async_=async_, **kw)
+        except pexpect.TIMEOUT:
+            raise pexpect.TIMEOUT(self.hang_report(f"{pattern!r} never came")) from None
+
+    def hang_report(self, what: str) -> str:
+        screen = self.screen_text()  # before the dump lands on it
+        return f"{what}; the screen:\n{screen}\nthe child's stacks:\n{self.stacks()}"
+
+    def stacks(self) -> str:
+        """Abort the child and return what it printed on the way out (faulthandler's dump)."""
+        seen = ""
+        try:
+            os.kill(self.pid, signal.SIGABRT)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                seen += super().read_nonblocking(65536, timeout=1)
+        except (pexpect.EOF, pexpect.TIMEOUT, OSError):
+            pass
+        start = seen.find("Fatal Python error")
+        return seen[start:] if start >= 0 else seen[-4000:]
+
+
 class Terminal:
     def __init__(
         self,
@@ -73,7 +106,7 @@ class Terminal:
             env.pop("LINES")
         self.rows, self.cols = rows, cols
         self.screen = pyte.HistoryScreen(cols, rows, history=HISTORY_LINES, ratio=0.5)
-        self.child = pexpect.spawn(
+        self.child = Child(
             BIN,
             ["--base-url", server.url, *args],
             cwd=str(workspace),
@@ -83,6 +116,7 @@ class Terminal:
             dimensions=(rows, cols),
         )
         self.child.logfile_read = _Feed(pyte.Stream(self.screen))
+        self.child.screen_text = self.capture
         if wait_ready:  # else a question comes first (the workspace's hooks), and the test answers it
             self.ready()
 
@@ -99,15 +133,15 @@ class Terminal:
     def expect(self, pattern, timeout: float | None = None) -> None:
         try:
             self.child.expect(pattern, timeout=timeout if timeout is not None else -1)
-        except pexpect.TIMEOUT:  # what the user would have seen says more than the last bytes
-            raise AssertionError(f"{pattern!r} never came; the screen:\n" + "\n".join(self.display())) from None
+        except pexpect.TIMEOUT as exc:  # the screen and the child's stacks say more than the last bytes
+            raise AssertionError(str(exc)) from None
 
     def wait_screen(self, text: str, timeout: float = 20) -> None:
         """Until `text` is visible on the screen (not only somewhere in the byte stream)."""
         deadline = time.monotonic() + timeout
         while not any(text in line for line in self.display()):
             if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never showed; the screen:\n" + "\n".join(self.display()))
+                raise AssertionError(self.child.hang_report(f"{text!r} never showed"))
             try:
                 self.child.read_nonblocking(65536, timeout=0.05)
             except pexpect.TIMEOUT:

@@ -6,7 +6,7 @@ import sys
 import pexpect
 
 from tests.support.scripted_server import Reply, call, prose, text
-from tests.support.terminal import Terminal
+from tests.support.terminal import Child, Terminal
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
@@ -15,7 +15,7 @@ def spawn(server, workspace, *args):
     # No cursor-position request: pexpect does not answer it, and keys typed while
     # prompt_toolkit waits for the answer would be misread.
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
+    child = Child(
         BIN,
         ["--base-url", server.url, *args],
         cwd=str(workspace),

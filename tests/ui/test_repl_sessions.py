@@ -11,6 +11,7 @@ import pexpect
 from nanohermes.storage.session import Session
 from tests.support import raw_servers as raw
 from tests.support.scripted_server import text
+from tests.support.terminal import Child
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 SHIFT_TAB = "\x1b[Z"
@@ -19,7 +20,7 @@ SHIFT_TAB = "\x1b[Z"
 def spawn(url: str, workspace, *args, banner: str | None = None):
     """Start the REPL; wait for `banner` (a regex) in what it prints first, then for the prompt."""
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "160", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
+    child = Child(
         BIN, ["--base-url", url, *args], cwd=str(workspace), env=env, encoding="utf-8", timeout=20, dimensions=(40, 160)
     )
     if banner:
