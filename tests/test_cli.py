@@ -1,10 +1,10 @@
 """The real `nanohermes` executable against the scripted server."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
-import time
 
 from tests.support.scripted_server import Error, Reply, call, prose, text
 
@@ -116,17 +116,16 @@ def test_ctrl_c_in_one_shot_exits_130_and_saves(server, workspace, isolated_home
     server.add(Reply(content=prose(1_000, "slow"), delay=0.05, chunk_size=5))
     # As from an interactive shell: a runner that ignores SIGINT would pass that on to the child.
     proc = subprocess.Popen(
-        [BIN, "-p", "hi", "--session", "cc", "--base-url", server.url],
+        [BIN, "-p", "hi", "--session", "cc", "--base-url", server.url, "--output-format", "stream-json"],
         cwd=workspace,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    deadline = time.time() + 20
-    while not server.chat_requests() and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
+    said = ""  # Ctrl-C once the reply has begun to arrive (a wait by the clock was too short under load)
+    while "slow1" not in said and (line := proc.stdout.readline()):
+        said += json.loads(line).get("text", "")
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -12,16 +13,32 @@ BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 def run_cli(args, cwd, env_extra=None, input=None, timeout=60) -> subprocess.CompletedProcess:
     """Without `input`, stdin is /dev/null: nothing is piped in (an inherited pipe would be read)."""
     env = {**os.environ, **(env_extra or {})}
-    stdin = subprocess.DEVNULL if input is None else None
-    return subprocess.run(
-        [BIN, *args], cwd=cwd, env=env, input=input, stdin=stdin, capture_output=True, text=True, timeout=timeout
-    )
+    return _run([BIN, *args], cwd, env, input, timeout)
 
 
 def run_main_with(prelude: str, args, cwd, env_extra=None, timeout=60) -> subprocess.CompletedProcess:
     """The CLI's main() in a fresh interpreter after `prelude` (a fault injected for the test)."""
     code = f"{prelude}\nfrom nanohermes.cli import main\nmain()"
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return _run([sys.executable, "-c", code, *args], cwd, env, None, timeout)
+
+
+def _run(argv: list[str], cwd, env: dict, input: str | None, timeout: float) -> subprocess.CompletedProcess:
+    """subprocess.run, but a run past `timeout` is aborted with its Python stacks (faulthandler) in
+    the error, so a hang seen once under load says where every thread stood."""
+    stdin = subprocess.DEVNULL if input is None else subprocess.PIPE
+    env = {"PYTHONFAULTHANDLER": "1", **env}
+    with subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            try:
+                out, err = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            raise AssertionError(f"{argv[1:]} ran past {timeout} s; its stderr:\n{err[-6000:]}") from None
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
