@@ -17,6 +17,8 @@ import os
 import select
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 ESC = 0x1B
 ESC_SEQUENCE_WAIT_S = 0.05  # the rest of an arrow key's sequence arrives within microseconds; a lone Esc has none
@@ -84,6 +86,32 @@ class KeyWatcher:
         while self._readable(0):
             self._feed(os.read(self.fd, READ_BYTES), interrupting=False)
         termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+
+    @contextmanager
+    def typed_ahead(self) -> Iterator[None]:
+        """Around a prompt: what was typed while nothing read the keyboard (the REPL starting, a
+        slash command, the moment between two prompts) is read in first — a line ended by Enter
+        queued, the rest kept as typed — and until the prompt ends Enter stays a carriage return.
+        (The terminal's cooked mode turns each Enter into a newline, which the prompt's line
+        editor takes as Ctrl-J, a new line *in* the message: typed ahead, lines never went.)"""
+        import termios
+
+        try:
+            saved = termios.tcgetattr(self.fd)
+            attrs = termios.tcgetattr(self.fd)
+            attrs[0] &= ~termios.ICRNL
+            attrs[3] &= ~(termios.ICANON | termios.ECHO)  # a line half typed is readable too
+            attrs[6][termios.VMIN], attrs[6][termios.VTIME] = 1, 0
+            termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
+        except (termios.error, OSError):  # not our terminal after all
+            saved = None
+        try:
+            while saved is not None and self._readable(0):
+                self._feed(os.read(self.fd, READ_BYTES), interrupting=False)
+            yield
+        finally:
+            if saved is not None:
+                termios.tcsetattr(self.fd, termios.TCSANOW, saved)
 
     def take_typed(self) -> str:
         """The line typed and not queued (for the next prompt), and forget it."""

@@ -223,12 +223,20 @@ class Repl:
                 return 0
 
     def next_line(self) -> str:
-        """A message queued during the last turn (echoed as if typed), else the prompt's next line."""
-        if self.queued:
-            line = self.queued.pop(0)
-            self.say(self.prompt_text() + line)
-            return line
-        return self.read()
+        """A message queued (during the last turn, or typed ahead with Enter before this prompt),
+        echoed as if typed; else the prompt's next line, starting with what was typed ahead."""
+        if self.keys is None:
+            return self._queued_line() or self.read()
+        with self.keys.typed_ahead():
+            self.keys_off()
+            return self._queued_line() or self.read()
+
+    def _queued_line(self) -> str:
+        if not self.queued:
+            return ""
+        line = self.queued.pop(0)
+        self.say(self.prompt_text() + line)
+        return line
 
     def _second_ctrl_c(self) -> bool:
         now = time.monotonic()

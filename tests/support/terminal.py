@@ -51,13 +51,16 @@ class Child(pexpect.spawn):
 
     def __init__(self, command: str, args: list[str], env: dict | None = None, **kwargs):
         super().__init__(command, args, env={**(env or os.environ), "PYTHONFAULTHANDLER": "1"}, **kwargs)
-        self.screen_text = lambda: ""  # what a user would see, when an emulator keeps it (Terminal)
+        self.screen_text = self._last_bytes  # what a user would see, when an emulator keeps it (Terminal)
 
     def expect(self, pattern, timeout: float = -1, searchwindowsize: int = -1, async_: bool = False, **kw):
         try:
             return super().expect(pattern, timeout=timeout, searchwindowsize=searchwindowsize, async_=async_, **kw)
         except pexpect.TIMEOUT:
             raise pexpect.TIMEOUT(self.hang_report(f"{pattern!r} never came")) from None
+
+    def _last_bytes(self) -> str:
+        return f"(no emulator; the last bytes read) {str(self.before)[-2000:]!r}"
 
     def hang_report(self, what: str) -> str:
         screen = self.screen_text()  # before the dump lands on it

@@ -11,7 +11,7 @@ from tests.support.terminal import Child, Terminal
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
 
-def spawn(server, workspace, *args):
+def spawn(server, workspace, *args, wait: bool = True):
     # No cursor-position request: pexpect does not answer it, and keys typed while
     # prompt_toolkit waits for the answer would be misread.
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "100", "LINES": "40", "PROMPT_TOOLKIT_NO_CPR": "1"}
@@ -24,7 +24,8 @@ def spawn(server, workspace, *args):
         timeout=20,
         dimensions=(40, 100),
     )
-    ready(child)
+    if wait:
+        ready(child)
     return child  # Enter is "\r" in a terminal; "\n" (Ctrl-J) inserts a newline
 
 
@@ -107,6 +108,23 @@ def test_ctrl_c_at_the_prompt_clears_the_line(server, workspace):
     child.expect("fresh")
     ready(child)
     assert server.chat_requests()[0]["messages"][-1]["content"] == "new line"
+    child.send("/exit\r")
+    child.expect(pexpect.EOF)
+
+
+def test_lines_typed_before_the_prompt_is_drawn_are_sent_in_order(server, workspace):
+    # Typed while the REPL starts (as between prompts), the terminal is still in its cooked mode,
+    # which turns Enter into a newline: those lines were once newlines inside one unsent prompt.
+    server.add(text("first seen"), text("second seen"), text("third seen"))
+    child = spawn(server, workspace, wait=False)
+    child.send("early bird\rsecond line\rhalf")
+    child.expect("second seen")
+    ready(child)
+    child.send(" typed\r")  # what was typed without Enter starts the prompt
+    child.expect("third seen")
+    ready(child)
+    said = [r["messages"][-1]["content"] for r in server.chat_requests()]
+    assert said == ["early bird", "second line", "half typed"]
     child.send("/exit\r")
     child.expect(pexpect.EOF)
 

@@ -11,7 +11,7 @@ import pexpect
 from nanohermes.storage.session import Session
 from tests.support import raw_servers as raw
 from tests.support.scripted_server import text
-from tests.support.terminal import Child
+from tests.support.terminal import Child, Terminal
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 SHIFT_TAB = "\x1b[Z"
@@ -112,17 +112,19 @@ def test_shift_tab_cycles_the_mode_for_the_next_request(server, workspace):
 
 def test_model_tab_completes_the_names_the_server_lists(server, workspace):
     server.add(text("from the new model"))
-    child = spawn(server.url, workspace, "--model", "other")
-    child.send("/model te\t")
-    child.expect("st-model")  # the completion is drawn after what was typed
-    child.send("\r")
-    child.expect("model test-model from the next request")
-    ready(child)
-    child.send("hi\r")
-    child.expect("from the new model")
-    ready(child)
+    term = Terminal(server, workspace, "--model", "other", cols=160)
+    term.send("/model te")
+    term.wait_screen("test-model")  # the menu as you type: the server's list is in (a Tab waits 3 s at most)
+    term.send("\t")
+    term.wait_screen("› /model test-model")
+    term.send("\r")
+    term.expect("model test-model from the next request")
+    term.ready()
+    term.send("hi\r")
+    term.expect("from the new model")
+    term.ready()
     assert server.chat_requests()[0]["model"] == "test-model"
-    leave(child)
+    assert term.exit() == 0
 
 
 def test_the_banner_says_when_the_endpoint_is_unreachable(workspace):
