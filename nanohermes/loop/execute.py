@@ -190,7 +190,7 @@ class ToolRunner:
             {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
         )
         same_write = name in WRITING_TOOLS and result.ok and not result.facts.changed
-        turn.ran(name, result.facts.changed, after, same_write)
+        turn.ran(name, result.facts.changed, after, same_write, arguments)
         turn.resample |= name in WRITING_TOOLS and not result.facts.changed  # the same write again, at temperature 0
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), result.ok, seconds, result.facts))

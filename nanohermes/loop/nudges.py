@@ -133,6 +133,13 @@ CHECK_FAILED = "[NanoHermes: the check a PostToolUse hook ran after your change 
 # the same failing file again in 8 of 15 held-out exercises, and none of them passed: the same file
 # fails the same check again).
 MAX_WHOLE_FILE_ASKS = 4
+# The file asked for whole passes the user's check: the work is done, as aider's --auto-test ends on
+# tests that pass. Qwen2.5-Coder-1.5B given its tools back then wrote "The tests passed successfully."
+# over the file that passed (1 of 15 held-out runs), or asked for it whole again (another).
+WHOLE_PASSED = (
+    "[NanoHermes: {path} as you wrote it passes the check a PostToolUse hook runs. No tool calls in this reply: "
+    "say in a few lines what you changed.]"
+)
 # Going round after the user's check passed: the work is done, only the answer is missing.
 CHECK_PASSED = (
     "[NanoHermes: the check a PostToolUse hook ran after your change passed, and you are going round in circles. "
@@ -307,10 +314,15 @@ def answer_now(turn: Turn, schemas: list[dict]) -> Nudge | None:
     a write, the model is stuck on a file the tests refuse), MAX_WHOLE_FILE_ASKS times a turn; that
     file whole also after the model read a file attached to the request (it has them all), and after
     a PostToolUse hook blocked a change (the user's auto-test failed); blocked after the last ask,
-    StopTurn. After the check passed, going round asks for the answer only."""
+    StopTurn. That file written whole as asked and passing the check: the answer, tools off. After
+    the check passed, going round asks for the answer only."""
     offered = _names(schemas)
     read_again, failed = turn.read_again, turn.check_failed
     turn.read_again = turn.check_failed = False  # each is answered once
+    if turn.whole_passed:
+        turn.whole_passed, turn.answer_now = False, AnswerNow.ASKED  # going round after it is hopeless
+        notice = f"{turn.target} as asked for whole passes the check; asked the model for its answer, tool calls off"
+        return Nudge("answer_now", WHOLE_PASSED.format(path=turn.target), notice, tools_off=True)
     if failed and (turn.whole_asks >= MAX_WHOLE_FILE_ASKS or (turn.same_failed and turn.whole_asks > 1)):
         raise StopTurn(StopCode.CHECK_FAILING, tries=turn.whole_asks)  # spent, or the same file after a sampled ask
     if failed and "edit_file" in offered and (whole := _whole_file(turn, offered, CHECK_FAILED)):

@@ -57,6 +57,7 @@ class Turn:
     whole_asked: bool = False  # the next reply is asked for the target file whole, tools off (loop/wholefile.py)
     whole_asks: int = 0  # … how often this turn
     whole_reply: bool = False  # the reply in hand answers that ask (cut, or a call as text: asked again, nudges.py)
+    whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (nudges.answer_now)
 
@@ -65,14 +66,15 @@ class Turn:
         """The one code file the request named (loop/wholefile.py)."""
         return change_target(self.attached)
 
-    def ran(self, name: str, changed: bool, after: AfterTool, same_write: bool = False) -> None:
+    def ran(self, name: str, changed: bool, after: AfterTool, same_write: bool = False, arguments: str = "") -> None:
         """A call finished: a change waits for a command run after it (its check), unless a
         PostToolUse hook checked it (`after`); one that blocked a change asks for it again (nudges.py).
         `same_write`: a write that left its file as it was. Refused by the check, it is the model's
         answer to the failure: asked for again like a change, or, after a sampled ask, the run
         stops (nudges.answer_now); after the check passed, the work is
         done and the model is going round (Qwen2.5-Coder-1.5B, its tests passing, wrote the same
-        file and ran the same tests for 17 more requests)."""
+        file and ran the same tests for 17 more requests). A write of the target file asked for
+        whole (`arguments`: the call's) that the check passed has the answer asked for next."""
         if changed or same_write:  # a write that ran (a refused one leaves things as they were)
             self.same_failed = same_write and after.blocked
         if changed:
@@ -85,6 +87,7 @@ class Turn:
             self.went_round()
         if after.ran and name in WRITING_TOOLS:
             self.check_passed = not after.blocked
+            self.whole_passed = self.whole_reply and self.check_passed and self._writes_target(name, arguments)
 
     def repeated(self, name: str) -> None:
         """The repeat guard refused a call: going round. A write refused so after its check failed is
@@ -96,9 +99,13 @@ class Turn:
     def refused(self, name: str, arguments: str) -> None:
         """The user, a rule or a hook refused a call (not the repeat guard: a model repeating a failed
         edit is what the file asked for whole cures)."""
-        if name in WRITING_TOOLS and (target := self.target) is not None:
-            path = parse_tool_call({"function": {"name": name, "arguments": arguments}}).arguments.get("path")
-            self.write_refused |= isinstance(path, str) and posixpath.normpath(path) == posixpath.normpath(target)
+        self.write_refused |= self._writes_target(name, arguments)
+
+    def _writes_target(self, name: str, arguments: str) -> bool:
+        if name not in WRITING_TOOLS or (target := self.target) is None:
+            return False
+        path = parse_tool_call({"function": {"name": name, "arguments": arguments}}).arguments.get("path")
+        return isinstance(path, str) and posixpath.normpath(path) == posixpath.normpath(target)
 
     def went_round(self, refused: bool = False) -> None:
         """A look that found the same as before, or a repeat the guard `refused`."""

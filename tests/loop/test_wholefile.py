@@ -27,6 +27,7 @@ from nanohermes.loop.nudges import (
     READ_AGAIN,
     RESAMPLE_TEMPERATURE,
     WHOLE_AS_CALL,
+    WHOLE_PASSED,
     asked_for_again,
 )
 from nanohermes.loop.turn import AnswerNow, Turn
@@ -291,11 +292,44 @@ def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace))
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
-    assert [r.get("tool_choice") for r in requests] == [None, "none", None]
+    assert [r.get("tool_choice") for r in requests] == [None, "none", "none"]
     failed, ask = requests[1]["messages"][-2:]
     assert "1 failed" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
     assert (workspace / "calc.py").read_text() == FIXED
-    assert "1 passed" in requests[2]["messages"][-1]["content"]
+    passed, answer = requests[2]["messages"][-2:]
+    assert "1 passed" in passed["content"] and answer["content"] == WHOLE_PASSED.format(path="calc.py")
+
+
+def test_the_file_asked_for_whole_that_passes_the_check_is_the_end_the_answer_asked_for_tools_off(server, workspace):
+    """Its tests passing, the 1.5B model given its tools back ran them again, then wrote "The tests
+    passed successfully." over INSTRUCTIONS.md and over the file that had passed: as aider's
+    --auto-test ends on tests that pass, the answer is asked for, tools off, and the file stays."""
+    _workspace(workspace)
+    server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED)), text("add adds now."))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace))
+    result = agent.run_turn(REQUEST)
+    requests = server.chat_requests()
+    assert [r.get("tool_choice") for r in requests] == [None, "none", "none"]
+    assert requests[2]["messages"][-1]["content"] == WHOLE_PASSED.format(path="calc.py")
+    assert result.final_text == "add adds now." and result.stopped_reason is None
+    assert (workspace / "calc.py").read_text() == FIXED
+
+
+def test_only_a_write_of_the_target_asked_for_whole_that_passes_counts_as_done():
+    passed, blocked = AfterTool(ran=True), AfterTool(ran=True, blocked=True)
+    attached = {"calc.py": shown("calc.py", CALC), "test_calc.py": shown("test_calc.py", "x\n")}
+    of = lambda path: json.dumps({"path": path, "content": FIXED})  # noqa: E731
+    for whole_reply, after, arguments, done in [
+        (True, passed, of("calc.py"), True),
+        (True, passed, of("./calc.py"), True),
+        (True, blocked, of("calc.py"), False),  # the check failed: asked again (CHECK_FAILED)
+        (True, passed, of("INSTRUCTIONS.md"), False),  # another file, written as a call in the reply
+        (False, passed, of("calc.py"), False),  # the model's own write: a frontier model's edits go on
+    ]:
+        turn = Turn(REQUEST, attached=attached)
+        turn.whole_reply = whole_reply
+        turn.ran("write_file", True, after, arguments=arguments)
+        assert turn.whole_passed is done, (whole_reply, after, arguments)
 
 
 def test_a_turn_keeps_the_verdict_of_the_last_check_of_a_write_and_reads_the_same_write_by_it():
@@ -336,7 +370,7 @@ def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(ser
         (None, 0),
         ("none", 0),
         ("none", RESAMPLE_TEMPERATURE),
-        (None, 0),
+        ("none", 0),  # it passes: the answer, tools off
     ]
     unchanged, ask = requests[2]["messages"][-2:]
     assert "unchanged" in unchanged["content"] and "1 failed" in unchanged["content"]
