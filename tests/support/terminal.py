@@ -9,6 +9,7 @@ both, the way tmux does: lines longer than the new width are re-wrapped (pyte al
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import time
@@ -139,10 +140,12 @@ class Terminal:
         except pexpect.TIMEOUT as exc:  # the screen and the child's stacks say more than the last bytes
             raise AssertionError(str(exc)) from None
 
-    def wait_screen(self, text: str, timeout: float = 20) -> None:
-        """Until `text` is visible on the screen (not only somewhere in the byte stream)."""
+    def wait_screen(self, text: str | re.Pattern, timeout: float = 20) -> None:
+        """Until `text` (or a line the pattern matches) is visible on the screen, not only somewhere
+        in the byte stream."""
         deadline = time.monotonic() + timeout
-        while not any(text in line for line in self.display()):
+        seen = text.search if isinstance(text, re.Pattern) else lambda line: text in line
+        while not any(seen(line) for line in self.display()):
             if time.monotonic() > deadline:
                 raise AssertionError(self.child.hang_report(f"{text!r} never showed"))
             try:
