@@ -1,5 +1,7 @@
 """The keyboard while a turn runs, and approvals that fit, in a real pty."""
 
+import time
+
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
 
@@ -34,14 +36,16 @@ def test_arrow_keys_while_a_turn_runs_do_not_stop_it(server, workspace):
 
 
 def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_approval(server, workspace):
-    content = "hello world\n" * 8  # its arguments stream for about 3 s: time to type, even on a loaded machine
+    content = "hello world\n" * 8  # its arguments stream for about 3 s: the turn runs until then at least
     server.add(
         call("write_file", {"path": "a.txt", "content": content}, content="Writing it now.", delay=0.15, chunk_size=6),
         text("written"),
     )
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("write a.txt\r")
-    term.wait_screen("Writing it now.")
+    deadline = time.monotonic() + 20
+    while not server.chat_requests() and time.monotonic() < deadline:  # the turn is on: the keys go to it
+        term.pump(0.05)  # (a loaded machine drew "Writing it now." only as the stream ended, at the question)
     term.send("no thanks")  # typed ahead, while the model still streams
     term.expect("allow")
     term.settle()
