@@ -2,12 +2,11 @@
 of it on `-p` stdout or in piped output."""
 
 import json
-import os
 import re
-import subprocess
 
+from tests.support.cli import run_cli
 from tests.support.scripted_server import Reply, call, text
-from tests.support.terminal import BIN, Terminal
+from tests.support.terminal import Terminal
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_LINE = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model · (\d+\.\d)s")
@@ -63,15 +62,7 @@ def test_one_shot_output_has_no_progress_on_stdout_or_stderr(server, workspace):
     server.add(
         call("run_command", {"command": "echo hi; sleep 0.5"}), Reply(content="The answer.", delay=0.3, chunk_size=4)
     )
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-    proc = subprocess.run(
-        [BIN, "--base-url", server.url, "--yes", "-p", "go"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = run_cli(["--base-url", server.url, "--yes", "-p", "go"], workspace, {"OPENAI_API_KEY": "sk-test"})
     assert proc.returncode == 0 and proc.stdout == "The answer.\n"
     assert "\x1b" not in proc.stderr and "waiting for the model" not in proc.stderr
     assert not re.search("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]", proc.stderr)
@@ -79,15 +70,8 @@ def test_one_shot_output_has_no_progress_on_stdout_or_stderr(server, workspace):
 
 def test_stream_json_carries_no_progress_events(server, workspace):
     server.add(call("run_command", {"command": "echo hi; sleep 0.6; echo there"}), text("done"))
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
-    proc = subprocess.run(
-        [BIN, "--base-url", server.url, "--yes", "-p", "go", "--output-format", "stream-json"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    args = ["--base-url", server.url, "--yes", "-p", "go", "--output-format", "stream-json"]
+    proc = run_cli(args, workspace, {"OPENAI_API_KEY": "sk-test"})  # 30 s was too short beside a busy llama.cpp
     kinds = [json.loads(line)["type"] for line in proc.stdout.splitlines()]
     assert "tool_finished" in kinds
     assert not {"request_started", "tool_progress", "summary_started", "summary_finished"} & set(kinds)
