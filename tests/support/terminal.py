@@ -48,7 +48,8 @@ def _wait_stopped(pid: int, timeout: float = 5) -> None:
 class Child(pexpect.spawn):
     """pexpect.spawn for a NanoHermes process: an `expect` that times out ends the child with
     SIGABRT, and its Python stacks (faulthandler, every thread) go into the error, so a hang
-    seen once under load says where each thread stood."""
+    seen once under load says where each thread stood. (A test that expects a timeout puts
+    pexpect.TIMEOUT among its patterns: then nothing is raised and the child lives on.)"""
 
     def __init__(self, command: str, args: list[str], env: dict | None = None, **kwargs):
         super().__init__(command, args, env={**(env or os.environ), "PYTHONFAULTHANDLER": "1"}, **kwargs)
