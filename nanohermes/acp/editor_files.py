@@ -63,7 +63,12 @@ class EditorFiles:
             cwd=str(cwd),
             output_byte_limit=TERMINAL_OUTPUT_BYTES,
         )
-        answered, terminal = self._ask(created)
+        future = asyncio.run_coroutine_threadsafe(created, self.session.loop)
+        try:
+            answered, terminal = self._wait(future, cancel=False)
+        except BaseException:  # a cancel while the editor starts it: the command runs there all the same
+            self._end_when_made(future)
+            raise
         if not answered:
             return False
         terminal_id = terminal.terminal_id
@@ -131,16 +136,32 @@ class EditorFiles:
             return False
         return target.is_file() or not target.exists()
 
+    def _end_when_made(self, future: concurrent.futures.Future) -> None:
+        """A cancel came while the editor made a terminal: once it says which, kill and release it
+        (a cancel before the answer had left it running, `sleep 30` in a loaded test run)."""
+        try:
+            terminal_id = future.result(FS_TIMEOUT_S).terminal_id
+        except BaseException:  # no terminal, or no answer in time (or a second Ctrl-C): nothing to end
+            future.cancel()
+            return
+        conn, session_id = self.session.conn, self.session.id
+        self._ask(conn.kill_terminal(session_id=session_id, terminal_id=terminal_id))
+        self._ask(conn.release_terminal(session_id=session_id, terminal_id=terminal_id))
+
     def _ask(self, request) -> tuple[bool, object]:
         """(answered, the response): the editor answered in time, or it did not (use the disk)."""
-        future = asyncio.run_coroutine_threadsafe(request, self.session.loop)
+        return self._wait(asyncio.run_coroutine_threadsafe(request, self.session.loop))
+
+    def _wait(self, future: concurrent.futures.Future, cancel: bool = True) -> tuple[bool, object]:
+        """`_ask`'s wait; `cancel`: a Ctrl-C (a cancel) abandons the request, else it runs on."""
         try:
             return True, future.result(FS_TIMEOUT_S)
         except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
             future.cancel()
             log.warning("session %s: the editor did not answer a file request; the disk is used", self.session.id)
         except BaseException as exc:  # Ctrl-C (a cancel) goes on up; an editor's error means: use the disk
-            future.cancel()
+            if cancel or isinstance(exc, Exception):
+                future.cancel()
             if not isinstance(exc, Exception):
                 raise
             log.warning("session %s: the editor's file request failed (%s); the disk is used", self.session.id, exc)

@@ -232,6 +232,17 @@ def test_a_cancel_kills_the_editors_terminal(editor, model, ws):
     wait_for(lambda: not editor.client.terminals, timeout=10)  # killed and released
 
 
+def test_a_cancel_before_the_editor_says_which_terminal_still_kills_it(editor, model, ws):
+    editor.client.terminal_answer_s = 1.0  # the command runs at once, its terminal's id comes later
+    model.add(call("run_command", {"command": "sleep 30", "unsandboxed": True, "reason": "x"}), text("Stopped."))
+    session_id = new_session(editor, ws)
+    pending = editor.start(editor.conn.prompt(session_id=session_id, prompt=[text_block("wait")]))
+    wait_for(lambda: editor.client.ran)
+    editor.run(editor.conn.cancel(session_id=session_id))
+    assert pending.result(20).stop_reason == "cancelled"
+    wait_for(lambda: not editor.client.terminals, timeout=10)  # killed and released once its id came
+
+
 def test_past_eight_open_sessions_the_least_recently_used_idle_one_is_released(editor, ws):
     opened = [new_session(editor, ws) for _ in range(9)]  # the relay's MAX_OPEN_SESSIONS is 8
     with pytest.raises(RequestError) as failure:

@@ -53,6 +53,7 @@ class RecordingClient:
         self.fs_calls: list[tuple[str, str]] = []  # (read or write, path)
         self.terminal = False
         self.ran: list[str] = []  # the commands run in a terminal
+        self.terminal_answer_s = 0.0  # how long terminal/create takes to answer after the command started
         self.terminals: dict = {}  # open ones: id -> (process, its output, its reader)
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
@@ -71,6 +72,7 @@ class RecordingClient:
         self.buffers.clear()
         self.fs_calls.clear()
         self.ran.clear()
+        self.terminal_answer_s = 0.0
 
     def cancelled(self) -> None:
         """The user cancelled the turn: every question still open is answered `cancelled`."""
@@ -117,6 +119,7 @@ class RecordingClient:
         output = bytearray()
         reading = asyncio.ensure_future(_read_into(process.stdout, output))
         self.terminals[terminal_id] = (process, output, reading)
+        await asyncio.sleep(self.terminal_answer_s)
         return CreateTerminalResponse(terminal_id=terminal_id)
 
     async def terminal_output(self, session_id, terminal_id, **kwargs):
