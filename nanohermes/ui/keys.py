@@ -83,8 +83,7 @@ class KeyWatcher:
         self._stop.set()
         self._thread.join()
         self._thread = None
-        while self._readable(0):
-            self._feed(os.read(self.fd, READ_BYTES), interrupting=False)
+        self._take_pending()
         termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
 
     @contextmanager
@@ -106,8 +105,8 @@ class KeyWatcher:
         except (termios.error, OSError):  # not our terminal after all
             saved = None
         try:
-            while saved is not None and self._readable(0):
-                self._feed(os.read(self.fd, READ_BYTES), interrupting=False)
+            if saved is not None:
+                self._take_pending()
             yield
         finally:
             if saved is not None:
@@ -130,6 +129,11 @@ class KeyWatcher:
         """(the line being typed, the queued messages), for the live area."""
         with self._lock:
             return self._typed.decode("utf-8", "ignore"), tuple(self._queued)
+
+    def _take_pending(self) -> None:
+        """Keys already waiting, as typed text and queued lines (never a stop: no one is running)."""
+        while self._readable(0):
+            self._feed(os.read(self.fd, READ_BYTES), interrupting=False)
 
     def _readable(self, timeout: float) -> bool:
         try:
