@@ -71,7 +71,8 @@ class Agent:
         try:
             self.learn_window()
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context)
+            ask = lambda files: nudges.whole_at_once(turn, files, self.settings.lean_tools, self.tool_schemas())  # noqa: E731
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, ask)
             while True:
                 self._step(turn)
         except Answered as answered:

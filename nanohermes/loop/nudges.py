@@ -124,6 +124,10 @@ GOING_ROUND_AFTER_CHANGE = "[NanoHermes: you are going round in circles (the sam
 # file first in 9 of 9 dev exercises, was shown the pointer to the attachment, read again, and only
 # then was seen going round: ~4 requests for nothing. The first read of an attached file is enough.
 READ_AGAIN = "[NanoHermes: that file is attached to the request above, unchanged: you have what you need."
+# … and in 15 of 15 held-out exercises its first request was such a read. With a small window (the lean
+# tool set) that file is asked for whole in the request itself, tools off, as aider's "whole" edit format
+# asks a weak model from the first reply: one request less, and no read and pointer in the history.
+WHOLE_AT_ONCE = "[NanoHermes: the files this request names are attached above: you have what you need."
 # A PostToolUse hook that blocks a change (exit 2, decision "block") is a Claude Code user's
 # auto-test saying the change failed: its output is in the change's result.
 CHECK_FAILED = "[NanoHermes: the check a PostToolUse hook ran after your change failed (its output is above)."
@@ -361,6 +365,14 @@ def _whole_file(turn: Turn, offered: list[str], why: str) -> Nudge | None:
     # wrote the same file again (dev set): sampled. A reply that loops is sampled again too (_runaway).
     turn.resample = turn.whole_asks > 1
     return Nudge("write_it_whole", wholefile.asked_for(path, why), WHOLE_FILE_NOTICE.format(path=path), tools_off=True)
+
+
+def whole_at_once(turn: Turn, attached: dict[str, str], lean: bool, schemas: list[dict]) -> str:
+    """The note that asks, with the request, for the one code file it names whole (tools off), when the
+    window is small (`lean`: the lean tool set is offered); "" otherwise. `attached`: the request's files."""
+    turn.attached = attached
+    nudge = _whole_file(turn, _names(schemas), WHOLE_AT_ONCE) if lean else None
+    return nudge.text if nudge else ""
 
 
 def request_options(turn: Turn, nudge: Nudge | None, temperature: float | None) -> dict:

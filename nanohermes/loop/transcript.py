@@ -35,17 +35,23 @@ class Transcript:
         self.session.record_message(message, facts)
 
     def add_request(
-        self, text: str, memory_for: Callable[[str], str], ctx: ToolContext, context: str = ""
+        self,
+        text: str,
+        memory_for: Callable[[str], str],
+        ctx: ToolContext,
+        context: str = "",
+        ask: Callable[[dict[str, str]], str] = lambda attached: "",
     ) -> dict[str, str]:
         """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
         files it names (prompt/mentions.py), `context` the user added (a `!command`'s output, which
-        names no file) and the memory block `memory_for(text)` gives; the session keeps them beside
-        the user's words. Returns what was attached of each file."""
+        names no file), the loop's note `ask(attached)` gives after the files (loop/nudges.py) and the
+        memory block `memory_for(text)` gives; the session keeps them beside the user's words. Returns
+        what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         text = self.redactor.text(valid_unicode(text))
         files, attached = attachment(text, ctx)
-        files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files) if part)))
+        files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files, ask(attached)) if part)))
         block = self.redactor.text(memory_for(text))  # memory.json may predate a secret's redaction
         self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
         self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
