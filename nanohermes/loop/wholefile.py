@@ -68,7 +68,7 @@ def as_write(reply: AssistantTurn, path: str, workspace: Path, asked: bool) -> A
         current = (workspace / path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    found = _asked_block(reply.content, path) if asked else _shown_block(reply.content, path, current)
+    found = _asked_block(reply.content, path, current) if asked else _shown_block(reply.content, path, current)
     if found is None or (not asked and found[0].strip() == current.strip()):
         return None
     content, rest = found
@@ -80,11 +80,18 @@ def as_write(reply: AssistantTurn, path: str, workspace: Path, asked: bool) -> A
     return replace(reply, content=rest, tool_calls=[call], finish_reason="tool_calls")
 
 
-def _asked_block(text: str, path: str) -> tuple[str, str] | None:
-    """The longest block of a reply that was asked for the file whole (Python: one that parses)."""
+def _asked_block(text: str, path: str, current: str) -> tuple[str, str] | None:
+    """The longest block of a reply that was asked for the file whole (Python: one that parses and
+    keeps one or more of the file's top-level functions and classes, if it has any: asked for
+    line_up.py whole with the request, Qwen2.5-Coder-1.5B replied with a block holding only
+    `{"name": "line_up", "arguments": {…}}`, which parses)."""
     blocks = sorted(FENCED.finditer(text), key=lambda m: len(m.group(2)), reverse=True)
-    if not blocks or (path.endswith(".py") and _names(blocks[0].group(2)) is None):
+    if not blocks:
         return None
+    if path.endswith(".py"):
+        new, old = _names(blocks[0].group(2)), _names(current)
+        if new is None or (old and not old & new):
+            return None
     return blocks[0].group(2), _without(text, blocks[0])
 
 

@@ -100,6 +100,19 @@ def test_the_longest_block_is_the_file_and_one_that_does_not_parse_is_not_taken(
     )
 
 
+def test_a_block_asked_for_that_keeps_none_of_the_files_functions_is_not_the_file(tmp_path):
+    (tmp_path / "calc.py").write_text(CALC)
+
+    def taken(code: str) -> bool:
+        return as_write(AssistantTurn(content=block(code)), "calc.py", tmp_path, asked=True) is not None
+
+    assert not taken('{\n    "name": "add",\n    "arguments": {"a": 1, "b": 2}\n}\n')  # parses, but is a call
+    assert not taken("print(add(1, 2))\n")
+    assert taken("def add(a, b):\n    return a + b\n")  # sub removed: a change may remove a function
+    (tmp_path / "calc.py").write_text("X = 1\n")  # nothing to keep: any code that parses
+    assert taken("X = 2\n")
+
+
 def test_a_reply_cut_short_or_the_same_file_again_unasked_writes_nothing(tmp_path):
     (tmp_path / "calc.py").write_text(CALC)
     assert as_write(AssistantTurn(content=block(FIXED), finish_reason="length"), "calc.py", tmp_path, True) is None
