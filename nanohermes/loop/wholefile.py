@@ -30,7 +30,16 @@ WHOLE_FILE_MAX_CHARS = 8_000  # a file the model can write again whole within a 
 TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(test|spec)\.\w+$)")
 FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 SHOWN_WHOLE = re.compile(r"read_file (?P<path>.+) lines 1–(?P<last>\d+) of (?P=last)\n")
-WRITE_IT_WHOLE = "Reply with the whole new content of {path} in one code block, no tool call.]"
+WRITE_IT_WHOLE = "Reply with the whole new content of {path} in one {fence}, no tool call.]"
+# The block's fence named by the file's language: asked with the request for "one code block", Qwen2.5-Coder-1.5B
+# (whose chat template asks for calls in a ```json block) answered 3 of 3 dev exercises with a ```json call of
+# the exercise's function, or a read; asked for "one ```python block", 4 of 4 with the file.
+FENCE_TAGS = {
+    ".py": "python", ".js": "javascript", ".mjs": "javascript", ".jsx": "jsx", ".ts": "typescript", ".tsx": "tsx",
+    ".go": "go", ".rs": "rust", ".rb": "ruby", ".java": "java", ".kt": "kotlin", ".swift": "swift", ".c": "c",
+    ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".php": "php", ".lua": "lua",
+    ".sh": "bash", ".html": "html", ".css": "css", ".sql": "sql",
+}  # fmt: skip
 
 
 def change_target(attached: dict[str, str]) -> str | None:
@@ -54,7 +63,8 @@ def is_code(path: str) -> bool:
 
 def asked_for(path: str, why: str) -> str:
     """The note that asks for `path` whole: `why` is the note's opening, "[…." without its bracket."""
-    return f"{why} {WRITE_IT_WHOLE.format(path=path)}"
+    tag = FENCE_TAGS.get(PurePosixPath(path).suffix.lower())
+    return f"{why} {WRITE_IT_WHOLE.format(path=path, fence=f'```{tag} block' if tag else 'code block')}"
 
 
 def as_write(reply: AssistantTurn, path: str, workspace: Path, asked: bool) -> AssistantTurn | None:

@@ -75,6 +75,15 @@ def test_a_file_attached_in_part_or_too_large_to_write_again_is_no_target():
     assert change_target({"big.py": shown("big.py", big)}) is None
 
 
+def test_the_ask_names_the_fence_by_the_files_language():
+    assert (
+        asked_for("calc.py", "[Why.")
+        == "[Why. Reply with the whole new content of calc.py in one ```python block, no tool call.]"
+    )
+    assert "one ```typescript block" in asked_for("web/App.TS", "[Why.")
+    assert "one code block" in asked_for("Makefile", "[Why.") and "one code block" in asked_for("x.weird", "[Why.")
+
+
 def test_the_block_asked_for_becomes_a_write_file_call_of_the_target(tmp_path):
     (tmp_path / "calc.py").write_text(CALC)
     reply = AssistantTurn(content=block(FIXED, "Here it is:\n\n", "\n\nThat fixes add."), finish_reason="stop")
