@@ -194,6 +194,19 @@ def test_a_small_window_asks_for_the_file_whole_with_the_request_itself_tools_of
     assert resumed.messages[1]["content"] == request  # what was sent is what a resumed session sends again
 
 
+def test_a_json_call_in_place_of_the_file_asked_for_is_not_written_and_the_file_is_asked_for_again(server, workspace):
+    _workspace(workspace)
+    call = '```json\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n```'
+    server.add(text(call), text(block(FIXED)), text("Fixed add."))
+    agent = make_agent(server, workspace, tools=TOOLS, context_window=8_192)
+    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    first, again, _ = server.chat_requests()
+    assert (workspace / "calc.py").read_text() == FIXED
+    assert again.get("tool_choice") == "none" and again.get("temperature") == RESAMPLE_TEMPERATURE
+    assert again["messages"][-2]["content"] == call and "tool_calls" not in again["messages"][-2]
+    assert again["messages"][-1]["content"] == asked_for("calc.py", NOTHING_CHANGED_YET)
+
+
 def test_the_request_carries_no_ask_with_a_large_window_a_question_or_two_code_files(server, workspace):
     _workspace(workspace)
     (workspace / "util.py").write_text("X = 1\n")
