@@ -202,6 +202,7 @@ def test_a_json_call_in_place_of_the_file_asked_for_is_not_written_and_the_file_
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     first, again, _ = server.chat_requests()
     assert (workspace / "calc.py").read_text() == FIXED
+    assert first.get("tool_choice") == "none" and first.get("temperature") != RESAMPLE_TEMPERATURE
     assert again.get("tool_choice") == "none" and again.get("temperature") == RESAMPLE_TEMPERATURE
     assert again["messages"][-2]["content"] == call and "tool_calls" not in again["messages"][-2]
     assert again["messages"][-1]["content"] == asked_for("calc.py", NOTHING_CHANGED_YET)
