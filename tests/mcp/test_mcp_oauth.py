@@ -64,7 +64,7 @@ def test_an_oauth_server_needs_a_login_which_keeps_tokens_0600_and_a_later_sessi
     access = json.loads(first)["tokens"]["access_token"]  # a server that echoes it: redacted, as keys are
     redact = Redactor.for_config(load_config(workspace=config.workspace)).text
     assert redact(f"token {access}") == "token [redacted: mcp.servers.guarded.oauth]"
-    time.sleep(ACCESS_TOKEN_S + 0.2)  # the access token has expired: the session must refresh it
+    time.sleep(ACCESS_TOKEN_S + 1.2)  # the access token has expired: the session must refresh it
     hub = McpHub(config.mcp, config.home, config.workspace)
     try:
         tools = [t.name for t in hub.tools("guarded")]

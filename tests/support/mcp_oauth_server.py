@@ -1,13 +1,14 @@
 """An MCP server over streamable HTTP that demands OAuth, for the tests: the SDK's MCPServer with
 its own authorization server (dynamic registration, PKCE), whose `authorize` approves at once
-(the "browser" is a GET that follows the redirect). Its access tokens last ACCESS_TOKEN_S, so a
-second session must refresh.
+(the "browser" is a GET that follows the redirect). The login's access token lasts ACCESS_TOKEN_S, so a
+second session must refresh; refreshed ones last long, so a slow machine cannot see them expire mid-test.
 
     python tests/support/mcp_oauth_server.py PORT
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import sys
 import time
@@ -17,7 +18,8 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthToken
 
-ACCESS_TOKEN_S = 1  # short: a later session finds it expired and refreshes it
+ACCESS_TOKEN_S = 2  # short: a later session finds it expired and refreshes it
+REFRESHED_TOKEN_S = 300
 
 
 class ApprovingProvider:
@@ -51,14 +53,14 @@ class ApprovingProvider:
 
     async def exchange_authorization_code(self, client, authorization_code):
         self.codes.pop(authorization_code.code, None)
-        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource)
+        return self._issue(client.client_id, authorization_code.scopes, authorization_code.resource, ACCESS_TOKEN_S)
 
     async def load_refresh_token(self, client, refresh_token):
         return self.refresh.get(refresh_token)
 
     async def exchange_refresh_token(self, client, refresh_token, scopes):
         self.refresh.pop(refresh_token.token, None)
-        return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource, REFRESHED_TOKEN_S)
 
     async def load_access_token(self, token):
         found = self.access.get(token)
@@ -67,14 +69,14 @@ class ApprovingProvider:
     async def revoke_token(self, token):
         self.access.pop(getattr(token, "token", ""), None)
 
-    def _issue(self, client_id, scopes, resource):
+    def _issue(self, client_id, scopes, resource, lasts):
         access, refresh = f"at-{secrets.token_hex(12)}", f"rt-{secrets.token_hex(12)}"
-        expires = int(time.time()) + ACCESS_TOKEN_S
+        expires = math.ceil(time.time() + lasts)  # at least `lasts` s: int() could leave a few milliseconds
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
         )
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource)
-        return OAuthToken(access_token=access, expires_in=ACCESS_TOKEN_S, refresh_token=refresh, scope=" ".join(scopes))
+        return OAuthToken(access_token=access, expires_in=lasts, refresh_token=refresh, scope=" ".join(scopes))
 
 
 def oauth_server(port: int) -> MCPServer:
