@@ -9,6 +9,7 @@ Streaming requests get `stream_options.include_usage` so the last chunk carries 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -71,6 +72,7 @@ class UsageProxy:
         self._lock = threading.Lock()
         self._tally = Tally()
         self._open: set[http.client.HTTPConnection] = set()
+        self.requests: list[dict] = []  # the chat requests as the agent sent them, for a replay (replay_reask.py)
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -153,6 +155,8 @@ class UsageProxy:
             def _forward(self, body: bytes) -> None:
                 counted = self.path.rstrip("/").endswith("/completions")
                 if counted:
+                    with proxy._lock, contextlib.suppress(ValueError):
+                        proxy.requests.append(json.loads(body))
                     body = with_usage_requested(body)
                 upstream = http.client.HTTPConnection(proxy._host, proxy._port, timeout=UPSTREAM_TIMEOUT_S)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
