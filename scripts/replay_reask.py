@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -31,8 +30,9 @@ import bench_exercism as bench
 import exercism_agents as agents
 from usage_proxy import UsageProxy
 
-SAMPLED = 0.7  # nudges.RESAMPLE_TEMPERATURE: a second ask is sampled
-FENCED = re.compile(r"^[ \t]*(`{3,})[^\n`]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
+from nanohermes.loop.nudges import RESAMPLE_TEMPERATURE  # a second ask is sampled so
+from nanohermes.loop.wholefile import FENCED
+
 EXPLAIN_FIRST = "Say in one sentence what makes it fail, then reply with the whole"
 
 
@@ -86,7 +86,7 @@ def second_ask(requests: list[dict]) -> dict | None:
 def complete(base_url: str, body: dict) -> str:
     parts = urlsplit(base_url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=900)
-    body = {**body, "stream": False, "temperature": SAMPLED}
+    body = {**body, "stream": False, "temperature": RESAMPLE_TEMPERATURE}
     body.pop("stream_options", None)
     conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
     reply = json.loads(conn.getresponse().read())
