@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from nanohermes import events as ev
 from nanohermes.config import Config
-from nanohermes.errors import ContextOverflowError, NanoHermesError, Terminated, ToolInterrupted
-from nanohermes.loop import history, nudges
+from nanohermes.errors import ContextOverflowError, Terminated, ToolInterrupted
+from nanohermes.loop import ending, history, nudges
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.execute import ToolRunner
 from nanohermes.loop.keeper import ContextKeeper
@@ -76,9 +76,9 @@ class Agent:
             while True:
                 self._step(turn)
         except Answered as answered:
-            result = ev.TurnResult(answered.text, turn.steps, turn.usage.event())
+            result = ev.TurnResult(ending.said(self, answered), turn.steps, turn.usage.event())
         except StopTurn as stop:
-            answer = self._final_answer(turn, stop) or history.last_assistant_text(self.messages)
+            answer = ending.final_answer(self, turn, stop) or history.last_assistant_text(self.messages)
             result = ev.TurnResult(answer, turn.steps, turn.usage.event(), "limit", stop.code, stop.detail)
         except (ToolInterrupted, KeyboardInterrupt, Terminated) as stop:  # every call gets a result
             result = self._interrupted(turn, stop)
@@ -92,7 +92,7 @@ class Agent:
         if answer_now := nudges.answer_now(turn, self.tool_schemas()):
             self._nudge(answer_now)
         self.fit_context()
-        reply = self._request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
+        reply = self.request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
         turn.steps += 1
         if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace):  # calls as text
             self.emit(ev.Notice(repair[1], "warning"))
@@ -113,7 +113,7 @@ class Agent:
             self._nudge(nudge)
         self.fit_context()
 
-    def _request(self, turn: Turn, **options) -> AssistantTurn:
+    def request(self, turn: Turn, **options) -> AssistantTurn:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
 
         def send() -> AssistantTurn:
@@ -128,28 +128,6 @@ class Agent:
             except ContextOverflowError as exc:
                 self.fit_context(force=True, overflow_tokens=self.keeper.overflowed(exc))
         return send()  # overflowing still: the error goes up
-
-    def _final_answer(self, turn: Turn, stop: StopTurn) -> str:
-        """One last request, tool calls off, its prompt the conversation's (a prefix cache serves it):
-        the model's best answer from what it found, marked partial; "" when that request fails too."""
-        self.transcript.add_note("final_answer", nudges.final_answer(stop).text, alternate=True)
-        turn.mark = ev.PARTIAL_MARK
-        try:
-            self.fit_context()
-            content = nudges.final_text(self._request(turn, tool_choice="none"), self.tool_schemas())
-        except (NanoHermesError, ValueError) as exc:  # the provider failed again: the stop says enough
-            self.emit(ev.Notice(f"no final answer: {exc}", "warning"))
-            return ""
-        except (KeyboardInterrupt, Terminated) as stop_again:  # keep what came; SIGTERM still leaves
-            with deferred():
-                self.transcript.keep_interrupted("".join(turn.streamed))
-            if isinstance(stop_again, Terminated):
-                raise
-            return ""
-        if answer := (ev.PARTIAL_MARK + content if content else ""):
-            self.transcript.add({"role": "assistant", "content": answer})  # a call made anyway never ran
-            self.emit(ev.AssistantMessageDone(answer, False))
-        return answer
 
     def _interrupted(self, turn: Turn, stop: BaseException) -> ev.TurnResult:
         """Ctrl-C, SIGTERM or a stopped helper: every open call answered, what streamed kept."""

@@ -42,6 +42,7 @@ class Turn:
     check_failed: bool = False  # … and that hook blocked: the change failed the user's check
     check_passed: bool | None = None  # what the last PostToolUse hook that ran after a write said (None: none ran)
     same_failed: bool = False  # the last write left its file as it was, and the check still failed
+    check_said: str = ""  # what the last check that refused a write said (its hook's output)
     nudged: bool = False  # told once to make the change it showed (loop/nudges.py)
     check_asked: bool = False  # told once to run the tests after its change
     answer_now: AnswerNow = AnswerNow.NOT_NEEDED
@@ -86,7 +87,7 @@ class Turn:
         elif same_write and self.check_passed:
             self.went_round()
         if after.ran and name in WRITING_TOOLS:
-            self.check_passed = not after.blocked
+            self.check_passed, self.check_said = not after.blocked, after.added if after.blocked else ""
             self.whole_passed = self.whole_reply and self.check_passed and self._writes_target(name, arguments)
 
     def repeated(self, name: str) -> None:
@@ -126,8 +127,8 @@ class StopTurn(Exception):
 
 
 class Answered(Exception):  # a way out of the loop, not an error
-    """The model answered: the turn is done."""
+    """The model answered: the turn is done. `written`: the loop wrote the answer (nothing streamed it)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, written: bool = False):
         super().__init__(text)
-        self.text = text
+        self.text, self.written = text, written

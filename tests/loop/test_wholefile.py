@@ -12,14 +12,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nanohermes.events import StopCode
+from nanohermes.events import PARTIAL_MARK, StopCode, TextDelta
 from nanohermes.hooks import AfterTool, Hooks
 from nanohermes.hooks.settings import HookSpec
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
     CHECK_FAILED,
     CHECK_PASSED,
-    FINAL_ANSWER_REQUEST,
+    CHECK_STILL_FAILS,
     GOING_ROUND,
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
@@ -30,11 +30,13 @@ from nanohermes.loop.nudges import (
     WHOLE_AT_ONCE,
     WHOLE_PASSED,
     asked_for_again,
+    check_still_fails,
 )
 from nanohermes.loop.turn import AnswerNow, Turn
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
-from nanohermes.stops import TO_MODEL, stop_message
+from nanohermes.stops import stop_message
+from nanohermes.synthetic import synthetic_kind
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import make_agent
 from tests.support.scripted_server import Reply, calls, text
@@ -362,31 +364,38 @@ def _quick_check(workspace):
 def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_the_failure_in_view(server, workspace):
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
-    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(FIXED)), text("Fixed add."))
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(FIXED)))
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace))
-    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    assert agent.run_turn(REQUEST).final_text == WHOLE_PASSED.format(path="calc.py")
     requests = server.chat_requests()
-    assert [r.get("tool_choice") for r in requests] == [None, "none", "none"]
+    assert [r.get("tool_choice") for r in requests] == [None, "none"]
     failed, ask = requests[1]["messages"][-2:]
     assert "1 failed" in failed["content"] and ask["content"] == asked_for("calc.py", CHECK_FAILED)
     assert (workspace / "calc.py").read_text() == FIXED
-    passed, answer = requests[2]["messages"][-2:]
-    assert "1 passed" in passed["content"] and answer["content"] == WHOLE_PASSED.format(path="calc.py")
+    passed, answer = agent.messages[-2:]
+    assert passed["role"] == "tool" and "1 passed" in passed["content"]
+    assert answer["content"] == WHOLE_PASSED.format(path="calc.py") and synthetic_kind(answer) == "loop_answer"
 
 
-def test_the_file_asked_for_whole_that_passes_the_check_is_the_end_the_answer_asked_for_tools_off(server, workspace):
+def test_the_file_asked_for_whole_that_passes_the_check_is_the_end_with_no_request_more(server, workspace):
     """Its tests passing, the 1.5B model given its tools back ran them again, then wrote "The tests
-    passed successfully." over INSTRUCTIONS.md and over the file that had passed: as aider's
-    --auto-test ends on tests that pass, the answer is asked for, tools off, and the file stays."""
+    passed successfully." over INSTRUCTIONS.md and over the file that had passed; asked for its answer,
+    tools off, it spent a request saying so. As aider's --auto-test ends on tests that pass, the turn
+    ends there: the loop says what passed, and the next turn's history is valid."""
     _workspace(workspace)
-    server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED)), text("add adds now."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace))
+    server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED, before="Here it is:\n")))
+    server.add(text("Done."))  # the next turn's
+    events = []
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), events=events)
     result = agent.run_turn(REQUEST)
-    requests = server.chat_requests()
-    assert [r.get("tool_choice") for r in requests] == [None, "none", "none"]
-    assert requests[2]["messages"][-1]["content"] == WHOLE_PASSED.format(path="calc.py")
-    assert result.final_text == "add adds now." and result.stopped_reason is None
+    assert [r.get("tool_choice") for r in server.chat_requests()] == [None, "none"]
+    assert result.final_text == WHOLE_PASSED.format(path="calc.py") and result.stopped_reason is None
     assert (workspace / "calc.py").read_text() == FIXED
+    assert [e.text for e in events if isinstance(e, TextDelta)][-1] == result.final_text  # shown as if streamed
+    assert agent.run_turn("Thanks.").final_text == "Done."
+    sent = server.chat_requests()[-1]["messages"]
+    assert [m["role"] for m in sent[-4:]] == ["assistant", "tool", "assistant", "user"]
+    assert sent[-2] == {"role": "assistant", "content": WHOLE_PASSED.format(path="calc.py")}  # the tag is not sent
 
 
 def test_only_a_write_of_the_target_asked_for_whole_that_passes_counts_as_done():
@@ -436,15 +445,14 @@ def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(ser
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)))
-    server.add(text(block(FIXED)), text("Fixed add."))
+    server.add(text(block(FIXED)))
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
-    assert agent.run_turn(REQUEST).final_text == "Fixed add."
+    assert agent.run_turn(REQUEST).final_text == WHOLE_PASSED.format(path="calc.py")  # it passes: the end
     requests = server.chat_requests()
     assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
         (None, 0),
         ("none", 0),
         ("none", RESAMPLE_TEMPERATURE),
-        ("none", 0),  # it passes: the answer, tools off
     ]
     unchanged, ask = requests[2]["messages"][-2:]
     assert "unchanged" in unchanged["content"] and "1 failed" in unchanged["content"]
@@ -454,11 +462,10 @@ def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(ser
 
 def test_the_same_failing_file_again_after_a_sampled_ask_stops_the_run(server, workspace):
     """Asked again at RESAMPLE_TEMPERATURE, the model wrote the same file: the same check fails the
-    same way, so the run stops there (one last request for the answer) instead of going round."""
+    same way, so the run stops there instead of going round, the check's last lines its answer."""
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)), text(block(wrong)))
-    server.add(text("add multiplies; I could not fix it."))
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": 2}
@@ -467,27 +474,24 @@ def test_the_same_failing_file_again_after_a_sampled_ask_stops_the_run(server, w
         (None, 0),
         ("none", 0),
         ("none", RESAMPLE_TEMPERATURE),
-        ("none", 0),
     ]
-    assert requests[-1]["messages"][-1]["content"] == FINAL_ANSWER_REQUEST.format(why=TO_MODEL[StopCode.CHECK_FAILING])
+    still = PARTIAL_MARK + CHECK_STILL_FAILS.format(path="calc.py") + "    1 failed: add(1, 2) != 3"
+    assert result.final_text == still and agent.messages[-1]["content"] == still
 
 
 def test_a_change_that_still_fails_the_check_after_the_last_ask_stops_the_run(server, workspace):
     """A hopeless run ends as aider's does after its third try: no more asks, no going round to the step
-    limit; one last request (tools off) for the answer, and the stop says why."""
+    limit, no request more; the check's last lines are the answer, and the stop says why."""
     _workspace(workspace)
     tries = [FIXED.replace("a + b", f"a * b * {n + 5}", 1) for n in range(MAX_WHOLE_FILE_ASKS + 1)]
     server.add(calls(("write_file", {"path": "calc.py", "content": tries[0]})))
-    server.add(*[text(block(code)) for code in tries[1:]], text("add still fails its test."))
+    server.add(*[text(block(code)) for code in tries[1:]])
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), max_steps=50)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": MAX_WHOLE_FILE_ASKS}
-    assert result.final_text.endswith("add still fails its test.")
+    assert result.final_text.startswith(PARTIAL_MARK) and result.final_text.endswith("1 failed: add(1, 2) != 3")
     assert f"asked for whole {MAX_WHOLE_FILE_ASKS} times" in stop_message(result)
-    requests = server.chat_requests()
-    assert len(requests) == 1 + MAX_WHOLE_FILE_ASKS + 1
-    final = FINAL_ANSWER_REQUEST.format(why=TO_MODEL[StopCode.CHECK_FAILING])
-    assert requests[-1]["messages"][-1]["content"] == final and requests[-1]["tool_choice"] == "none"
+    assert len(server.chat_requests()) == 1 + MAX_WHOLE_FILE_ASKS
     assert (workspace / "calc.py").read_text() == tries[-1]
 
 
@@ -540,14 +544,10 @@ def test_a_failing_file_asked_for_whole_that_keeps_coming_as_a_broken_call_stops
     wrong = FIXED.replace("a + b", "a * b", 1)
     broken = '```json\n{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\\n"]}\n```'
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), *[text(broken)] * 3)
-    server.add(text("add multiplies; I could not fix it."))
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     result = agent.run_turn(REQUEST)
-    assert result.stop_code == StopCode.CHECK_FAILING and result.final_text.endswith("I could not fix it.")
-    requests = server.chat_requests()
-    assert len(requests) == 5 and requests[-1]["messages"][-1]["content"] == FINAL_ANSWER_REQUEST.format(
-        why=TO_MODEL[StopCode.CHECK_FAILING]
-    )
+    assert result.stop_code == StopCode.CHECK_FAILING and result.final_text.endswith("1 failed: add(1, 2) != 3")
+    assert len(server.chat_requests()) == 4
     assert (workspace / "calc.py").read_text() == wrong
 
 
@@ -580,3 +580,15 @@ def test_a_whole_file_reply_cut_at_max_tokens_is_asked_for_again_not_taken_as_th
     assert (third["tool_choice"], third["temperature"]) == ("none", RESAMPLE_TEMPERATURE)
     assert third["messages"][-1]["content"] == asked_for_again("calc.py", "length")
     assert (workspace / "calc.py").read_text() == FIXED
+
+
+def test_a_run_stopped_on_a_failing_check_answers_with_the_checks_last_lines():
+    turn = Turn(REQUEST, attached={"calc.py": shown("calc.py", CALC)})
+    said = "\n\n[PostToolUse hook output]\n" + "\n".join(f"line {n}" for n in range(30)) + "\n\n3 failed, 1 passed\n"
+    turn.ran("write_file", True, AfterTool(said, ran=True, blocked=True))
+    answer = check_still_fails(turn)
+    assert answer.startswith(CHECK_STILL_FAILS.format(path="calc.py"))
+    tail = answer.removeprefix(CHECK_STILL_FAILS.format(path="calc.py")).splitlines()
+    assert tail == [f"    line {n}" for n in range(23, 30)] + ["    3 failed, 1 passed"]
+    turn.ran("write_file", True, AfterTool("", ran=True))  # a later write passed: nothing of the old failure stays
+    assert turn.check_said == ""
