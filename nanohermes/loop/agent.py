@@ -3,7 +3,8 @@
 One small class owns the conversation (its transcript) and the tool context. A turn (turn.py)
 lives for one request and leaves the loop by an exception — Answered, StopTurn (a code the front
 ends word, stops.py) or an interrupt — with the history valid whichever way. Collaborators: the
-sender, the keeper, the tool runner and nudges; front ends see events and the last properties.
+sender, the keeper, the tool runner, nudges and ending (a turn's answer when the model gave none);
+front ends see events and the last properties.
 """
 
 from __future__ import annotations
