@@ -228,9 +228,25 @@ def test_write_file_keeps_the_files_final_newline_when_the_content_leaves_it_out
 
 
 def test_write_file_diff_is_capped(ctx, workspace):
-    (workspace / "f.txt").write_text("old\n")
-    out = write_file.func(ctx, path="f.txt", content="".join(f"line {i}\n" for i in range(500)))
-    assert out.endswith("… diff cut (444 more lines)")
+    (workspace / "f.txt").write_text("".join(f"line {i}\n" for i in range(500)))
+    out = write_file.func(ctx, path="f.txt", content="".join(f"line {i}{'!' * (i % 2)}\n" for i in range(500)))
+    assert out.startswith("write_file f.txt: 500 → 500 lines (+250 −250)\n--- a/f.txt\n")
+    assert out.endswith(" more lines)") and len(out.splitlines()) == 1 + 60 + 1
+
+
+def test_a_write_that_keeps_little_of_the_file_shows_no_diff_its_content_is_the_call(ctx, workspace):
+    """Qwen2.5-Coder-1.5B filling an Exercism stub: the diff would repeat the call's content."""
+    (workspace / "leap.py").write_text("def leap_year(year):\n    pass\n")
+    whole = "def leap_year(year):\n    if year % 400 == 0:\n        return True\n    return year % 4 == 0 and year % 100 != 0\n"
+    out = write_file.func(ctx, path="leap.py", content=whole)
+    assert out == "write_file leap.py: 2 → 4 lines (+3 −1), rewritten: the file is this call's content"
+    assert (workspace / "leap.py").read_text() == whole
+    kept = "def leap_year(year):\n    if year % 400 == 0:\n        return True\n    return year % 4 == 0\n"
+    out = write_file.func(ctx, path="leap.py", content=kept)  # three of four lines kept: the diff says what changed
+    assert (
+        out.startswith("write_file leap.py: 4 → 4 lines (+1 −1)\n--- a/leap.py\n")
+        and "+    return year % 4 == 0\n" in out + "\n"
+    )
 
 
 def test_write_file_preserves_the_mode_and_leaves_no_temp_file(ctx, workspace):
