@@ -93,7 +93,7 @@ def test_tasks_command_lists_the_tasks_and_stops_one(runtime, server):
     )
     runtime.agent.run_turn("start two")
     tasks = runtime.agent.ctx.tasks
-    tasks.get("bg2").wait(5)
+    assert tasks.get("bg2").done.wait(30)  # drained and reaped: wait() returns once the shell exits, before that
     rows = tasks_command(tasks, "").splitlines()
     assert rows[0].startswith("bg1   running for") and rows[0].endswith("$ sleep 30")
     assert rows[1].startswith("bg2   exited with code 0 after") and "out 3 B, err 0 B" in rows[1]
