@@ -216,18 +216,23 @@ def after_reply(turn: Turn, reply: AssistantTurn, schemas: list[dict]) -> Nudge 
             return Nudge("cut_call", TOO_LONG_CALL_RETRY, notice, keeps_reply=False)
         notice = "reply cut by max_tokens mid tool call; asking the model to retry"
         return Nudge("cut_call", CUT_CALL_RETRY, notice, keeps_reply=False)
-    if turn.runaways >= MAX_RUNAWAY_RETRIES:
-        _no_file_after_a_failed_check(turn, reply, _names(schemas))
+    _no_file_after_a_failed_check(turn, reply, _names(schemas))
     nudge = None if turn.runaways >= MAX_RUNAWAY_RETRIES else _runaway(turn, reply, _names(schemas))
     turn.runaways += nudge is not None
     return nudge or _stop_hook(turn, reply)
 
 
 def _no_file_after_a_failed_check(turn: Turn, reply: AssistantTurn, offered: list[str]) -> None:
-    """StopTurn when the file, asked for whole after the check failed, came back as a call written
-    as text once more after the last retry: that reply is no answer, and the change still fails (a
-    held-out run ended so with exit 0, its tests failing)."""
-    if turn.whole_reply and turn.check_passed is False and turn.target and _whole_again(reply, turn.target, offered):
+    """StopTurn when the file, asked for whole after the check failed, came back as a call written as
+    text the loop could not repair, or cut once more after the last retry: no file came, and the change
+    still fails (a held-out run ended so with exit 0, its tests failing). Such a call is not asked for
+    again: Qwen2.5-Coder-1.5B, its file failing the tests, answered the ask so in 5 held-out runs, and
+    the 9 asks again brought no file (such calls again, or empty replies), each a request of 4,000–5,400
+    tokens sent."""
+    if not (turn.whole_reply and turn.check_passed is False and (path := turn.target)) or reply.tool_calls:
+        return
+    as_text = reply.finish_reason not in WHOLE_CUT and tool_call_in_text(reply.content, offered)
+    if as_text or (turn.runaways >= MAX_RUNAWAY_RETRIES and _whole_again(reply, path, offered)):
         raise StopTurn(StopCode.CHECK_FAILING, tries=turn.whole_asks)
 
 

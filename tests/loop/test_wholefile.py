@@ -536,19 +536,35 @@ def test_a_whole_file_reply_written_as_a_broken_call_is_asked_for_again_as_asked
     assert (workspace / "calc.py").read_text() == FIXED
 
 
-def test_a_failing_file_asked_for_whole_that_keeps_coming_as_a_broken_call_stops_the_run(server, workspace):
+def test_a_failing_file_asked_for_whole_that_comes_as_a_broken_call_stops_the_run(server, workspace):
     """After the check failed, the model answered the ask for the file with a call written as text it
-    cannot mean (a bracket wrong) three times: it used to end the run with that text as the answer,
-    exit 0, the tests failing. Now the run stops, the check failing."""
+    cannot mean (a bracket wrong). Asked again, the 1.5B model wrote such calls or nothing (9 of 9
+    held-out asks): the run stops at the first, the check failing, its last lines the answer; the
+    next turn's history is valid."""
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
     broken = '```json\n{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\\n"]}\n```'
-    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), *[text(broken)] * 3)
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(broken), text("Ok."))
     agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.final_text.endswith("1 failed: add(1, 2) != 3")
-    assert len(server.chat_requests()) == 4
+    assert len(server.chat_requests()) == 2
     assert (workspace / "calc.py").read_text() == wrong
+    assert agent.run_turn("Thanks.").final_text == "Ok."
+    roles = [m["role"] for m in server.chat_requests()[-1]["messages"]]
+    assert roles[-4:] == ["tool", "user", "assistant", "user"]  # the ask, the loop's answer, the next request
+
+
+def test_a_cut_reply_to_the_ask_after_a_failed_check_is_still_asked_for_again(server, workspace):
+    """Cut for repeating itself, the reply is no call: asked again, sampled, as before any check."""
+    _workspace(workspace)
+    wrong = FIXED.replace("a + b", "a * b", 1)
+    loop = "    a = a.replace('-', ' ')\n    a = a.replace('.', ' ')\n    b = b.strip()\n"
+    looping = Reply(content="```python\ndef add(a, b):\n" + loop * 60, delay=0.002)
+    server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), looping, text(block(FIXED)))
+    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
+    assert agent.run_turn(REQUEST).final_text == WHOLE_PASSED.format(path="calc.py")
+    assert len(server.chat_requests()) == 3 and (workspace / "calc.py").read_text() == FIXED
 
 
 def test_a_whole_file_reply_that_loops_is_asked_for_again_sampled(server, workspace):
