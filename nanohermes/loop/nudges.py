@@ -146,7 +146,8 @@ WHOLE_PASSED = "{path}, written whole as asked, passes the check a PostToolUse h
 # Stopped on a failing check, the run's answer is what the check said: asked for its answer then, tools
 # off, the same model spent a request (2,600–5,400 tokens sent; 30 % of all sent on the held-out set) on
 # a guess at the cause, as a rule one the check's output already showed; aider's --auto-test ends so too.
-CHECK_STILL_FAILS = "{path} as last written still fails the check a PostToolUse hook runs. The check's last lines:\n\n"
+CHECK_STILL_FAILS = "{path} as last written still fails the check a PostToolUse hook runs."
+CHECK_LAST_LINES = " The check's last lines:\n\n"
 CHECK_TAIL_LINES = 8
 # Going round after the user's check passed: the work is done, only the answer is missing.
 CHECK_PASSED = (
@@ -402,7 +403,8 @@ def check_still_fails(turn: Turn) -> str:
     """The answer of a run stopped on a failing check: the last lines of what the check said."""
     said = turn.check_said.strip().removeprefix("[PostToolUse hook output]").strip("\n")
     tail = [line for line in said.splitlines() if line.strip()][-CHECK_TAIL_LINES:]
-    return CHECK_STILL_FAILS.format(path=turn.target or "the file") + "\n".join(f"    {line}" for line in tail)
+    still = CHECK_STILL_FAILS.format(path=turn.target or "the file")
+    return still + CHECK_LAST_LINES + "\n".join(f"    {line}" for line in tail) if tail else still
 
 
 def final_text(reply: AssistantTurn, schemas: list[dict]) -> str:

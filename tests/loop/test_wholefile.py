@@ -18,6 +18,7 @@ from nanohermes.hooks.settings import HookSpec
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
     CHECK_FAILED,
+    CHECK_LAST_LINES,
     CHECK_PASSED,
     CHECK_STILL_FAILS,
     GOING_ROUND,
@@ -475,7 +476,7 @@ def test_the_same_failing_file_again_after_a_sampled_ask_stops_the_run(server, w
         ("none", 0),
         ("none", RESAMPLE_TEMPERATURE),
     ]
-    still = PARTIAL_MARK + CHECK_STILL_FAILS.format(path="calc.py") + "    1 failed: add(1, 2) != 3"
+    still = PARTIAL_MARK + CHECK_STILL_FAILS.format(path="calc.py") + CHECK_LAST_LINES + "    1 failed: add(1, 2) != 3"
     assert result.final_text == still and agent.messages[-1]["content"] == still
 
 
@@ -603,8 +604,8 @@ def test_a_run_stopped_on_a_failing_check_answers_with_the_checks_last_lines():
     said = "\n\n[PostToolUse hook output]\n" + "\n".join(f"line {n}" for n in range(30)) + "\n\n3 failed, 1 passed\n"
     turn.ran("write_file", True, AfterTool(said, ran=True, blocked=True))
     answer = check_still_fails(turn)
-    assert answer.startswith(CHECK_STILL_FAILS.format(path="calc.py"))
-    tail = answer.removeprefix(CHECK_STILL_FAILS.format(path="calc.py")).splitlines()
+    assert answer.startswith(CHECK_STILL_FAILS.format(path="calc.py") + CHECK_LAST_LINES)
+    tail = answer.removeprefix(CHECK_STILL_FAILS.format(path="calc.py") + CHECK_LAST_LINES).splitlines()
     assert tail == [f"    line {n}" for n in range(23, 30)] + ["    3 failed, 1 passed"]
     turn.ran("write_file", True, AfterTool("", ran=True))  # a later write passed: nothing of the old failure stays
-    assert turn.check_said == ""
+    assert turn.check_said == "" and check_still_fails(turn) == CHECK_STILL_FAILS.format(path="calc.py")
