@@ -183,3 +183,53 @@ def test_trust_workspace_runs_a_workspaces_hooks_and_keeps_the_trust(tmp_path):
     assert marker.exists() and "not trusted" not in trusted.stderr
     [kept] = (home / "trust").iterdir()  # the next session runs them without the flag, until they change
     assert json.loads(kept.read_text())["workspace"] == str(workspace.resolve())
+
+
+def _auto_tested(tmp_path):
+    """A home whose PostToolUse hook is an auto-test (add must add), and a workspace with calc.py to fix."""
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    check = 'grep -q "a + b" calc.py || { printf "noise\\nFAILED test_add\\n1 failed\\n" >&2; exit 2; }'
+    (home / "config.toml").write_text(hooks_toml([("PostToolUse", check, "write_file|edit_file")]))
+    return home, workspace
+
+
+def test_a_one_shot_run_the_auto_test_keeps_refusing_exits_3_with_the_checks_last_lines(tmp_path):
+    """The model writes the same wrong file again when asked for it whole (sampled): the run stops with no
+    request for an answer; stdout has the check's last lines, stderr the stop, the JSON the stop reason."""
+    home, workspace = _auto_tested(tmp_path)
+    wrong = "def add(a, b):\n    return a * b\n"
+    server = ScriptedServer().add(call("write_file", {"path": "calc.py", "content": wrong}))
+    server.add(text(f"```python\n{wrong}```"), text(f"```python\n{wrong}```"))
+    try:
+        args = ["-p", "Fix add in calc.py.", "--base-url", server.url, "--yes", "--output-format", "json"]
+        result = run_cli(args, workspace, {"NANOHERMES_HOME": str(home)})
+    finally:
+        server.close()
+    assert result.returncode == 3, result.stderr
+    assert len(server.chat_requests()) == 3  # the write, the file asked for whole, asked again sampled
+    [outcome] = [json.loads(line) for line in result.stdout.splitlines() if '"type": "result"' in line]
+    assert outcome["stop_reason"] == "check_failing" and outcome["exit_code"] == 3
+    assert outcome["answer"].startswith("[partial answer") and outcome["answer"].endswith(
+        "FAILED test_add\n    1 failed"
+    )
+    assert (workspace / "calc.py").read_text() == wrong
+
+
+def test_a_one_shot_run_ends_when_the_file_asked_for_whole_passes_the_auto_test(tmp_path):
+    home, workspace = _auto_tested(tmp_path)
+    server = ScriptedServer().add(call("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a\n"}))
+    server.add(text("```python\ndef add(a, b):\n    return a + b\n```"))
+    try:
+        result = run_cli(
+            ["-p", "Fix add in calc.py.", "--base-url", server.url, "--yes"], workspace, {"NANOHERMES_HOME": str(home)}
+        )
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr
+    assert (
+        len(server.chat_requests()) == 2
+        and result.stdout.strip() == "calc.py, written whole as asked, passes the check a PostToolUse hook runs."
+    )
