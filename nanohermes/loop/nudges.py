@@ -6,8 +6,8 @@ A reply that cannot stand as it came is sent back once or twice with a note: cut
 by max_tokens (broken JSON: never run), cut for repeating one passage (provider/runaway.py), a
 tool call written as text, or a change the user asked for shown in a code block but not made.
 A model going round in circles is asked once a turn, tool calls off, for its answer. A run the
-loop stops still ends with an answer: one last request, tools off, marked partial; a run stopped
-on a failing check, with what the check said (no request: the model's last word is its file).
+loop stops still ends with an answer: one last request, tools off, marked partial (loop/ending.py,
+which also holds the answers the loop writes itself).
 """
 
 from __future__ import annotations
@@ -143,12 +143,6 @@ MAX_WHOLE_FILE_ASKS = 4
 # passed successfully." over the file that passed (1 of 15 held-out runs), or asked for it whole again
 # (another); asked for a few lines, tools off, it spent a request (1,800–2,300 tokens sent) saying it.
 WHOLE_PASSED = "{path}, written whole as asked, passes the check a PostToolUse hook runs."
-# Stopped on a failing check, the run's answer is what the check said: asked for its answer then, tools
-# off, the same model spent a request (2,600–5,400 tokens sent; 30 % of all sent on the held-out set) on
-# a guess at the cause, as a rule one the check's output already showed; aider's --auto-test ends so too.
-CHECK_STILL_FAILS = "{path} as last written still fails the check a PostToolUse hook runs."
-CHECK_LAST_LINES = " The check's last lines:\n\n"
-CHECK_TAIL_LINES = 8
 # Going round after the user's check passed: the work is done, only the answer is missing.
 CHECK_PASSED = (
     "[NanoHermes: the check a PostToolUse hook ran after your change passed, and you are going round in circles. "
@@ -397,14 +391,6 @@ def request_options(turn: Turn, nudge: Nudge | None, temperature: float | None) 
 
 def final_answer(stop: StopTurn) -> Nudge:
     return Nudge("final_answer", FINAL_ANSWER_REQUEST.format(why=TO_MODEL[stop.code]), "")
-
-
-def check_still_fails(turn: Turn) -> str:
-    """The answer of a run stopped on a failing check: the last lines of what the check said."""
-    said = turn.check_said.strip().removeprefix("[PostToolUse hook output]").strip("\n")
-    tail = [line for line in said.splitlines() if line.strip()][-CHECK_TAIL_LINES:]
-    still = CHECK_STILL_FAILS.format(path=turn.target or "the file")
-    return still + CHECK_LAST_LINES + "\n".join(f"    {line}" for line in tail) if tail else still
 
 
 def final_text(reply: AssistantTurn, schemas: list[dict]) -> str:

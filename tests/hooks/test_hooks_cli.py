@@ -196,6 +196,15 @@ def _auto_tested(tmp_path):
     return home, workspace
 
 
+def _one_shot(server, home, workspace, *flags):
+    """`-p "Fix add in calc.py."` against `server`, closed afterwards."""
+    try:
+        args = ["-p", "Fix add in calc.py.", "--base-url", server.url, "--yes", *flags]
+        return run_cli(args, workspace, {"NANOHERMES_HOME": str(home)})
+    finally:
+        server.close()
+
+
 def test_a_one_shot_run_the_auto_test_keeps_refusing_exits_3_with_the_checks_last_lines(tmp_path):
     """The model writes the same wrong file again when asked for it whole (sampled): the run stops with no
     request for an answer; stdout has the check's last lines, stderr the stop, the JSON the stop reason."""
@@ -203,11 +212,7 @@ def test_a_one_shot_run_the_auto_test_keeps_refusing_exits_3_with_the_checks_las
     wrong = "def add(a, b):\n    return a * b\n"
     server = ScriptedServer().add(call("write_file", {"path": "calc.py", "content": wrong}))
     server.add(text(f"```python\n{wrong}```"), text(f"```python\n{wrong}```"))
-    try:
-        args = ["-p", "Fix add in calc.py.", "--base-url", server.url, "--yes", "--output-format", "json"]
-        result = run_cli(args, workspace, {"NANOHERMES_HOME": str(home)})
-    finally:
-        server.close()
+    result = _one_shot(server, home, workspace, "--output-format", "json")
     assert result.returncode == 3, result.stderr
     assert len(server.chat_requests()) == 3  # the write, the file asked for whole, asked again sampled
     [outcome] = [json.loads(line) for line in result.stdout.splitlines() if '"type": "result"' in line]
@@ -222,12 +227,7 @@ def test_a_one_shot_run_ends_when_the_file_asked_for_whole_passes_the_auto_test(
     home, workspace = _auto_tested(tmp_path)
     server = ScriptedServer().add(call("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a\n"}))
     server.add(text("```python\ndef add(a, b):\n    return a + b\n```"))
-    try:
-        result = run_cli(
-            ["-p", "Fix add in calc.py.", "--base-url", server.url, "--yes"], workspace, {"NANOHERMES_HOME": str(home)}
-        )
-    finally:
-        server.close()
+    result = _one_shot(server, home, workspace)
     assert result.returncode == 0, result.stderr
     assert (
         len(server.chat_requests()) == 2

@@ -15,12 +15,11 @@ from hypothesis import strategies as st
 from nanohermes.events import PARTIAL_MARK, StopCode, TextDelta
 from nanohermes.hooks import AfterTool, Hooks
 from nanohermes.hooks.settings import HookSpec
+from nanohermes.loop.ending import CHECK_LAST_LINES, CHECK_STILL_FAILS, check_still_fails
 from nanohermes.loop.nudges import (
     ANSWER_NOW,
     CHECK_FAILED,
-    CHECK_LAST_LINES,
     CHECK_PASSED,
-    CHECK_STILL_FAILS,
     GOING_ROUND,
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
@@ -31,7 +30,6 @@ from nanohermes.loop.nudges import (
     WHOLE_AT_ONCE,
     WHOLE_PASSED,
     asked_for_again,
-    check_still_fails,
 )
 from nanohermes.loop.turn import AnswerNow, Turn
 from nanohermes.loop.wholefile import as_write, asked_for, change_target
