@@ -23,7 +23,7 @@ def test_python_and_bash_error_shapes_are_read(policy):
 
 def test_a_git_hook_write_names_the_protected_path(policy, workspace):
     note = blocked_note(1, "bash: line 1: .git/hooks/pre-commit: Read-only file system", policy)
-    assert f".git/hooks is read-only in the sandbox: {workspace}/.git/hooks/pre-commit" in note
+    assert f".git is read-only in the sandbox: {workspace}/.git/hooks/pre-commit" in note
 
 
 def test_a_hidden_key_that_seems_missing_is_explained(policy, fake_home):
