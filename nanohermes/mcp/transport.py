@@ -20,6 +20,7 @@ from typing import BinaryIO, TextIO
 from nanohermes.errors import SandboxUnavailable
 from nanohermes.fileio import open_regular
 from nanohermes.mcp.settings import VARIABLE, McpServerSettings
+from nanohermes.sandbox.actors import USER, command_policy
 from nanohermes.sandbox.launch import confine, unconfined
 from nanohermes.sandbox.policy import Policy
 
@@ -127,7 +128,8 @@ async def open_client(
         cwd = settings.cwd or str(workspace)
         if not os.path.isdir(cwd):  # else the start fails as FileNotFoundError, which reads as a missing command
             raise McpSetupError(f"its cwd {cwd!r} is not a directory (does it exist?)")
-        launch = confine(argv, sandbox, cwd) if settings.sandbox and sandbox is not None else unconfined(argv)
+        policy = command_policy(USER, sandbox, sandbox=settings.sandbox)  # the user's server: as they chose
+        launch = confine(argv, policy, cwd) if policy is not None else unconfined(argv)
         stack.callback(launch.release)  # after the SDK has ended the server's process group
         env = {k: expand(v, "env") for k, v in settings.env}
         params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env={**env, **launch.env}, cwd=cwd)

@@ -109,7 +109,11 @@ def _file_finding(line: str, policy: Policy, base: Path) -> str | None:
         if policy.is_protected(path):  # "File exists": the placeholder that keeps it from being made
             return f"{policy.shown(_rule(policy.read_only, path))} is read-only in the sandbox: {path}"
         if not policy.is_writable(path) and error != "File exists":
-            where = "its temp dir (level read-only)" if policy.level == "read-only" else "the workspace"
+            where = (
+                "its temp dir (read-only: plan mode, or level read-only)"
+                if policy.level == "read-only"
+                else "the workspace"
+            )
             return f"a write outside {where} was blocked: {path}"
     return None
 

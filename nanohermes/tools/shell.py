@@ -17,7 +17,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError, ToolInterrupted
@@ -170,6 +170,11 @@ def run_command(
         raise ToolError("timeout must be a positive number of seconds")
     limit = min(limit, max(ctx.command_timeout, MAX_MODEL_TIMEOUT_S))  # the model may not hang the session
     return run_foreground(ctx, command, limit, sandbox)
+
+
+# Plan mode runs it when it stays in the sandbox (loop/approvals.py checks the sandbox is on; the
+# Agent makes it read-only there: sandbox/actors.py).
+run_command = replace(run_command, plan_allowed=lambda args: not args.get("unsandboxed"))
 
 
 def run_foreground(

@@ -94,4 +94,7 @@ def test_real_blocked_commands_get_their_note(backend, policy, tmp_path, fake_ho
 
 def test_a_relative_path_in_the_workspace_under_read_only_is_named(make_policy, workspace):
     note = blocked_note(1, "touch: cannot touch 'out.txt': Read-only file system", make_policy(level="read-only"))
-    assert f"a write outside its temp dir (level read-only) was blocked: {workspace}/out.txt" in note
+    assert (
+        f"a write outside its temp dir (read-only: plan mode, or level read-only) was blocked: {workspace}/out.txt"
+        in note
+    )
