@@ -247,7 +247,10 @@ class McpHub:
         if asker is None:
             self._notes.append(declined_note(question, CANNOT_ASK))
             return Reply(DECLINE)
-        return await self._on_waiting_thread(lambda: asker(question), Reply("cancel"))
+        reply = await self._on_waiting_thread(lambda: asker(question), Reply("cancel"))
+        if reply.note:  # the front end could not put it to the user, and says why
+            self._notes.append(declined_note(question, reply.note))
+        return reply
 
     async def _sample(self, server: str, params) -> Outcome:
         """A server's sampling request: the user asked, then the session's model (tools off)."""
