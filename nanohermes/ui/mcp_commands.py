@@ -1,5 +1,5 @@
-"""MCP in the REPL: a server's prompts as slash commands (`/mcp:server:prompt key=value …`, and
-`/mcp` to list them), and a server's question (elicitation) asked at the terminal.
+"""MCP in the REPL: a server's prompts as slash commands (`/mcp:server:prompt key=value …` or
+`/server:prompt …`, and `/mcp` to list them), and a server's question (elicitation) asked at the terminal.
 
 A prompt is text the server wrote, run because the user typed its command: it is sent as the
 user's message. A question is asked field by field; what is typed is checked against the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from nanohermes.errors import NanoHermesError
 from nanohermes.mcp.prompts import PromptError, prompt_lines, prompt_text
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import FALLBACKS, command
 
 
 @command("/mcp", "/mcp [:SERVER:PROMPT]", "list the MCP servers' prompts, each a command that sends it as your message")
@@ -29,6 +29,25 @@ def _mcp(repl, arg: str) -> bool:
     repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
     repl.turn(text)
     return True
+
+
+def prompt_command(repl, line: str) -> bool | None:
+    """`/server:prompt ARGUMENTS` as `/mcp:server:prompt` is (None: not a configured server's)."""
+    from nanohermes.mcp.prompts import find_prompt_command
+
+    configured = repl.runtime.configured
+    hub = configured.mcp if configured is not None else None
+    found = find_prompt_command(line, hub.servers) if hub is not None else None
+    if found is None:
+        return None
+    server, name, typed = found
+    text = prompt_text(hub, server, name, typed)
+    repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
+    repl.turn(text)
+    return True
+
+
+FALLBACKS.append(prompt_command)
 
 
 def _hub(repl):
