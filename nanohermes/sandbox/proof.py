@@ -198,6 +198,7 @@ def _run(launch, policy: Policy) -> dict[str, str]:
             timeout=PROOF_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=launch.pass_fds,
         )
     finally:
         launch.release()
