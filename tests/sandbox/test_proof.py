@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nanohermes.sandbox import Capabilities, prove
-from tests.sandbox.conftest import BACKENDS, NEEDS_BWRAP
+from tests.sandbox.conftest import BACKENDS, NEEDS_BWRAP, landlock_accepting_gaps
 
 NAMES = [
     "write outside the workspace",
@@ -18,7 +18,7 @@ NAMES = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_proof_finds_every_attempt_blocked_and_the_temp_dir_writable(backend, policy, isolated_home):
-    checks = prove(policy, prefer=backend)
+    checks = prove(landlock_accepting_gaps(policy, backend), prefer=backend)
     assert [c.name for c in checks] == NAMES
     assert [c.outcome for c in checks] == ["blocked", "blocked", "blocked", "blocked", "allowed"], checks
     assert all(c.ok for c in checks)
@@ -27,7 +27,7 @@ def test_the_proof_finds_every_attempt_blocked_and_the_temp_dir_writable(backend
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_with_the_network_on_the_proof_reports_the_connect_allowed(backend, make_policy):
-    checks = prove(make_policy(network=True), prefer=backend)
+    checks = prove(landlock_accepting_gaps(make_policy(network=True), backend), prefer=backend)
     assert checks[1].outcome == "allowed" and checks[1].ok
 
 
