@@ -24,9 +24,9 @@ import sys
 
 from nanohermes.acp.stdio import STREAM_LIMIT
 
-# What a session's process needs, imported once in the forkserver (openai alone is ~0.5 s).
+# What a session's process needs, imported once in the forkserver (the runtime and its HTTP client).
 PRELOADED = [
-    "openai",
+    "httpx2",
     "acp",
     "nanohermes.acp.agent",
     "nanohermes.acp.sessions",
