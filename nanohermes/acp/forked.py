@@ -24,9 +24,8 @@ import sys
 
 from nanohermes.acp.stdio import STREAM_LIMIT
 
-# What a session's process needs, imported once in the forkserver (the runtime and its HTTP client).
+# What a session's process needs, imported once in the forkserver (the ACP SDK, the runtime).
 PRELOADED = [
-    "httpx2",
     "acp",
     "nanohermes.acp.agent",
     "nanohermes.acp.sessions",
