@@ -123,9 +123,15 @@ class Terminal:
         self.child.logfile_read = _Feed(pyte.Stream(self.screen))
         self.child.screen_text = self.capture
         if wait_ready:  # else a question comes first (the workspace's hooks), and the test answers it
-            self.ready()
+            self.started()
 
     # -- driving ---------------------------------------------------------------------------
+
+    def started(self) -> None:
+        """Wait for the start lines and the prompt under them (a new session's lines come once it
+        is built, above the first prompt, which is drawn before: ui/repl_start.py)."""
+        self.child.expect(r"session \S+ \((new|resumed)")
+        self.ready()
 
     def ready(self) -> None:
         """Wait for the prompt to be drawn and the cursor shown again."""
