@@ -47,6 +47,11 @@ class ResultFacts:
     interrupted: bool = False  # stopped by the user (Ctrl-C, Esc) before it finished; what it had is kept
     blocked: str = ""  # run_command: what the sandbox blocked, in plain words (also when it exited 0)
 
+    @property
+    def failed(self) -> bool:
+        """A command that did not succeed: it exited non-zero, timed out, was killed or interrupted."""
+        return self.timed_out or self.interrupted or bool(self.exit_code)
+
     def to_dict(self) -> dict:
         """The facts that differ from the defaults (an exit code of 0 is a fact, kept)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != f.default}

@@ -201,7 +201,14 @@ def _one_shot(
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
     trusts = (lambda hooks: True) if trust else None  # -p asks nothing: the workspace's hooks need the flag
-    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT, trust=trusts)
+    try:
+        runtime = build_runtime(
+            config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT, trust=trusts
+        )
+    except NanoHermesError as exc:  # no session: the error alone (after what was said while it was built)
+        output.failed(error_dict(str(exc), EXIT_FAILURE, None))
+        error(exc)
+        return EXIT_FAILURE
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))

@@ -83,7 +83,7 @@ class ToolFinished:
     call_id: str
     name: str
     summary: str  # one line for the user
-    ok: bool
+    ok: bool  # False: an error, a refusal, or a command that exited non-zero, timed out, was killed or interrupted
     duration_s: float = 0.0  # measured by the loop, approval wait excluded
     facts: ResultFacts = NO_FACTS  # exit code, path, what was found: read these, never parse the summary
 

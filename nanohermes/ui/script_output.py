@@ -136,25 +136,39 @@ class JsonOutput:
 
 class StreamJsonOutput:
     """`stream-json`: a session line, every event as it happens, then the result, one JSON
-    object per line on stdout. Nothing on stderr but the CLI's final error or stop line."""
+    object per line on stdout. Nothing on stderr but the CLI's final error or stop line.
+    The session line is always first: what is said while the session is built (a warning about
+    the configuration) waits for it."""
 
     def __init__(self, out: TextIO | None = None):
         self.out = out or sys.stdout
         self.log = ToolCallLog()
+        self._early: list[dict] | None = []  # None once the session line is out
 
     def __call__(self, event) -> None:
         self.log.see(event)
         inner = event.event if isinstance(event, ev.SubagentEvent) else event  # a helper's progress too
-        if not isinstance(inner, ev.LIVE_PROGRESS):
+        if isinstance(inner, ev.LIVE_PROGRESS):
+            return
+        if self._early is not None:
+            self._early.append(event_dict(event))
+        else:
             self._line(event_dict(event))
 
     def started(self, session: dict, lines: list[str]) -> None:
         self._line(session)
+        self._flush_early()
 
     def finished(self, result: dict) -> None:
+        self._flush_early()  # a run that failed before its session: what was said, then the error
         self._line(result)
 
     failed = finished
+
+    def _flush_early(self) -> None:
+        early, self._early = self._early or [], None
+        for line in early:
+            self._line(line)
 
     def _line(self, obj: dict) -> None:
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
