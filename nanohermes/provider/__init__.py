@@ -15,7 +15,7 @@ from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderErr
 from nanohermes.provider.caching import new_cache_key, wants_breakpoints, wants_cache_key
 from nanohermes.provider.client import APIError, Client
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
-from nanohermes.provider.served import base_url_question, is_served, wrong_model_message
+from nanohermes.provider.served import base_url_guess, base_url_question, is_served, wrong_model_message
 from nanohermes.provider.sse import EventStream, NotTheAPI, describe_body, is_web_page
 from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
 from nanohermes.provider.watch import ReplyWatch
@@ -142,6 +142,15 @@ class Provider:
         url = self.config.effective_base_url
         if model is not None and (unknown := self._unknown_model(kind, info, model)) is not None:
             return ProviderError(unknown, kind=kind, info=info)
+        if kind == "not_found" and (moved := self.api_with_v1()) is not None:
+            info["api_at"] = moved  # the address is what is wrong, not the model (doctor, the REPL's check)
+            said = f" ({info['detail']})" if info["detail"] else ""
+            return ProviderError(
+                f"The server at {url} answered HTTP 404{said}, but its API is at {moved}: add /v1 "
+                f"(--base-url {moved}, or OPENAI_BASE_URL).",
+                kind=kind,
+                info=info,
+            )
         advice = RETRY_POLICY[kind].advice
         text = advice.format(url=url, model=self.config.model, ask=base_url_question(url), **info)
         if "{detail}" not in advice and info["detail"] and kind != "timeout":
@@ -162,6 +171,32 @@ class Provider:
         said = f"HTTP {info['status']}: {info['detail']}" if info["detail"] else f"HTTP {info['status']}"
         info["served"] = served  # the error is about the model (doctor, the REPL's check)
         return wrong_model_message(self.config.effective_base_url, model, served, said)
+
+    def api_with_v1(self) -> str | None:
+        """The base URL ending in /v1 whose GET /models lists models, when this one lacks /v1 (a
+        vLLM or FastAPI server answers a JSON 404 without it: `{"detail": "Not Found"}`); else None."""
+        guess = base_url_guess(self.config.effective_base_url)
+        if guess is None:
+            return None
+        try:
+            body = self._client_for(guess, self.config.resolved_api_key()).json("GET", "models")
+        except (APIError, ValueError):
+            return None
+        return guess if isinstance(body, dict) and isinstance(body.get("data"), list) else None
+
+    def models_public(self) -> bool:
+        """Whether GET /models answers without a key (OpenRouter's listing is public): then its
+        answer proves nothing about the key."""
+        try:
+            self._client_for(self.config.effective_base_url, "").request("GET", "models")
+        except (APIError, ValueError):
+            return False
+        return True
+
+    def _client_for(self, base_url: str, api_key: str) -> Client:
+        """A client for one GET /models elsewhere, bounded as the listing is."""
+        timeout = min(MODELS_TIMEOUT_S, self.config.request_timeout)
+        return Client(base_url, api_key, timeout, connect=min(CONNECT_TIMEOUT_S, timeout))
 
     def served_models(self) -> list[str] | None:
         """The ids GET /models lists, or None when it lists nothing usable (fails, or is empty)."""

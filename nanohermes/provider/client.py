@@ -114,7 +114,9 @@ class Client:
         return path if "://" in path else self.base_url + path.lstrip("/")
 
     def _headers(self, body: bytes | None) -> dict:
-        headers = {"Authorization": f"Bearer {self.api_key}", "Accept": "application/json", "User-Agent": USER_AGENT}
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if self.api_key:  # "": a request without a key (does the server need one?)
+            headers["Authorization"] = f"Bearer {self.api_key}"
         if body is not None:
             headers["Content-Type"] = "application/json"
         return headers

@@ -213,7 +213,8 @@ def _error_text(exc: Exception, body) -> str:
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
-            return str(err.get("message") or " ".join(str(err.get(k, "")) for k in ("type", "code")).strip())
+            said = err.get("message") or (err["detail"] if isinstance(err.get("detail"), str) else "")  # FastAPI's
+            return str(said or " ".join(str(err.get(k, "")) for k in ("type", "code")).strip())
         return str(err)
     if isinstance(body, str) and body.strip():
         return " ".join(body.split())
