@@ -11,7 +11,10 @@ import json
 from dataclasses import dataclass, fields
 
 # The arguments that say what a call acted on, in the order they are shown.
-KEY_ARGUMENTS = ("pattern", "path", "command", "url", "glob", "id", "name", "offset", "limit", "description")
+KEY_ARGUMENTS = (
+    *("pattern", "path", "command", "url", "glob", "id", "name", "offset", "limit", "description"),
+    *("query", "kind", "text"),  # recall, web_search, remember: named, not their raw JSON
+)
 # A key argument longer than this is cut in descriptions (commands can be whole scripts).
 KEY_ARGUMENT_MAX_CHARS = 120
 # Tools that change files (their `path` is a file changed) and the one that reads them.

@@ -36,6 +36,11 @@ class ReplyOnScreen:
     def shown(self) -> str:
         return "".join(self._shown)
 
+    @property
+    def replaying(self) -> bool:
+        """A retried reply has not yet got past what was shown of the one before (or nothing came)."""
+        return self._retried is not None
+
     def new_reply(self) -> None:
         self._shown, self._retried = [], None
 

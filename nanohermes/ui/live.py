@@ -210,7 +210,11 @@ class RichRenderer:
         self.area.resume()
 
     def end_turn(self, interrupted: bool = False) -> None:
-        """The turn (or a command) is over: flush the answer, say which tool was cut, stop the live area."""
+        """The turn (or a command) is over: flush the answer, say which tool was cut, stop the live area.
+        A line held back at a retry's notice that no retried reply went on with belongs to the dead
+        attempt: it is not printed under the notices."""
+        if self.reply.replaying:
+            self.carried = ""
         self.end_stream()
         if interrupted and self.running in self.calls:
             name, arguments, started = self.calls.pop(self.running)

@@ -176,7 +176,7 @@ class Repl:
         from nanohermes.ui.recap import recap_lines, workspace_note
 
         s, config = self.runtime.session, self.runtime.config
-        resumed = f"resumed, {len(self.runtime.agent.messages) - 1} messages" if s.state.total_messages else "new"
+        resumed = f"resumed, {s.state.total_messages} messages" if s.state.total_messages else "new"  # as listed
         self.say(f"session {s.name} ({resumed}) · /help for commands")
         note = workspace_note(s.state.workspace, config.workspace) if s.state.total_messages else ""
         for line in [*recap_lines(s.state.messages), *([note] if note else [])]:

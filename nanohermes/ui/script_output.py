@@ -231,7 +231,7 @@ def start_lines(runtime) -> tuple[dict, list[str]]:
         return line, [hint, sandbox] if session.generated else [sandbox]
     note = workspace_note(session.state.workspace, config.workspace)
     lines = [
-        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
+        f"· resumed session {session.name} ({session.state.total_messages} messages)",  # the count sessions lists
         *recap_lines(session.state.messages),
     ]
     return line, lines + ([note] if note else []) + [sandbox]
