@@ -37,6 +37,8 @@ def final_answer(agent, turn: Turn, stop: StopTurn) -> str:
     Stopped on a failing check, what the check said, marked partial, with no request."""
     if stop.code is ev.StopCode.CHECK_FAILING:
         return said(agent, Answered(ev.PARTIAL_MARK + check_still_fails(turn), written=True))
+    if stop.code is ev.StopCode.MAX_COST:  # one more request would spend past the cap
+        return ""
     agent.transcript.add_note("final_answer", nudges.final_answer(stop).text, alternate=True)
     turn.mark = ev.PARTIAL_MARK
     try:

@@ -39,8 +39,9 @@ def to_text(line: Line):
 
 
 class RichRenderer:
-    def __init__(self, console):
+    def __init__(self, console, code_theme: str = "monokai"):
         self.console = console
+        self.code_theme = code_theme  # the pygments style of code blocks (ui/theme.py: readable on the background)
         self.area = LiveArea(console)
         self.md: MarkdownStream | None = None
         self.calls: dict[str, tuple[str, str, float]] = {}  # call id -> (tool, arguments, started)
@@ -85,7 +86,7 @@ class RichRenderer:
         """A new Markdown stream for the reply, and the text it starts with: one started again
         after a notice in the middle of the reply (a retry's) goes on inside the code block
         `before` left open, from the line that was held back."""
-        self.md = MarkdownStream(self.console, self._print_segments)
+        self.md = MarkdownStream(self.console, self._print_segments, self.code_theme)
         carried, self.carried = self.carried, ""
         return (fence + "\n" if (fence := open_fence(before)) else "") + carried
 

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from nanohermes.calls import WRITING_TOOLS
+from nanohermes.calls import WRITING_TOOLS, action_title
 from nanohermes.config import MODES, Config
 from nanohermes.errors import NanoHermesError
 from nanohermes.ui.escape import neutralize
@@ -30,8 +30,10 @@ class Repl:
     def __init__(self, config: Config, session_name: str | None, trust_workspace: bool = False):
         from nanohermes.ui.completion import CachedListing
         from nanohermes.ui.keys import KeyWatcher
+        from nanohermes.ui.notify import Notifier
         from nanohermes.ui.prompt_input import PromptInput
         from nanohermes.ui.repl_start import Start, StartMenu
+        from nanohermes.ui.theme import chosen
 
         self.config = config  # as started; self.runtime.config after a /model or /mode switch
         self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
@@ -43,6 +45,8 @@ class Repl:
         self._typed = ""  # the next prompt starts with this (typed while a turn ran, or a message held back)
         self._held_back = ""  # a message not sent once because an @path in it names nothing
         self._last_ctrl_c = float("-inf")
+        self.theme = chosen(config.theme)  # before anything reads the keyboard: "auto" asks the terminal
+        self.notifier = Notifier(config.notify, config.notify_after)
         self.keys = KeyWatcher() if KeyWatcher.available() else None  # first: what is typed while the REPL starts
         arguments = {
             "/model": self.models,
@@ -141,6 +145,7 @@ class Repl:
         agent = self.runtime.agent
         self.renderer.pause()
         self.keys_off(take=False)  # what is typed and queued waits on the input line, after the question
+        self.notifier.waiting(f"approval needed: {action_title(tool.name, args)}")
         try:
             scope = agent.approvals.scope(tool, args, agent.ctx)
             whole = whole_preview(tool, args, agent.ctx)
@@ -148,6 +153,7 @@ class Repl:
                 self.show, tool.name, args, preview, scope, whole, lambda lines: page(self.console, self.show, lines)
             )
         finally:
+            self.notifier.seen()
             self.keys_on()
             self.renderer.resume()
         call_id = self.renderer.running
@@ -312,6 +318,7 @@ class Repl:
 
     def turn(self, text: str) -> None:
         started = time.monotonic()
+        self.notifier.seen()
         if self.notes_for_model:
             text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
             self.notes_for_model = []
@@ -335,6 +342,7 @@ class Repl:
 
             self.say(f"· {stop_message(result)}", "yellow")
         self._status_line(result.usage, time.monotonic() - started)
+        self.notifier.waiting("stopped: " + result.stop_code if result.stop_code else "the turn is done")
         if self.runtime.config.mode == "plan" and not result.stopped_reason and result.final_text.strip():
             self._offer_plan()
 

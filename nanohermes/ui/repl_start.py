@@ -87,11 +87,12 @@ def build(repl, session_name: str | None, trust_workspace: bool) -> None:
     from nanohermes.ui.custom_commands import CustomCommands
     from nanohermes.ui.hook_trust import trust_question
     from nanohermes.ui.live import RichRenderer
+    from nanohermes.ui.theme import CODE_THEMES, rich_theme
     from nanohermes.ui.usage_view import SessionTotals
 
     config = repl.config
-    repl.console = Console(highlight=False)
-    repl.renderer = RichRenderer(repl.console)
+    repl.console = Console(highlight=False, theme=rich_theme(repl.theme))
+    repl.renderer = RichRenderer(repl.console, code_theme=CODE_THEMES[repl.theme])
     repl.trust = (lambda hooks: True) if trust_workspace else trust_question(repl.say, repl.ask)
     repl.runtime = build_runtime(
         config, session_name, repl.renderer, approve=repl.approve, ask_user=repl.ask_form, trust=repl.trust
