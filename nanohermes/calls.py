@@ -52,8 +52,9 @@ class ResultFacts:
 
     @property
     def failed(self) -> bool:
-        """A command that did not succeed: it exited non-zero, timed out, was killed or interrupted."""
-        return self.timed_out or self.interrupted or bool(self.exit_code)
+        """A command that did not succeed: it exited non-zero, timed out, was killed, was interrupted, or
+        the sandbox blocked some of it (even when it exited 0: `curl … | head`)."""
+        return self.timed_out or self.interrupted or bool(self.exit_code) or bool(self.blocked)
 
     def to_dict(self) -> dict:
         """The facts that differ from the defaults (an exit code of 0 is a fact, kept)."""

@@ -202,19 +202,6 @@ class Repl:
         if problem:
             self.say(f"· endpoint check: {problem}", "yellow")
 
-    def say_start(self) -> None:
-        """The lines before the first prompt (or above it, for a session built while it waits)."""
-        from nanohermes.ui.show_commands import resumed_calls
-
-        config = self.runtime.config
-        with self.console:  # one write: above a waiting prompt, the lines come as one block
-            self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
-            self.say(f"· sandbox: {self.runtime.sandbox_summary}", "dim")
-            self.say_session()
-            for warning in self.custom.warnings:
-                self.say(f"· {warning}", "yellow")
-        self.renderer.ran = resumed_calls(self.runtime.agent.messages)
-
     def loop(self) -> int:
         while True:
             self.report_endpoint()

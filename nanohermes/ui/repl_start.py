@@ -69,7 +69,7 @@ class Start:
         self._builder = threading.get_ident()
         try:
             build(self.repl, self.session_name, self.trust_workspace)
-            self.repl.say_start()
+            say_start(self.repl)
             self.done = True
             self._ended.set()
         except BaseException as exc:  # said by the main thread, as a failure before the prompt is
@@ -100,6 +100,20 @@ def build(repl, session_name: str | None, trust_workspace: bool) -> None:
     repl.renderer.checkpoints = repl.runtime.checkpoints
     repl.totals = SessionTotals()
     repl.custom = CustomCommands(config.home, config.workspace)  # command files: /review, /git:commit
+
+
+def say_start(repl) -> None:
+    """The lines before the first prompt (or above it, for a session built while it waits)."""
+    from nanohermes.ui.show_commands import resumed_calls
+
+    config = repl.runtime.config
+    with repl.console:  # one write: above a waiting prompt, the lines come as one block
+        repl.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
+        repl.say(f"· sandbox: {repl.runtime.sandbox_summary}", "dim")
+        repl.say_session()
+        for warning in repl.custom.warnings:
+            repl.say(f"· {warning}", "yellow")
+    repl.renderer.ran = resumed_calls(repl.runtime.agent.messages)
 
 
 class StartMenu(Mapping):
