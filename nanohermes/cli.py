@@ -150,8 +150,9 @@ def run(
             session = _latest_session(config)
         from nanohermes.sandbox.probe import probe_soon
 
-        if config.sandbox is None or config.sandbox.level != "off":
-            probe_soon()  # bwrap's test run overlaps the imports before the runtime is built
+        if (config.sandbox is None or config.sandbox.level != "off") and (prompt is not None or session):
+            probe_soon()  # bwrap's test run overlaps the imports before the runtime is built (a new REPL
+            # session builds it after its first prompt is drawn: ui/repl_start.py)
         if fork:
             from nanohermes.storage.fork import fork_session
 
