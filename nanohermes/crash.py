@@ -85,8 +85,7 @@ def _redactor(home: Path | None = None):
     """A traceback's messages (and the task in argv) may quote a key; none goes to disk or the
     screen. The environment's secrets and config.toml's, read here: the crash may have come
     before (or from) building the configuration, so none of its checks are relied on."""
-    import tomllib
-
+    from nanohermes.bounded import parse_toml
     from nanohermes.fileio import read_regular
     from nanohermes.redact import Redactor, secrets_in_table
 
@@ -95,7 +94,7 @@ def _redactor(home: Path | None = None):
 
         home = home_dir()
     try:
-        table = tomllib.loads(read_regular(home / "config.toml", CONFIG_READ_LIMIT).decode("utf-8"))
+        table = parse_toml(read_regular(home / "config.toml", CONFIG_READ_LIMIT).decode("utf-8"))
     except (OSError, ValueError):  # missing, unreadable, not UTF-8 or not TOML: nothing to learn from it
         table = {}
     return Redactor.for_config().plus(secrets_in_table(table))

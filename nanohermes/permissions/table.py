@@ -120,8 +120,10 @@ def read_project_file(workspace: Path, home: Path) -> tuple[dict, str]:
 def _toml(raw: bytes, path: Path) -> dict:
     import tomllib
 
+    from nanohermes.bounded import parse_toml
+
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        return parse_toml(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{path} is not UTF-8 text; TOML files must be UTF-8. Fix or remove it.") from None
     except tomllib.TOMLDecodeError as exc:
