@@ -21,6 +21,7 @@ from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
+from nanohermes.repo_files import Boundary
 from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
 from nanohermes.sandbox.probe import assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
@@ -106,7 +107,7 @@ def build_runtime(
     warn = lambda text: emit(ev.Notice(text, "warning"))  # noqa: E731
     redactor = Redactor.for_config(config)  # one set of secrets for every edge: provider, tools, memory
     memory = MemoryStore.in_home(config.home, redactor)
-    skills, skill_warnings = discover_skills(config.home, config.workspace)
+    skills, skill_warnings = discover_skills(config.home, config.workspace, Boundary.for_config(config))
     for warning in skill_warnings:
         warn(warning)
     sandbox, sandbox_summary = sandbox_for(config)
@@ -156,6 +157,7 @@ def build_runtime(
             approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
             hooks=hooks,
         )
+        prompt.window = lambda: agent.settings.window  # the skills listing follows the window learned
         if configured.mcp is not None:  # a server's sampling request: the session's model, tools off
             configured.mcp.sample = agent.sender.sample
         agent.resume()

@@ -38,6 +38,7 @@ class EditorCommand:
 class Outcome:
     shown: str = ""  # what the editor shows as the agent's message
     prompt: str | None = None  # the text the model gets instead (a command that expands)
+    mentions: object = None  # the words of `prompt` that may name files (prompt/mentions.py: Mentions)
     note: str | None = None  # told to the model with the next prompt (what /undo took back)
 
 
@@ -173,8 +174,10 @@ COMMANDS: dict[str, EditorCommand] = {
 def custom_commands(runtime) -> list[EditorCommand]:
     """The workspace's and the user's command files, each expanding into a prompt."""
     from nanohermes.prompt.commands import discover_commands
+    from nanohermes.repo_files import Boundary
 
-    found, _ = discover_commands(runtime.config.home, runtime.config.workspace, reserved=COMMANDS)
+    config = runtime.config
+    found, _ = discover_commands(config.home, config.workspace, COMMANDS, Boundary.for_config(config))
     workspace = runtime.config.workspace
     return [
         EditorCommand(
@@ -193,7 +196,7 @@ def _expand(runtime, command, arg: str) -> Outcome:
 
     said: list[str] = []
     prompt = prompt_for(Invocation(command, arg), runtime.agent, said.append)
-    return Outcome(shown="\n".join(said), prompt=prompt)
+    return Outcome(shown="\n".join(said), prompt=prompt.text, mentions=prompt.mentions)
 
 
 # Further sources of commands, each a function of a runtime (MCP prompts could be one).

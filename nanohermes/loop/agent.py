@@ -23,6 +23,7 @@ from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
+from nanohermes.prompt.mentions import Mentions
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.signals import deferred
 from nanohermes.storage.session import Session
@@ -63,8 +64,9 @@ class Agent:
         """A run killed mid-tool left calls without results: answer them, so the history is valid."""
         self.transcript.answer_open_calls(history.NO_RESULT_AFTER_CRASH)
 
-    def run_turn(self, user_text: str, context: str = "") -> ev.TurnResult:
-        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output). Ctrl-C
+    def run_turn(self, user_text: str, context: str = "", mentions: Mentions | None = None) -> ev.TurnResult:
+        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output;
+        `mentions`: where files may be named, when not all of `user_text` is the user's words). Ctrl-C
         and SIGTERM end it with a valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
         self.runner.new_turn()
         turn = Turn(user_text, hooks=self.hooks)  # Stop (loop/nudges.py)
@@ -73,7 +75,7 @@ class Agent:
             self.learn_window()
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
             ask = lambda files: nudges.whole_at_once(turn, files, self.settings.lean_tools, self.tool_schemas())  # noqa: E731
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, ask)
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, ask, mentions)
             while True:
                 self._step(turn)
         except Answered as answered:
