@@ -5,6 +5,7 @@ with a RecursionError. Each now fails at once, named, and the run goes on withou
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def anchor_bomb(levels: int = 9, width: int = 9) -> str:
     """`a: &a [x, x, …]`, `b: &b [*a, *a, …]`, … `description: *i`: width ** levels values once expanded."""
     names = "abcdefghijklmnop"[:levels]
     lines = [f"a: &a [{', '.join(['lol'] * width)}]"]
-    lines += [f"{n}: &{n} [{', '.join([f'*{p}'] * width)}]" for p, n in zip(names, names[1:])]
+    lines += [f"{n}: &{n} [{', '.join([f'*{p}'] * width)}]" for p, n in itertools.pairwise(names)]
     return "---\n" + "\n".join(lines) + f"\ndescription: *{names[-1]}\n---\nbody\n"
 
 
