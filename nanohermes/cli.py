@@ -167,9 +167,10 @@ def _report_failure(message: str, output_format: str) -> int:
     if output_format != "text":
         import json
 
+        from nanohermes.crash import redacted
         from nanohermes.ui.script_output import error_dict
 
-        print(json.dumps(error_dict(message, EXIT_FAILURE, None), ensure_ascii=False), flush=True)
+        print(json.dumps(error_dict(redacted(message), EXIT_FAILURE, None), ensure_ascii=False), flush=True)
     error(message)
     return EXIT_FAILURE
 
@@ -214,7 +215,9 @@ def _one_shot(
         # files are named by the task's words only: piped text is what a command printed (prompt/mentions.py)
         result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output), mentions=mentions)
     except NanoHermesError as exc:
-        output.failed(error_dict(str(exc), EXIT_FAILURE, name))
+        from nanohermes.crash import redacted
+
+        output.failed(error_dict(redacted(str(exc)), EXIT_FAILURE, name))
         error(exc)
         return EXIT_FAILURE
     finally:

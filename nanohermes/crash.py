@@ -81,6 +81,13 @@ def _argv() -> str:
 CONFIG_READ_LIMIT = 1 << 20  # config.toml is a few hundred bytes; never read a huge or endless one
 
 
+def redacted(text: str) -> str:
+    """`text` without the environment's and config.toml's secrets: for a line that reaches the
+    screen or a script's JSON whatever produced it (cli_base.error, a failure's JSON), the same
+    redaction the crash log gets."""
+    return _redactor().text(text)
+
+
 def _redactor(home: Path | None = None):
     """A traceback's messages (and the task in argv) may quote a key; none goes to disk or the
     screen. The environment's secrets and config.toml's, read here: the crash may have come
