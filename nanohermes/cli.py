@@ -192,11 +192,14 @@ def _one_shot(
     config, prompt: str, session_name: str | None, output_format: str, trust: bool = False, rewind: str | None = None
 ) -> int:
     from nanohermes.errors import NanoHermesError
-    from nanohermes.piped import read_piped, read_task, request_with
+    from nanohermes.piped import TaskStillOpen, read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
     from nanohermes.ui.script_output import error_dict, make_output, result_dict, start_lines
 
-    task = read_task() if prompt == "-" else prompt
+    try:
+        task = read_task() if prompt == "-" else prompt
+    except TaskStillOpen as exc:
+        fail(str(exc), EXIT_USAGE)
     if not task.strip():
         fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
