@@ -97,7 +97,7 @@ class Agent:
         self.fit_context()
         reply = self.request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
         turn.steps += 1
-        if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace):  # calls as text
+        if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace, self.messages):
             self.emit(ev.Notice(repair[1], "warning"))
             reply = repair[0]
         if nudge := nudges.after_reply(turn, reply, self.tool_schemas()):
