@@ -117,6 +117,8 @@ class Boundary:
     def read_bytes(self, path: Path, owner: str = REPOSITORY, root: Path | None = None) -> bytes:
         """The bytes of a file the rule allows, at most MAX_FILE_BYTES (over it: RefusedFile);
         NotRegularFile for a FIFO or device; FileNotFoundError when it is missing."""
+        if not os.path.lexists(path):  # missing is silent, as it always was: no rule to state
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
         real = self.check(path, owner, root)
         with open_regular(real, follow_symlinks=False) as f:  # the last component swapped for a link: ELOOP
             data = f.read(MAX_FILE_BYTES + 1)

@@ -154,3 +154,9 @@ def test_init_never_writes_through_an_agents_md_link_out_of_the_workspace(server
     term.exit()
     assert (outside / "planted.md").read_text() == "precious\n"
     assert (workspace / "AGENTS.md").is_symlink()
+
+
+def test_a_missing_file_says_nothing_even_where_the_rule_would_refuse_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("NANOHERMES_HOME", str(tmp_path))  # the state directory is the workspace itself
+    inputs, warnings = gather_prompt_inputs(load_config(workspace=tmp_path))
+    assert warnings == [] and inputs.project_guidance == "" and inputs.nanohermes_md == ""
