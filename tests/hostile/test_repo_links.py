@@ -160,3 +160,13 @@ def test_a_missing_file_says_nothing_even_where_the_rule_would_refuse_it(tmp_pat
     monkeypatch.setenv("NANOHERMES_HOME", str(tmp_path))  # the state directory is the workspace itself
     inputs, warnings = gather_prompt_inputs(load_config(workspace=tmp_path))
     assert warnings == [] and inputs.project_guidance == "" and inputs.nanohermes_md == ""
+
+
+def test_a_project_config_linked_out_of_the_workspace_is_not_read(server, tmp_path, workspace, user_home):
+    outside = tmp_path / "rules.toml"
+    outside.write_text('[permissions]\ndeny = ["read_file"]\n')
+    plant(workspace / ".nanohermes" / "config.toml", outside)
+    server.add(text("ok"))
+    r = one_shot(server, workspace, "hi")
+    assert r.exit_code == 0, r.stderr
+    assert "config.toml was not read (refused:" in r.stderr and "outside" in r.stderr
