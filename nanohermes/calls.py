@@ -45,6 +45,7 @@ class ResultFacts:
     tail: str = ""  # run_command: its last output lines as a terminal showed them (stdout and stderr interleaved)
     output_lines: int = 0  # run_command: lines of output in all, so a shown tail can say how many more there were
     interrupted: bool = False  # stopped by the user (Ctrl-C, Esc) before it finished; what it had is kept
+    blocked: str = ""  # run_command: what the sandbox blocked, in plain words (also when it exited 0)
 
     def to_dict(self) -> dict:
         """The facts that differ from the defaults (an exit code of 0 is a fact, kept)."""

@@ -209,7 +209,8 @@ def _one_shot(
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
-        task, mentions = _custom_command_prompt(task, runtime, output)
+        expanded, mentions = _custom_command_prompt(task, runtime, output)  # mentions: the words naming files
+        task = _mcp_prompt(task, runtime, output) if expanded == task else expanded  # a server's text names none
         if rewind:
             from nanohermes.ui.rewind_commands import rewind_for_script
 
@@ -258,6 +259,24 @@ def _custom_command_prompt(task: str, runtime, emit):
     emit(ev.Notice(f"/{invocation.command.name}: the prompt of {invocation.command.shown_path(config.workspace)}"))
     prompt = prompt_for(invocation, runtime.agent, lambda note: emit(ev.Notice(note)))
     return prompt.text, prompt.mentions
+
+
+def _mcp_prompt(task: str, runtime, emit) -> str:
+    """`-p "/server:prompt ARGUMENTS"` (or the REPL's `/mcp:server:prompt`): that MCP server's prompt
+    (nanohermes/mcp/prompts.py); any other task as it is. A PromptError says what is missing."""
+    hub = runtime.configured.mcp if runtime.configured is not None else None
+    if hub is None or not task.startswith("/"):
+        return task
+    from nanohermes import events as ev
+    from nanohermes.mcp.prompts import find_prompt_command, prompt_text
+
+    found = find_prompt_command(task, hub.servers)
+    if found is None:
+        return task
+    server, name, typed = found
+    text = prompt_text(hub, server, name, typed)
+    emit(ev.Notice(f"/{server}:{name}: the prompt of the MCP server {server} ({len(text):,} chars)"))
+    return text
 
 
 def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:

@@ -72,4 +72,5 @@ def with_project_hooks(settings, workspace: Path, home: Path):
     from nanohermes.hooks.settings import HookSettings, project_hooks
 
     project = project_hooks(data, workspace)
-    return HookSettings((settings or HookSettings()).user, project.project, project.project_digest)
+    user = (settings or HookSettings()).user
+    return HookSettings(user, project.project, project.project_digest, project.project_problem)

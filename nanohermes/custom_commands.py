@@ -1,23 +1,31 @@
 """A custom command's prompt for one turn, for every front end (the REPL, `-p`, ACP).
 
-prompt/commands.py finds the files and fills their placeholders; here their `!` commands run as a
-model's run_command call runs: the session's rules, mode, saved answers and sandbox decide
-(loop/approvals.py) — a command inside the enforced sandbox asks nothing, one outside it asks in the
-REPL and is refused in `-p` unless a rule or --yes allows it. A repository's command file is a
-prompt, never a permission: what it runs is no more allowed than what the model could run.
+prompt/commands.py finds the files and fills their placeholders; here their `!` commands run as
+their actor may (sandbox/actors.py). A repository's command file (the workspace's .claude/commands
+and .nanohermes/commands) is a prompt, never a permission: its `!` commands run as a model's
+run_command call runs — the session's rules, mode, saved answers and sandbox decide
+(loop/approvals.py): inside the enforced sandbox it asks nothing, outside it asks in the REPL and is
+refused in `-p` unless a rule or --yes allows it. The user's own command files (~/.claude/commands,
+$NANOHERMES_HOME/commands, Codex's prompts) are theirs: their `!` commands run as the user's `!`
+does, with their rights, asking nothing.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from nanohermes.errors import ConfigError, ToolError
 from nanohermes.prompt.commands import CustomCommand, expand, read_body
 from nanohermes.prompt.mentions import Mentions
-from nanohermes.repo_files import REPOSITORY, Boundary
+from nanohermes.repo_files import Boundary
+from nanohermes.sandbox.actors import USER, command_policy
 from nanohermes.text import valid_unicode
+
+REPOSITORY_DIRS = (".claude", ".nanohermes")  # a workspace's command folders live under these
 
 
 @dataclass(frozen=True)
@@ -58,17 +66,35 @@ def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> Com
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc)
         raise ConfigError(f"cannot read the command file {command.path}: {reason}") from None
-    expanded = expand(body, invocation.arguments, lambda line: _run(agent, line, f"/{command.name}", say))
-    if command.owner == REPOSITORY:  # its own words name only files .gitignore leaves in (prompt/mentions.py)
+    by_user = not from_repository(command, agent.ctx.workspace)
+    expanded = expand(body, invocation.arguments, lambda line: _run(agent, line, f"/{command.name}", say, by_user))
+    if not by_user:  # a repository's own words name only files .gitignore leaves in (prompt/mentions.py)
         return CommandPrompt(expanded.text, Mentions(invocation.arguments, expanded.authored))
     return CommandPrompt(expanded.text, Mentions(f"{invocation.arguments}\n{expanded.authored}"))
 
 
-def _run(agent, command: str, invoked_by: str, say: Callable[[str], None]) -> str:
-    """One `!` command, decided and run as run_command would be; its output (or why it did not run)."""
-    from nanohermes.tools.shell import run_command
+def from_repository(command: CustomCommand, workspace: Path) -> bool:
+    """Whether the file is the workspace's (its actor is the repository), not the user's own."""
+    path = Path(os.path.abspath(command.path))  # not resolved: a link in the repository is still the repository's
+    roots = {Path(os.path.abspath(workspace)), Path(workspace).resolve()}
+    return any(path.is_relative_to(root / part) for root in roots for part in REPOSITORY_DIRS)
+
+
+def _run(agent, command: str, invoked_by: str, say: Callable[[str], None], by_user: bool = False) -> str:
+    """One `!` command: the user's own file's as the user's `!` runs; a repository's decided and run as
+    run_command would be. Its output (or why it did not run)."""
+    from nanohermes.tools.shell import run_command, run_foreground
 
     ctx = agent.ctx
+    if by_user:
+        try:
+            output = run_foreground(ctx, command, ctx.command_timeout, command_policy(USER, ctx.sandbox))
+        except ToolError as exc:
+            say(f"{invoked_by}: `{command}` not run: {exc}")
+            return f"[`{command}` was not run: {exc}]"
+        code = output.facts.exit_code
+        say(f"{invoked_by} ran `{command}` as you" + (f" (exit {code})" if code is not None else ""))
+        return ctx.redactor.text(valid_unicode(str(output)))
     refusal = agent.approvals.refusal(run_command, json.dumps({"command": command}), ctx)
     if refusal is not None:
         say(f"{invoked_by}: `{command}` not run: {refusal.splitlines()[0]}")

@@ -124,14 +124,7 @@ class Usage:
     unreported: int = 0  # when others were reported: requests without usage, not in the sums
     cache_write_tokens: int | None = None  # prompt tokens written to the cache (Anthropic charges more), when said
     cost_usd: float | None = None  # dollars of the priced requests (provider/prices.py); None: no price known
-    unpriced: int = 0  # requests with usage but no price for their model (not in cost_usd)
-
-    @property
-    def unpriced_requests(self) -> int:
-        """Requests with usage but no price: all of them when there is no cost at all."""
-        if self.cost_usd is not None:
-            return self.unpriced
-        return self.requests - self.unreported if self.reported else 0
+    unpriced: int = 0  # requests with usage (or an estimate) but no price for their model (not in cost_usd)
 
 
 class MissCause(StrEnum):

@@ -6,8 +6,8 @@ to the model verbatim.
 
 The rule: the path is resolved (every symlink followed) and refused, with a one-line reason, when
 - it lands in a hidden path: the sandbox's hidden list (~/.ssh, ~/.aws, ~/.config/gh, ~/.netrc,
-  ~/.gnupg, the ssh-agent's socket, the state directory's config.toml and sessions/, and
-  `[sandbox] hidden`), whoever's file it is;
+  ~/.gnupg, the ssh-agent's socket, `[sandbox] hidden`) or NanoHermes's state directory but for
+  its AGENTS.md, skills/ and commands/, whoever's file it is;
 - it is a repository's file (found under the workspace) and leaves the root it was found under
   (the workspace; for an AGENTS.md above the workspace, its own directory), or lands in
   NanoHermes's state directory.
@@ -26,13 +26,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from nanohermes.config import claude_home, codex_home
 from nanohermes.fileio import open_regular
-from nanohermes.sandbox.policy import HIDDEN_IN_HOME, HIDDEN_IN_STATE
+from nanohermes.sandbox.policy import HIDDEN_IN_HOME
 
 # A prompt file (AGENTS.md, a skill, a command) is kilobytes; one past this is not one, and read
 # whole it would cost memory and time before any cap on what the model gets applies.
 MAX_FILE_BYTES = 1 << 20
 REPOSITORY, USER = "repository", "user"  # whose file: a repository's (under the workspace), or the user's own
+# What of the state directory is read as the user's prompt files; the rest (config.toml with the key,
+# sessions, OAuth tokens, checkpoints, saved answers) never is, whatever links lead there. (Claude
+# Code's and Codex's directories count too, should CLAUDE_CONFIG_DIR or CODEX_HOME lie inside it.)
+STATE_PROMPT_FILES = ("AGENTS.md", "skills", "commands")
 
 
 class RefusedFile(OSError):
@@ -58,6 +63,7 @@ class Boundary:
     state_dir: Path
     user_home: Path
     hidden: tuple[Path, ...] = ()
+    prompt_dirs: tuple[Path, ...] = ()  # the user's prompt files: the only part of the state directory read
 
     @classmethod
     def of(cls, home: Path, workspace: Path, extra_hidden: tuple[str, ...] = ()) -> Boundary:
@@ -68,12 +74,12 @@ class Boundary:
         agent = os.environ.get("SSH_AUTH_SOCK")
         hidden = [
             *(user_home / p for p in HIDDEN_IN_HOME),
-            *(state / p for p in HIDDEN_IN_STATE),
             *(Path(os.path.expanduser(p)) for p in extra_hidden),
             *([Path(agent)] if agent and os.path.isabs(agent) else []),
         ]
         resolved = tuple(dict.fromkeys(_resolved(p) for p in hidden))  # a hidden link hides its target
-        return cls(Path(workspace).resolve(), state, user_home, resolved)
+        prompts = (*(state / name for name in STATE_PROMPT_FILES), _resolved(claude_home()), _resolved(codex_home()))
+        return cls(Path(workspace).resolve(), state, user_home, resolved, prompts)
 
     @classmethod
     def for_config(cls, config) -> Boundary:
@@ -99,13 +105,14 @@ class Boundary:
         linked = f"{path} is a symlink to {shown}" if real != Path(os.path.abspath(path)) else f"{path}"
         if any(_inside(real, hidden) for hidden in self.hidden):
             raise RefusedFile(path, f"refused: {linked}, a hidden path (credentials NanoHermes never reads)")
+        own = any(_inside(real, prompts) for prompts in self.prompt_dirs)
+        if _inside(real, self.state_dir) and (owner == REPOSITORY or not own):
+            raise RefusedFile(path, f"refused: {linked}, inside NanoHermes's state directory")
         if owner == USER:
             return real
         root = self.workspace if root is None else Path(root).resolve()
         if not _inside(real, root):
             raise RefusedFile(path, f"refused: {linked}, outside {self.shown(root)} where the repository's file is")
-        if _inside(real, self.state_dir):
-            raise RefusedFile(path, f"refused: {linked}, inside NanoHermes's state directory")
         return real
 
     def shown(self, path: Path) -> str:

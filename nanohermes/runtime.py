@@ -144,7 +144,9 @@ def build_runtime(
             editor=editor,
         )
         tools = all_tools(skills, configured.tools)
-        hooks = Hooks(hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text)
+        hooks = Hooks(
+            hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text, sandbox=sandbox
+        )
         agent = Agent(
             config=config,
             provider=provider,

@@ -82,3 +82,17 @@ def test_a_built_in_name_and_an_unknown_slash_go_to_the_model_as_written(server,
     r = in_process(server, workspace, "-p", "/help me")
     assert first_user_message(server) == "/help me"
     assert "/help is a built-in command, which a file never replaces" in r.stderr
+
+
+def test_the_users_own_command_file_runs_its_bang_lines_as_the_user(server, workspace, isolated_home, tmp_path):
+    outside = tmp_path / "outside.txt"
+    (isolated_home / "commands").mkdir()
+    (isolated_home / "commands" / "note.md").write_text(f"Say noted.\n!echo mine > {outside}\n")
+    (workspace / ".claude" / "commands").mkdir(parents=True)
+    (workspace / ".claude" / "commands" / "theirs.md").write_text(f"Say noted.\n!echo theirs > {outside}.repo\n")
+    server.add(text("noted"), text("noted"))
+    mine = run_cli(["-p", "/note", "--base-url", server.url], workspace)
+    theirs = run_cli(["-p", "/theirs", "--base-url", server.url], workspace)
+    assert outside.read_text() == "mine\n" and "ran `echo mine" in mine.stderr and "as you" in mine.stderr
+    assert not (tmp_path / "outside.txt.repo").exists()  # the repository's runs in the sandbox, as the model's would
+    assert "as you" not in theirs.stderr

@@ -43,6 +43,7 @@ from nanohermes import __version__
 from nanohermes import events as ev
 from nanohermes.acp import updates
 from nanohermes.acp.editor_files import EditorFiles
+from nanohermes.acp.forms import offers_forms
 from nanohermes.acp.session import COMMAND_DONE, AcpSession
 from nanohermes.config import MODES
 from nanohermes.crash import report_crash
@@ -226,6 +227,7 @@ class NanoHermesAgent:
                 f"The session's folder {cwd} is not a directory (the editor's project folder is the workspace)."
             )
         session = AcpSession(self.conn, asyncio.get_running_loop(), self.runner)
+        session.forms = offers_forms(self.client_capabilities)
 
         def build():
             from dataclasses import replace

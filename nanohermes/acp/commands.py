@@ -11,7 +11,8 @@ first word is no command here goes to the model as written (`/usr/bin/env` is a 
 COMMANDS is the table; ACP_COMMAND_SOURCES lists further sources, each a function of the
 session's runtime giving EditorCommands: the custom commands (command files, prompt/commands.py),
 which expand into the turn's prompt, their `!` commands run under the session's approvals and
-sandbox (custom_commands.py); a file never replaces a command of the table.
+sandbox (custom_commands.py); then the MCP servers' prompts (`/server:prompt`). A file never
+replaces a command of the table, nor a prompt a file.
 """
 
 from __future__ import annotations
@@ -199,8 +200,43 @@ def _expand(runtime, command, arg: str) -> Outcome:
     return Outcome(shown="\n".join(said), prompt=prompt.text, mentions=prompt.mentions)
 
 
-# Further sources of commands, each a function of a runtime (MCP prompts could be one).
-ACP_COMMAND_SOURCES: list[Callable[[object], list[EditorCommand]]] = [custom_commands]
+def mcp_prompts(runtime) -> list[EditorCommand]:
+    """Each MCP server's prompts known so far (the server ran once: in a session, or `nanohermes mcp
+    list`) as `/server:prompt`, expanding into the prompt's text (nanohermes/mcp/prompts.py)."""
+    hub = _hub(runtime)
+    if hub is None:
+        return []
+    from nanohermes.mcp.listing import SAFE_NAME, one_line
+    from nanohermes.mcp.prompts import command_name, usage_hint
+
+    found = []
+    for server in hub.servers:
+        for prompt in hub.known_prompts(server) or ():
+            if not SAFE_NAME.match(prompt.name):  # a name the editor would show oddly: /mcp in the REPL has it
+                continue
+            about = one_line(prompt.description, 200) or f"a prompt of the MCP server {server}"
+            run = lambda runtime, arg, s=server, p=prompt.name: _prompt(runtime, s, p, arg)  # noqa: E731
+            found.append(EditorCommand(command_name(server, prompt.name), about, usage_hint(prompt) or None, run, True))
+    return found
+
+
+def _hub(runtime):
+    configured = getattr(runtime, "configured", None)
+    return configured.mcp if configured is not None else None
+
+
+def _prompt(runtime, server: str, name: str, arg: str) -> Outcome:
+    from nanohermes.mcp.prompts import PromptError, prompt_text
+    from nanohermes.prompt.mentions import Mentions
+
+    try:  # the server's text names no file to attach: only what was typed does
+        return Outcome(prompt=prompt_text(_hub(runtime), server, name, arg), mentions=Mentions(arg))
+    except PromptError as exc:
+        return Outcome(shown=f"Not sent: {exc}.")
+
+
+# Further sources of commands, each a function of a runtime.
+ACP_COMMAND_SOURCES: list[Callable[[object], list[EditorCommand]]] = [custom_commands, mcp_prompts]
 
 
 def available(runtime) -> list[EditorCommand]:
@@ -224,13 +260,28 @@ def announced(runtime) -> list[AvailableCommand]:
 
 
 def parse(text: str, runtime) -> tuple[EditorCommand, str] | None:
-    """(the command, its argument) when the prompt starts with one of this session's commands."""
+    """(the command, its argument) when the prompt starts with one of this session's commands, or
+    names an MCP server's prompt not listed yet (`/server:prompt`, the REPL's `/mcp:server:prompt`)."""
     if not text.startswith("/"):
         return None
     head, _, arg = text[1:].partition(" ")
     name, _, rest = head.partition("\n")
     found = {c.name: c for c in available(runtime)}.get(name)
-    return (found, (rest + " " + arg).strip() if rest else arg.strip()) if found else None
+    if found is not None:
+        return found, (rest + " " + arg).strip() if rest else arg.strip()
+    return _unlisted_prompt(text, runtime)
+
+
+def _unlisted_prompt(text: str, runtime) -> tuple[EditorCommand, str] | None:
+    from nanohermes.mcp.prompts import command_name, find_prompt_command
+
+    hub = _hub(runtime)
+    named = find_prompt_command(text, hub.servers) if hub is not None else None
+    if named is None:
+        return None
+    server, prompt, typed = named
+    run = lambda runtime, arg: _prompt(runtime, server, prompt, arg)  # noqa: E731
+    return EditorCommand(command_name(server, prompt), "", None, run, expands=True), typed
 
 
 def run(runtime, command: EditorCommand, arg: str) -> Outcome:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 
 from acp import text_block, tool_content, tool_diff_content
@@ -24,10 +25,10 @@ from acp.schema import (
 )
 
 from nanohermes import events as ev
-from nanohermes.acp import commands, updates
+from nanohermes.acp import commands, forms, updates
 from nanohermes.config import MODES
 from nanohermes.loop.approvals import YES_ANSWERS, Decision
-from nanohermes.mcp.asking import ACCEPT, CANCEL, DECLINE, Question, Reply, form_choices
+from nanohermes.mcp.asking import DECLINE, Question, Reply, form_choices
 
 log = logging.getLogger("nanohermes.acp")
 
@@ -63,13 +64,23 @@ class AcpSession:
         self._visible = False  # the reply being streamed has shown the editor more than whitespace
         self._restarted_visible = False  # …and had, when its request was retried
         self.notes_for_model: list[str] = []  # told to the model with the next prompt (after /undo)
+        self.forms = False  # the editor declared ACP's (unstable) elicitation forms (forms.py)
+        self._announced: list = []  # the slash commands the editor was last told of
 
     def attach(self, runtime) -> None:
         """On the loop: the runtime is built; start sending (warnings from the build go first, then
         the slash commands this session offers)."""
         self.runtime, self.id = runtime, runtime.session.name
         self.sender = self.loop.create_task(self._send_updates())
-        self.outbox.put_nowait(("update", update_available_commands(commands.announced(runtime))))
+        self._announced = commands.announced(runtime)
+        self.outbox.put_nowait(("update", update_available_commands(self._announced)))
+
+    def announce_if_changed(self) -> None:
+        """The slash commands again, when they changed (an MCP server's prompts became known)."""
+        now = commands.announced(self.runtime)
+        if now != self._announced:
+            self._announced = now
+            self._send(update_available_commands(now))
 
     def modes(self) -> SessionModeState:
         return SessionModeState(
@@ -115,15 +126,27 @@ class AcpSession:
             try:
                 if kind == "update":
                     await self.conn.session_update(session_id=self.id, update=payload)
-                else:  # a permission question: asked without holding up this queue's other items
-                    self._start_question(*payload)
+                elif kind == "form":  # a server's form: asked without holding up this queue's other items
+                    card, question, answer = payload
+                    self._start_asking(forms.ask_editor(self.conn, self.id, card, question), answer)
+                else:  # a permission question, the same
+                    tool_call, options, answer = payload
+                    self._start_asking(self._ask(tool_call, options, answer), answer)
             except Exception as exc:  # the client went away or rejected one update: the turn goes on
                 log.warning("session %s: an update was not delivered: %s", self.id, exc)
             finally:
                 self.outbox.task_done()
 
-    def _start_question(self, tool_call: ToolCallUpdate, options: list, answer: concurrent.futures.Future) -> None:
-        task = asyncio.create_task(self._ask(tool_call, options, answer))
+    def _start_asking(self, asking, answer: concurrent.futures.Future) -> None:
+        """Run `asking` (a question to the editor); a form's answer is what it returns."""
+
+        async def settled():
+            reply = await asking
+            if reply is not None:
+                with contextlib.suppress(concurrent.futures.InvalidStateError):  # the turn was cancelled meanwhile
+                    answer.set_result(reply)
+
+        task = asyncio.create_task(settled())
 
         def forget_when_cancelled(future: concurrent.futures.Future) -> None:
             if future.cancelled():  # the turn was stopped (in the main thread): stop waiting for the editor
@@ -216,6 +239,7 @@ class AcpSession:
                 self._send(updates.interrupted(call_id))
             self._open_calls.clear()
             self._titles.clear()
+            self.announce_if_changed()
 
     def emit(self, event) -> None:
         """The loop's events as updates (and a helper's tool calls, named after its task)."""
@@ -324,11 +348,12 @@ class AcpSession:
             self._running(card)
         return decision
 
-    def _question(self, question: ToolCallUpdate, options: list) -> str | None:
+    def _question(self, question, options: list | None = None, kind: str = "ask"):
         """Ask the editor (from the main thread) and wait: the option picked, None when the editor
-        cancelled, CANNOT_ASK when it could not ask. Ctrl-C (a cancel) stops the wait."""
+        cancelled, CANNOT_ASK when it could not ask (a form: its Reply). Ctrl-C (a cancel) stops the wait."""
         answer: concurrent.futures.Future = concurrent.futures.Future()
-        self.loop.call_soon_threadsafe(self.outbox.put_nowait, ("ask", (question, options, answer)))
+        payload = (self._asking, question, answer) if kind == "form" else (question, options, answer)
+        self.loop.call_soon_threadsafe(self.outbox.put_nowait, (kind, payload))
         try:
             return answer.result()
         except BaseException:  # Ctrl-C (a cancel): no answer will be used
@@ -336,28 +361,27 @@ class AcpSession:
             raise
 
     def ask_form(self, form: Question) -> Reply:
-        """An MCP server's question (elicitation), put to the editor as a permission request on the
-        running call's card: a plain confirmation, or one field of choices or yes/no, becomes the
-        request's options. ACP has no text form (its elicitation is unstable): any other question
-        is declined, and the call's result says the server asked."""
+        """An MCP server's question (elicitation): a form to an editor that declared ACP's unstable
+        elicitation/create (forms.py), else a permission request on the running call's card — a plain
+        confirmation, or one field of choices or yes/no, as its options; any other question is
+        declined, the reason said to the user and in the call's result."""
+        if form.url:
+            return self._declined(form, forms.NO_PAGES)
+        if self.forms:
+            return self._question(form, kind="form")
         choices = form_choices(form)
         if choices is None:
-            return Reply(DECLINE)
-        options = [
-            PermissionOption(option_id=f"pick{i}", name=name, kind="allow_once") for i, (name, _) in enumerate(choices)
-        ]
-        options.append(PermissionOption(option_id="decline", name="Decline", kind="reject_once"))
+            return self._declined(form, forms.NO_FORMS)
         card = self._asking
         asked = f"{form.server} asks: {form.message}"
         question = ToolCallUpdate(
             tool_call_id=card, title=self._titles.get(card), content=[tool_content(text_block(asked))]
         )
-        picked = self._question(question, options)
-        if picked is None:
-            return Reply(CANCEL)
-        if not picked.startswith("pick"):
-            return Reply(DECLINE)
-        return Reply(ACCEPT, choices[int(picked[4:])][1])
+        return forms.reply_for_button(self._question(question, forms.buttons(choices)), choices)
+
+    def _declined(self, form: Question, why: str) -> Reply:
+        self._send(updates.thought(f"[warning] {form.server} asked: {form.message} — {why}\n"))
+        return Reply(DECLINE, note=why)
 
     def _change(self, tool_name: str, args: dict, preview: str) -> list:
         """What the user approves: a write or an edit as the change it makes (a `diff` block the

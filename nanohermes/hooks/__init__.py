@@ -25,12 +25,18 @@ from nanohermes.errors import PromptBlocked
 from nanohermes.hooks.outcome import ALLOW, ASK, DENY, Outcome, for_user, outcome_of
 from nanohermes.hooks.run import run_hook
 from nanohermes.hooks.settings import HookSpec
+from nanohermes.sandbox.actors import REPOSITORY, USER, command_policy
+from nanohermes.sandbox.policy import Policy
 
 HELPER_SKIPS = frozenset({"SessionStart", "UserPromptSubmit", "Stop"})  # a helper's prompt is the model's
 PROMPT_BLOCKED = "The prompt was not sent: a UserPromptSubmit hook ({command}) blocked it. Its reason: {reason}"
 STOP_BLOCKED = "[A {event} hook did not let you stop yet. Its reason: {reason}]"
 PROJECT_DIR_VARS = ("NANOHERMES_PROJECT_DIR", "CLAUDE_PROJECT_DIR")  # the workspace, as Claude Code's scripts read it
 COMMAND_CHARS = 80  # a hook's command as notices and refusals name it
+UNDECIDED = (
+    "the PreToolUse hook ({command}) {problem}, so the call was blocked: a guard that cannot answer "
+    "in time must not let a call through. Fix or speed up the hook, or raise its timeout."
+)
 
 
 @dataclass(frozen=True)
@@ -62,18 +68,20 @@ class Hooks:
         emit: Callable[[object], None] = lambda event: None,
         redact: Callable[[str], str] = lambda text: text,
         stop_event: str = "Stop",
+        sandbox: Policy | None = None,
     ):
         """`session`: its name and file (session_id, transcript_path); `redact`: what reaches the
-        model is taken through it (a hook may print a secret); `stop_event`: Stop, or SubagentStop."""
+        model is taken through it (a hook may print a secret); `stop_event`: Stop, or SubagentStop;
+        `sandbox`: the session's policy, which a confined hook runs under (sandbox/actors.py)."""
         self.specs, self.workspace, self.session = tuple(specs), workspace or Path.cwd(), session
-        self.emit, self.redact, self.stop_event = emit, redact, stop_event
+        self.emit, self.redact, self.stop_event, self.sandbox = emit, redact, stop_event, sandbox
         self.pending: list[str] = []  # SessionStart's output, sent with the next user message
         self.project_env = {name: str(self.workspace) for name in PROJECT_DIR_VARS}
 
     def for_helper(self, emit: Callable[[object], None]) -> Hooks:
         """A helper agent's: its answer is SubagentStop; no SessionStart, UserPromptSubmit or Stop."""
         specs = tuple(s for s in self.specs if s.event not in HELPER_SKIPS)
-        return Hooks(specs, self.workspace, self.session, emit, self.redact, "SubagentStop")
+        return Hooks(specs, self.workspace, self.session, emit, self.redact, "SubagentStop", self.sandbox)
 
     def session_start(self, source: str) -> None:
         """startup, resume or clear: what the hooks print joins the next user message."""
@@ -97,6 +105,10 @@ class Hooks:
             return None
         tool_name, tool_input = self.tool_as_hooks_see_it(name, arguments)
         ran = self._run("PreToolUse", tool_name, tool_name=tool_name, tool_input=tool_input, tool_use_id=call_id)
+        for spec, outcome in ran:  # a guard that could not answer must not let the call through
+            if outcome.undecided:
+                reason = UNDECIDED.format(command=_short(spec.command), problem=outcome.problem)
+                return ToolVerdict(DENY, reason, _short(spec.command))
         for effect in (DENY, ASK, ALLOW):
             for spec, outcome in ran:
                 if outcome.decision == effect and (effect != ALLOW or spec.from_user):
@@ -162,7 +174,8 @@ class Hooks:
         payload = self.redact(json.dumps({**common, **fields}, default=str)).encode()
         ran = []
         for spec in specs:
-            run = run_hook(spec.command, payload, self.workspace, spec.timeout, self.project_env)
+            policy = command_policy(USER if spec.from_user else REPOSITORY, self.sandbox, sandbox=spec.sandboxed)
+            run = run_hook(spec.command, payload, self.workspace, spec.timeout, self.project_env, policy)
             outcome = outcome_of(run, tool_event=event == "PreToolUse")
             outcome = replace(outcome, reason=self.redact(outcome.reason), context=self.redact(outcome.context))
             self._tell(event, spec, outcome)

@@ -33,16 +33,17 @@ class Outcome:
     context: str = ""  # what it adds for the model (capped)
     problem: str = ""  # a non-blocking error for the user
     message: str = ""  # a systemMessage for the user
+    undecided: bool = False  # it could not answer: never started, timed out or flooded (a guard then blocks)
 
 
 def outcome_of(run: HookRun, tool_event: bool = False) -> Outcome:
     """The hook's answer; `tool_event`: a PreToolUse hook, whose JSON may decide the call."""
     if run.error:
-        return Outcome(problem=f"could not start: {run.error}")
+        return Outcome(problem=f"could not start: {run.error}", undecided=True)
     if run.timed_out:
-        return Outcome(problem="timed out; it was stopped, and decided nothing")
+        return Outcome(problem="timed out; it was stopped, and decided nothing", undecided=True)
     if run.flooded:
-        return Outcome(problem="printed more than its output cap; it was stopped, and decided nothing")
+        return Outcome(problem="printed more than its output cap; it was stopped, and decided nothing", undecided=True)
     if run.code == BLOCK_EXIT:
         return Outcome(blocked=True, decision=DENY, reason=capped(run.stderr.strip() or NO_REASON))
     if run.code != 0:

@@ -1,15 +1,17 @@
 """Running one hook: its command by bash in the workspace, one JSON object on its stdin.
 
 Through tools/processes.py's start_child like every command (its own process group, no
-provider key); unconfined: the user wrote it (or trusted it) to act for them, as a formatter or
-a notifier must. Bounded both ways: past its timeout the group is ended; past OUTPUT_BYTES of
-output it is ended too, what it printed so far kept. A hook that does not read its stdin is
-not waited on for it (written without blocking, as the pipe takes it).
+provider key), confined or not as sandbox/actors.py decides for its actor and event. Bounded both
+ways: past its timeout the group is ended; past OUTPUT_BYTES of output it is ended too, what it
+printed so far kept. What it started ends with it, also what left its group (`setsid`): each hook
+run is marked in the environment of all it starts (processes.MARK_VAR). A hook that does not read
+its stdin is not waited on for it (written without blocking, as the pipe takes it).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -18,7 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nanohermes.errors import ToolError
-from nanohermes.tools.processes import POLL_SECONDS, READ_CHUNK, SHELL, end_child, signal_group, start_child
+from nanohermes.sandbox.policy import Policy
+from nanohermes.tools.processes import (
+    POLL_SECONDS,
+    READ_CHUNK,
+    SHELL,
+    end_child,
+    signal_group,
+    signal_marked,
+    start_child,
+)
 
 # Both streams together: a hook answers in a line or a JSON object; a reason or a note for the
 # model is kept far shorter than this (hooks/outcome.py caps it), so more is a flood.
@@ -37,13 +48,21 @@ class HookRun:
     seconds: float = 0.0
 
 
-def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict[str, str] | None = None) -> HookRun:
+def run_hook(
+    command: str,
+    payload: bytes,
+    cwd: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    sandbox: Policy | None = None,
+) -> HookRun:
     """Run `command` with `payload` on its stdin, to its end, its timeout or its flood; `env`: added
-    to its environment."""
+    to its environment; `sandbox`: the policy it runs under (None: unconfined)."""
     started = time.monotonic()
     run = HookRun()
+    mark = secrets.token_hex(8)
     try:
-        proc = start_child([*SHELL, command], cwd, stdin=True, env=env)
+        proc = start_child([*SHELL, command], cwd, sandbox, mark=mark, stdin=True, env=env)
     except (OSError, ToolError) as exc:
         run.error = str(exc)
         return run
@@ -57,6 +76,7 @@ def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env: dict[
                 run.timed_out = True
     finally:
         end_child(proc)  # the group ends: a timed-out or flooding hook, and whatever it started
+        signal_marked(mark, signal.SIGKILL)  # and what left the group
     run.stdout, run.stderr = _text(out), _text(err)
     run.seconds = time.monotonic() - started
     return run

@@ -18,6 +18,7 @@ from pathlib import Path
 from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError
 from nanohermes.fileio import read_regular
+from nanohermes.sandbox.actors import hook_sandboxed
 
 EVENTS = (
     "SessionStart",
@@ -30,7 +31,7 @@ EVENTS = (
     "SubagentStop",
 )
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})  # the events a matcher (over the tool name) applies to
-KEYS = frozenset({"command", "matcher", "timeout"})
+KEYS = frozenset({"command", "matcher", "timeout", "sandbox"})
 DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code's: a formatter or a test run fits, a hang does not hold a turn long
 FROM_USER = "config.toml"
 FROM_PROJECT = "the workspace's .nanohermes/config.toml"
@@ -44,11 +45,17 @@ class HookSpec:
     matcher: str | None = None  # a regex the whole tool name must match (None, "" or "*": every tool)
     timeout: float = DEFAULT_TIMEOUT
     source: str = FROM_USER
+    sandbox: bool | None = None  # the user's choice; None: by the event (sandbox/actors.py)
 
     @property
     def from_user(self) -> bool:
         """From the user's own config.toml: only such a hook's "allow" may skip a question."""
         return self.source == FROM_USER
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether it runs confined (sandbox/actors.py: a workspace's always, the user's by event or choice)."""
+        return hook_sandboxed(self.event, not self.from_user, self.sandbox)
 
     def matches(self, tool_name: str | None) -> bool:
         if tool_name is None or self.matcher in (None, "", "*"):
@@ -63,6 +70,7 @@ class HookSettings:
     user: tuple[HookSpec, ...] = ()
     project: tuple[HookSpec, ...] = ()
     project_digest: str = ""  # sha256 of the project's [hooks] and the scripts they name
+    project_problem: str = ""  # why the project's hooks were not read (a warning: they could not run anyway)
 
 
 def parse_hooks_table(table, path: Path | str, source: str = FROM_USER) -> tuple[HookSpec, ...]:
@@ -96,7 +104,10 @@ def _spec(event: str, entry, where: str, source: str) -> HookSpec:
         except re.error as exc:
             raise ConfigError(f"{where}: matcher {matcher!r} is not a regex: {exc}.") from None
     timeout = checked_seconds(entry, "timeout", DEFAULT_TIMEOUT, where)
-    return HookSpec(event, command, matcher, timeout, source)
+    sandbox = entry.get("sandbox")
+    if sandbox is not None and not isinstance(sandbox, bool):
+        raise ConfigError(f"{where}: sandbox must be true or false (run the hook in the sandbox, or with your rights).")
+    return HookSpec(event, command, matcher, timeout, source, sandbox)
 
 
 def project_hooks(data: dict, workspace: Path) -> HookSettings:
@@ -106,7 +117,10 @@ def project_hooks(data: dict, workspace: Path) -> HookSettings:
     if table is None:
         return HookSettings()
     path = workspace / ".nanohermes" / "config.toml"
-    specs = parse_hooks_table(table, path, FROM_PROJECT)
+    try:
+        specs = parse_hooks_table(table, path, FROM_PROJECT)
+    except ConfigError as exc:  # a repository's mistake stops no run: its hooks never run untrusted anyway
+        return HookSettings(project_problem=f"{exc} The workspace's hooks are ignored.")
     return HookSettings(project=specs, project_digest=definitions_digest(table, specs, workspace))
 
 

@@ -64,6 +64,8 @@ def hooks_in_force(settings, home: Path, workspace: Path, ask, warn) -> tuple:
     can ask). `warn`: said when the workspace's are left out, or a yes cannot be kept."""
     if settings is None:
         return ()
+    if settings.project_problem:
+        warn(settings.project_problem)
     if not settings.project or is_trusted(home, workspace, settings.project_digest):
         return settings.user + settings.project
     if ask is None or not ask(settings.project):

@@ -25,6 +25,7 @@ from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
 from nanohermes.prompt.mentions import Mentions
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
 from nanohermes.storage.session import Session
 from nanohermes.tools import Tool, ToolContext
@@ -187,8 +188,11 @@ class Agent:
             self.keeper.learn_window(n_ctx)
 
     @property
-    def ctx(self) -> ToolContext:  # the tools' context, its output cap scaled to the window
-        return replace(self._ctx, max_output=self.settings.tool_result_bytes)
+    def ctx(self) -> ToolContext:
+        """The tools' context: its output cap scaled to the window, and the policy the model's commands
+        run under in this mode (plan mode: read-only; sandbox/actors.py)."""
+        sandbox = command_policy(MODEL, self._ctx.sandbox, mode=self.approvals.mode)
+        return replace(self._ctx, max_output=self.settings.tool_result_bytes, sandbox=sandbox)
 
     @property
     def tasks(self):  # the session's background tasks (tools/background.py); None where there are none

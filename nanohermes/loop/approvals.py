@@ -1,14 +1,15 @@
 """Approvals: the one place that decides whether a tool call may run.
 
 In this order:
-1. plan mode offers only read-only tools; a call to another is blocked with a result saying so;
+1. plan mode offers only read-only tools, and run_command inside the sandbox (read-only there:
+   sandbox/actors.py); a call to another is blocked with a result saying so;
 2. rules (permissions/rules.py, from config.toml, the project's file and --allow/--deny): a
    deny refuses, an ask asks, in every mode (auto and --yes too; a -p run that cannot ask
    refuses), an allow runs;
 3. the mode: auto asks nothing; ask and accept-edits ask for calls that act (a write, an
    edit, a command, an MCP call, `remember`), except a command that runs inside the enforced
-   sandbox, and, in accept-edits, a write or edit inside the workspace (not under `.git/` or
-   `.nanohermes/`, which the sandbox keeps from commands too);
+   sandbox, and, in accept-edits, a write or edit inside the workspace (not under `.git/`,
+   `.nanohermes/` or `.claude/`, which the sandbox keeps from commands too);
 4. the answers given before: saved for this project ("always", permissions/saved.py) or for
    this session ("session"), each scoped (loop/grants.py): a command prefix, an exact command,
    a path, one MCP tool, a tool.
@@ -44,6 +45,10 @@ PLAN_MODE_BLOCKED = (
     "blocked in plan mode: {name} can change files or run commands, and plan mode allows only "
     "read-only tools, so it was not run. Use read-only tools and propose the change in your plan instead."
 )
+PLAN_MODE_COMMAND = (
+    "blocked in plan mode: commands run only inside the sandbox there (read-only), and this one "
+    "asked to leave it or the sandbox is off, so it was not run. Propose it in your plan instead."
+)
 PLAN_MODE_UNTRUSTED = (
     "blocked in plan mode: only the tools of MCP servers the user marked trusted run in plan mode, "
     "and this server is not one, so it was not run. Propose the call in your plan instead."
@@ -62,7 +67,7 @@ HOOK_ASKS = "A PreToolUse hook ({command}) asks you to decide: {reason}"
 ASKED_BY_HOOK = "A PreToolUse hook makes it ask; only an interactive session can allow it."
 # Inside the workspace, yet read later by programs that run outside the sandbox (git's hooks
 # and config) or by NanoHermes itself (the project's rules and skills): accept-edits asks.
-PROTECTED_PARTS = (".git", ".nanohermes")
+PROTECTED_PARTS = (".git", ".nanohermes", ".claude")
 
 
 @dataclass(frozen=True)
@@ -139,13 +144,16 @@ class Approvals:
     def _verdict(self, tool: Tool, arguments: str, ctx: ToolContext, hook: ToolVerdict | None):
         """None: the call may run; a str: it is refused with that text; (call, args, rule, the hook's
         effect): the user decides."""
-        if self.mode == "plan" and tool.needs_approval and not _plan_allows(tool, arguments):
+        if self.mode == "plan" and tool.needs_approval and not _plan_allows(tool, arguments, ctx):
+            if tool.name == "run_command":
+                return PLAN_MODE_COMMAND
             return (PLAN_MODE_UNTRUSTED if tool.plan_allowed is not None else PLAN_MODE_BLOCKED).format(name=tool.name)
         try:
             args = parse_arguments(tool, arguments)
         except ToolError:
             return None  # dispatch rejects the same arguments with a clear error; nothing can run
         call = call_of(tool.name, args, ctx)
+        args = call.args
         rule = verdict(self.rules, call)
         if rule is not None and rule.effect == DENY:
             return DENIED.format(rule=rule.text(), source=rule.source, name=tool.name)
@@ -300,7 +308,11 @@ def sandboxed(tool_name: str, args: dict, ctx: ToolContext) -> bool:
 
 def call_of(tool_name: str, args: dict, ctx: ToolContext) -> Call:
     """The call as rules and grants see it: a file tool's path as the tools show it (so
-    `a/../x.py` and `x.py` are one), symlinks followed when a command names a path."""
+    `a/../x.py` and `x.py` are one), symlinks followed when a command names a path. With the
+    sandbox off (the user's choice), no command leaves anything: `unsandboxed` is dropped, so a
+    plain rule or grant decides it."""
+    if tool_name == "run_command" and args.get("unsandboxed") and (ctx.sandbox is None or not ctx.sandbox.confined):
+        args = {**args, "unsandboxed": False}
     resolve = functools.lru_cache(maxsize=RESOLVED_PER_CALL)(os.path.realpath)  # each grant asks again
     return Call(tool_name, args, _shown_path(tool_name, args, ctx), str(ctx.workspace.resolve()), resolve)
 
@@ -345,12 +357,16 @@ def _preview(tool: Tool, ctx: ToolContext, args: dict) -> str:
         return f"(no preview: {type(exc).__name__}) {json.dumps(args, ensure_ascii=False)[:PREVIEW_FALLBACK_CHARS]}"
 
 
-def _plan_allows(tool: Tool, arguments: str) -> bool:
+def _plan_allows(tool: Tool, arguments: str, ctx: ToolContext) -> bool:
     """Whether plan mode runs this call of a tool that needs approval (its own word: MCP's
-    trusted servers); arguments that cannot be read are not run."""
+    trusted servers; a command that stays in the enforced sandbox, made read-only there);
+    arguments that cannot be read are not run."""
     if tool.plan_allowed is None:
         return False
     try:
-        return tool.plan_allowed(parse_arguments(tool, arguments))
+        args = parse_arguments(tool, arguments)
     except ToolError:
         return False
+    if tool.name == "run_command" and not sandboxed(tool.name, args, ctx):
+        return False
+    return tool.plan_allowed(args)

@@ -30,7 +30,7 @@ class Request:
     model: str
     mode: str
     summary: bool  # a compaction's summary request
-    usage: dict  # the normalised usage (provider/stream.py)
+    usage: dict  # the normalised usage (provider/usage_readers.py: DeepSeek, Anthropic and OpenRouter shapes alike)
     changed: str | None  # PrefixMeter.changed
     started: float  # time.monotonic() when it was sent
 

@@ -14,7 +14,7 @@ class UsageCounter:
         self.cached: int | None = None  # None until a provider reports cached tokens
         self.written: int | None = None  # None until a provider reports cache writes
         self.cost = 0.0  # dollars of the requests that had a price
-        self.priced = self.unpriced = 0  # requests with usage, with and without a price
+        self.priced = self.unpriced = 0  # requests with usage (or an estimate), with and without a price
         self.sent_chars = self.uncached_chars = 0
         self.unreported = 0  # requests the server sent no usage for (or whose stream was closed before it)
         self.last: int | None = None  # prompt + reply of the latest request
@@ -51,7 +51,7 @@ class UsageCounter:
         """A helper's dollars (the `task` tool's turn): paid by this turn, its tokens its own."""
         if usage.cost_usd is not None:
             self.cost, self.priced = self.cost + usage.cost_usd, self.priced + 1
-        self.unpriced += usage.unpriced_requests
+        self.unpriced += usage.unpriced
 
     def interrupted(self, estimate_prompt: Callable[[list[dict]], int], reply: str) -> None:
         """Ctrl-C during a request: the server did the work but never said how much, so count an
@@ -65,6 +65,7 @@ class UsageCounter:
         self.completion += reply_tokens
         self.last = prompt + reply_tokens
         self.estimated = True
+        self.unpriced += 1  # the server did the work, but no count came to price
 
     def event(self) -> ev.Usage:
         # One reply cut for repeating has no usage (its stream was closed): the rest still count.
@@ -82,5 +83,5 @@ class UsageCounter:
             unreported=self.unreported if reported else 0,
             cache_write_tokens=self.written,
             cost_usd=self.cost if self.priced else None,
-            unpriced=self.unpriced if self.priced else 0,
+            unpriced=self.unpriced,
         )

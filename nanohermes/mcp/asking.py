@@ -48,6 +48,7 @@ class Question:
 class Reply:
     action: str  # accept | decline | cancel
     content: dict | None = None  # with accept: each field's value
+    note: str = ""  # why a front end declined without asking: said in the call's result (declined_note)
 
 
 # The front end's "ask the user": the REPL asks at the terminal; None (-p) declines.

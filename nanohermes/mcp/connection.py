@@ -25,9 +25,10 @@ from pathlib import Path
 from nanohermes.fileio import create_regular
 from nanohermes.mcp.asking import Question, Reply, question_from, roots_for
 from nanohermes.mcp.listing import one_line
+from nanohermes.mcp.lists import list_prompts, list_tools
 from nanohermes.mcp.sampling import Outcome
 from nanohermes.mcp.settings import McpServerSettings
-from nanohermes.mcp.toolcache import McpToolInfo
+from nanohermes.mcp.toolcache import McpPromptInfo, McpToolInfo
 from nanohermes.mcp.transport import (
     CONNECTION_CLOSED,
     LOG_DRAIN_S,
@@ -45,7 +46,6 @@ PROGRESS_CAP_FACTOR = 5
 TICK_S = 0.25  # how often a waiting call looks at its deadline (progress and questions move it)
 PROGRESS_CHARS = 120  # a server's progress message, as shown
 RELIST_WAIT_S = 2.0  # how long a call's answer waits for the tool list its server said changed meanwhile
-MAX_PAGES = 50  # a list's pages (a cursor that never ends is a bug)
 _log = logging.getLogger("nanohermes.mcp")
 
 
@@ -134,7 +134,9 @@ class Connection:
         self.retry_at_once = False  # it ran and stopped, or its start was interrupted: the next use starts it again
         self.client = None
         self.tools: list[McpToolInfo] = []
+        self.prompts: list[McpPromptInfo] = []  # as listed at the start (hub.prompts lists them again)
         self.instructions = ""
+        self.protocol_version = ""  # as negotiated
         self.http_errors: list[int] = []  # an HTTP server's error statuses, for the failure's words
         self.deadline: Deadline | None = None  # the running call's
         self.stop = asyncio.Event()
@@ -182,7 +184,9 @@ class Connection:
                         self.auth,
                     )
                     self.instructions = self.client.instructions or ""
+                    self.protocol_version = str(self.client.protocol_version)
                     self.tools = await list_tools(self.client)
+                    self.prompts = await list_prompts(self.client)
                     self.state, self.retry_at_once = RUNNING, True
                     ready.set_result(self.tools)
                     listening = asyncio.create_task(self._listen())
@@ -355,15 +359,3 @@ def progress_text(done: float, total: float | None, message: str | None) -> str:
     amount = f"{done:g}/{total:g}" if total else f"{done:g}"
     words = one_line(message or "", PROGRESS_CHARS)
     return f"{amount} · {words}" if words else amount
-
-
-async def list_tools(client, refresh: bool = False) -> list[McpToolInfo]:
-    """Every page of the server's tool list (`refresh`: not from the SDK's response cache)."""
-    tools, cursor = [], None
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
-        tools += [McpToolInfo(t.name, t.description or "", dict(t.input_schema or {})) for t in page.tools]
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools

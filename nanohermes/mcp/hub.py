@@ -42,6 +42,7 @@ from nanohermes.mcp.connection import (
     McpCallTimeout,
     McpUnavailable,
 )
+from nanohermes.mcp.lists import list_prompts, pages
 from nanohermes.mcp.oauth import LOGIN_TIMEOUT_S, client_auth
 from nanohermes.mcp.sampling import (
     DECLINED,
@@ -54,7 +55,7 @@ from nanohermes.mcp.sampling import (
     request_for,
 )
 from nanohermes.mcp.settings import McpServerSettings
-from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
+from nanohermes.mcp.toolcache import McpPromptInfo, McpToolInfo, ToolCache
 from nanohermes.sandbox.policy import Policy
 
 __all__ = ["FAILED", "NOT_STARTED", "RUNNING", "STARTING", "CallOutcome", "McpCallTimeout", "McpHub", "McpUnavailable"]
@@ -152,21 +153,36 @@ class McpHub:
     def resources(self, name: str) -> list:
         """The server's resources (the SDK's Resource objects; [] when it offers none)."""
         conn = self._running(name)
-        if not getattr(conn.client.server_capabilities, "resources", None):
-            return []
-        return self._wait(conn.request(_pages(conn.client.list_resources, "resources")), conn.settings.timeout)
+        return self._wait(conn.request(pages(conn.client, "resources")), conn.settings.timeout)
+
+    def resource_templates(self, name: str) -> list:
+        """The server's resource templates (the SDK's ResourceTemplate objects: a `uri_template` to fill in)."""
+        conn = self._running(name)
+        return self._wait(conn.request(pages(conn.client, "templates")), conn.settings.timeout)
 
     def read_resource(self, name: str, uri: str) -> list:
         """One resource's contents (text or blob items)."""
         conn = self._running(name)
         return self._wait(conn.request(conn.client.read_resource(uri)), conn.settings.timeout).contents
 
-    def prompts(self, name: str) -> list:
-        """The server's prompts (the SDK's Prompt objects; [] when it offers none)."""
+    def prompts(self, name: str) -> list[McpPromptInfo]:
+        """The server's prompts, listed again ([] when it offers none); kept for the next sessions."""
         conn = self._running(name)
-        if not getattr(conn.client.server_capabilities, "prompts", None):
-            return []
-        return self._wait(conn.request(_pages(conn.client.list_prompts, "prompts")), conn.settings.timeout)
+        conn.prompts = self._wait(conn.request(list_prompts(conn.client)), conn.settings.timeout)
+        self.cache.save(conn.settings, conn.tools, conn.instructions, conn.prompts)
+        return conn.prompts
+
+    def known_prompts(self, name: str) -> list[McpPromptInfo] | None:
+        """The running server's prompts, else those kept from its last start (None: never listed)."""
+        conn = self._conns.get(name)
+        if conn is not None and conn.state == RUNNING:
+            return conn.prompts
+        return self.cache.prompts(self.servers[name])
+
+    def protocol_version(self, name: str) -> str:
+        """The protocol the running server speaks ("" when it does not run)."""
+        conn = self._conns.get(name)
+        return conn.protocol_version if conn is not None and conn.state == RUNNING else ""
 
     def get_prompt(self, name: str, prompt: str, arguments: dict[str, str]):
         """A prompt's messages (the SDK's GetPromptResult)."""
@@ -193,7 +209,7 @@ class McpHub:
         self._conns[name] = conn
         limit = settings.startup_timeout + (LOGIN_TIMEOUT_S if self.browser and settings.oauth else 0)
         tools = self._wait(conn.start(limit), limit)
-        self.cache.save(settings, tools, conn.instructions)
+        self.cache.save(settings, tools, conn.instructions, conn.prompts)
         return conn
 
     def _wait(self, coroutine, deadline: float):
@@ -231,7 +247,10 @@ class McpHub:
         if asker is None:
             self._notes.append(declined_note(question, CANNOT_ASK))
             return Reply(DECLINE)
-        return await self._on_waiting_thread(lambda: asker(question), Reply("cancel"))
+        reply = await self._on_waiting_thread(lambda: asker(question), Reply("cancel"))
+        if reply.note:  # the front end could not put it to the user, and says why
+            self._notes.append(declined_note(question, reply.note))
+        return reply
 
     async def _sample(self, server: str, params) -> Outcome:
         """A server's sampling request: the user asked, then the session's model (tools off)."""
@@ -274,7 +293,7 @@ class McpHub:
             self._inbox.put(lambda: report(text))
 
     def _changed(self, conn: Connection) -> None:
-        self.cache.save(conn.settings, conn.tools, conn.instructions)
+        self.cache.save(conn.settings, conn.tools, conn.instructions, conn.prompts)
         self.changes += 1
 
     # -- the loop ------------------------------------------------------------------------------
@@ -310,18 +329,3 @@ class McpHub:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=WAIT_SLACK_S)
         self._loop, self._conns = None, {}
-
-
-MAX_LISTED = 200  # a server's resources or prompts past this are a catalogue; the rest are not listed
-
-
-async def _pages(fetch, field: str) -> list:
-    """Every page of a list (resources, prompts), up to MAX_LISTED items."""
-    items, cursor = [], None
-    for _ in range(50):
-        page = await fetch(cursor=cursor)
-        items += list(getattr(page, field) or [])
-        cursor = page.next_cursor
-        if not cursor or len(items) >= MAX_LISTED:
-            break
-    return items[:MAX_LISTED]

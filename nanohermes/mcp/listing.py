@@ -42,8 +42,24 @@ def one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+# Why a tool that runs only as an MCP task is left out: the SDK's client (mcp 2.x) has the Tasks
+# types but never sends tasks/get or tasks/result, and 2026-07-28 moved Tasks out of the core
+# protocol; called plainly, such a tool answers -32601 (method not found), every time.
+TASKS_ONLY_NOTE = "only as an MCP task, which NanoHermes does not run"
+
+
 def listed(tools: list[McpToolInfo]) -> list[McpToolInfo]:
-    return [t for t in tools if SAFE_NAME.match(t.name)]
+    """The tools the model is offered: a safe name, and callable without MCP Tasks."""
+    return [t for t in tools if SAFE_NAME.match(t.name) and not t.tasks_only]
+
+
+def tasks_only_line(server: str, tools: list[McpToolInfo]) -> str | None:
+    """`- srv: render left out (it runs only as an MCP task, …)`, or None when there is none."""
+    left = [one_line(t.name, 64) for t in tools if t.tasks_only]
+    if not left:
+        return None
+    verb = "they run" if len(left) > 1 else "it runs"
+    return f"- {server}: {', '.join(left)} left out ({verb} {TASKS_ONLY_NOTE})"
 
 
 def prompt_section(
@@ -67,6 +83,8 @@ def prompt_section(
             ]
         else:
             lines.append(f"- {name}: {_names_line(listed(tools))}")
+        if tools is not None and (left := tasks_only_line(name, tools)):
+            lines.append(left)
     return "\n".join(lines)
 
 
@@ -90,9 +108,12 @@ def signature(tool: McpToolInfo) -> str:
 
 def server_tools(settings: McpServerSettings, tools: list[McpToolInfo]) -> str:
     """What `mcp(name="server")` returns: each tool's signature and description."""
-    head = f"mcp server {settings.name} ({settings.describe()}): {len(tools)} tool(s)"
-    lines = [f"- {one_line(signature(t), 200)}: {one_line(t.description, 160)}".rstrip(": ") for t in tools]
-    return "\n".join([head, *lines, f'Call one with mcp(name="{settings.name}.TOOL", arguments={{...}}).'])
+    offered = [t for t in tools if not t.tasks_only]
+    head = f"mcp server {settings.name} ({settings.describe()}): {len(offered)} tool(s)"
+    lines = [f"- {one_line(signature(t), 200)}: {one_line(t.description, 160)}".rstrip(": ") for t in offered]
+    left = tasks_only_line(settings.name, tools)
+    call = f'Call one with mcp(name="{settings.name}.TOOL", arguments={{...}}).'
+    return "\n".join([head, *lines, *([left] if left else []), call])
 
 
 def usage(server: str, tool: McpToolInfo) -> str:
@@ -177,6 +198,19 @@ def resource_text(contents) -> str:
     size = len(getattr(contents, "blob", "") or "") * 3 // 4  # base64
     kind = getattr(contents, "mime_type", None) or "binary"
     return f"[resource {uri}: {one_line(kind, 60)} content, {size:,} bytes, not shown]"
+
+
+def templates_lines(server: str, templates: list) -> list[str]:
+    """`mcp(name="server")`'s resource templates: a URI to fill in, then read like any resource."""
+    if not templates:
+        return []
+    lines = [f'{len(templates)} resource template(s); fill in the {{…}} and read with mcp(name="{server}", uri="URI"):']
+    for t in templates[:RESOURCES_LISTED]:
+        about = one_line(getattr(t, "description", "") or getattr(t, "name", "") or "", 100)
+        lines.append(f"- {one_line(str(t.uri_template), URI_CHARS)}{': ' + about if about else ''}")
+    if len(templates) > RESOURCES_LISTED:
+        lines.append(f"… and {len(templates) - RESOURCES_LISTED} more (not listed)")
+    return lines
 
 
 def resources_lines(server: str, resources: list) -> list[str]:

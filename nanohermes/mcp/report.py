@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nanohermes.mcp.hub import McpCallTimeout, McpHub, McpUnavailable
-from nanohermes.mcp.listing import one_line, signature
+from nanohermes.mcp.listing import TASKS_ONLY_NOTE, one_line, signature
 
 NAME_CHARS = 64
 DESCRIPTION_CHARS = 100  # one terminal line per tool
@@ -33,10 +33,11 @@ def list_servers(config, say: Callable[[str], None]) -> int:
                 say(f"✗ {settings.name} ({where}) · failed: {one_line(str(exc), 400)}")
                 code = 1
                 continue
-            say(f"✓ {settings.name} ({where}) · running · {len(tools)} tool(s) · {trust}")
+            protocol = hub.protocol_version(settings.name)
+            say(f"✓ {settings.name} ({where}) · running · {len(tools)} tool(s) · protocol {protocol} · {trust}")
             for tool in tools:
                 line = f"    {one_line(signature(tool), NAME_CHARS)}: {one_line(tool.description, DESCRIPTION_CHARS)}"
-                say(line.rstrip(": "))
+                say(f"{line.rstrip(': ')}{f'  [left out: it runs {TASKS_ONLY_NOTE}]' if tool.tasks_only else ''}")
     finally:
         hub.close()
     return code

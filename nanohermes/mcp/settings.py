@@ -9,6 +9,7 @@
     [mcp.servers.tracker]                     # streamable HTTP
     url = "https://mcp.example.com/mcp"
     headers = { Authorization = "Bearer ${TRACKER_TOKEN}" }
+    protocol_version = "2026-07-28"           # pin the newest protocol (default: HANDSHAKE_VERSION)
 
 `${VAR}` in args, env, url and headers is taken from the environment when the server starts
 (so secrets stay out of the file); an unset variable makes that server fail with a clear error.
@@ -33,8 +34,19 @@ DEFAULT_CALL_TIMEOUT_S = 60.0  # a tool call past a minute is hung or doing a jo
 DEFAULT_STARTUP_TIMEOUT_S = 30.0  # `npx -y …` may download its package on the first start
 SERVER_KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "trusted", "enabled", "timeout", "startup_timeout", "sandbox"}
-    | {"oauth"}
+    | {"oauth", "protocol_version"}
 )
+# The protocol a server is spoken to in. The newest revision reached by the `initialize` handshake
+# (the SDK's mode="legacy") is the last where a server may send requests of its own mid-call:
+# roots/list, elicitation/create, sampling/createMessage. On 2026-07-28 (what the SDK's default
+# mode="auto" picks with any SDK 2.x server) the SDK refuses them ("no back-channel"), so a server
+# that asks with ctx.elicit() or ctx.session.list_roots() fails; only its input-required results
+# (MCPServer's Resolve) still reach the client. So the handshake is the default, and 2026-07-28
+# (or "auto", the SDK's own choice) is a pin; a server that refuses the handshake gets "auto".
+HANDSHAKE_VERSION = "2025-11-25"  # mcp_types.version.LATEST_HANDSHAKE_VERSION (a test checks it)
+MODERN_VERSION = "2026-07-28"  # mcp_types.version.LATEST_MODERN_VERSION
+AUTO = "auto"
+PROTOCOL_VERSIONS = (HANDSHAKE_VERSION, MODERN_VERSION, AUTO)
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")  # `${NAME}`, as transport.expand reads it
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")  # no dots: `server.tool` names a tool
 
@@ -54,6 +66,7 @@ class McpServerSettings:
     token_file: str | None = field(default=None, repr=False)  # with oauth: where its tokens are kept
     timeout: float = DEFAULT_CALL_TIMEOUT_S
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S
+    protocol_version: str | None = None  # a pin (PROTOCOL_VERSIONS); None: the handshake, else what the server speaks
 
     @property
     def transport(self) -> str:
@@ -145,8 +158,17 @@ def _server(name: str, entry, path: Path) -> tuple[McpServerSettings, bool]:
         token_file=str(token_path(path.parent, name)),
         timeout=checked_seconds(entry, "timeout", DEFAULT_CALL_TIMEOUT_S, where),
         startup_timeout=checked_seconds(entry, "startup_timeout", DEFAULT_STARTUP_TIMEOUT_S, where),
+        protocol_version=_protocol_version(entry, where),
     )
     return settings, _flag(entry, "enabled", True, where)
+
+
+def _protocol_version(entry: dict, where: str) -> str | None:
+    value = entry.get("protocol_version")
+    if value is not None and value not in PROTOCOL_VERSIONS:
+        known = ", ".join(f'"{v}"' for v in PROTOCOL_VERSIONS)
+        raise ConfigError(f"{where}: protocol_version must be one of {known}; got {value!r}.")
+    return value
 
 
 def _text(entry: dict, key: str, where: str) -> str | None:

@@ -21,12 +21,14 @@ from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
 from nanohermes.mcp.hub import McpCallTimeout, McpHub, McpUnavailable
 from nanohermes.mcp.listing import (
+    TASKS_ONLY_NOTE,
     URI_CHARS,
     one_line,
     render_outcome,
     resource_text,
     resources_lines,
     server_tools,
+    templates_lines,
     usage,
 )
 from nanohermes.mcp.toolcache import McpToolInfo
@@ -57,6 +59,8 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         if tool_name is None:
             return _listing(hub, server)
         tool = _find(hub, server, tool_name, _tools(hub, server))
+        if tool.tasks_only:  # listed as left out; a plain call would only ever get -32601
+            raise ToolError(neutralize(f"{server}.{tool.name} was not called: it runs {TASKS_ONLY_NOTE}."))
         args = _arguments(arguments)
         problems = check_arguments(tool, args)
         if problems:
@@ -128,10 +132,11 @@ def resolve(hub: McpHub, name: str) -> tuple[str, str | None]:
 
 
 def _listing(hub: McpHub, server: str) -> str:
-    """A server's tools with their parameters, and its resources."""
+    """A server's tools with their parameters, its resources and its resource templates."""
     text = server_tools(hub.servers[server], _tools(hub, server))
     try:
         resources = resources_lines(server, hub.resources(server))
+        resources += templates_lines(server, hub.resource_templates(server))
     except Exception as exc:  # its tools are the answer; what is missing is said
         resources = [f"(its resources could not be listed: {neutralize(str(exc))[:200]})"]
     return "\n".join([text, *resources])
@@ -141,6 +146,8 @@ def read_resource(hub: McpHub, server: str, uri: str) -> str:
     from mcp import MCPError
 
     label = f"mcp {server} resource {one_line(uri, URI_CHARS)}"
+    if "{" in uri and "}" in uri:  # a template as listed: the server has no resource by that name
+        raise ToolError(f"{label}: a template: put a value in place of each {{…}} first, then read that URI")
     try:
         contents = hub.read_resource(server, uri)
     except McpUnavailable as exc:

@@ -19,7 +19,8 @@ from typing import BinaryIO, TextIO
 
 from nanohermes.errors import SandboxUnavailable
 from nanohermes.fileio import open_regular
-from nanohermes.mcp.settings import VARIABLE, McpServerSettings
+from nanohermes.mcp.settings import AUTO, HANDSHAKE_VERSION, MODERN_VERSION, VARIABLE, McpServerSettings
+from nanohermes.sandbox.actors import USER, command_policy
 from nanohermes.sandbox.launch import confine, unconfined
 from nanohermes.sandbox.policy import Policy
 
@@ -85,6 +86,12 @@ def expand(text: str, where: str) -> str:
     return VARIABLE.sub(value, text)
 
 
+# settings.protocol_version → the SDK Client's `mode`: "legacy" is the initialize handshake (the
+# SDK offers its newest handshake revision, HANDSHAKE_VERSION); a modern version string is adopted
+# without a probe; "auto" probes server/discover and falls back to the handshake.
+SDK_MODES = {HANDSHAKE_VERSION: "legacy", MODERN_VERSION: MODERN_VERSION, AUTO: "auto"}
+
+
 async def open_client(
     stack: AsyncExitStack,
     settings: McpServerSettings,
@@ -99,7 +106,47 @@ async def open_client(
     opted in (`sandbox = true`) runs inside `sandbox` (None: the level is off). `callbacks`: the
     Client's (roots, elicitation, messages); `http_errors` gets each HTTP error status an HTTP
     server answered (the SDK reports them all as "Server returned an error response"); `auth`:
-    an httpx2 Auth for an HTTP server (OAuth, oauth.py)."""
+    an httpx2 Auth for an HTTP server (OAuth, oauth.py).
+
+    The protocol: the server's pin, else the handshake (settings.py says why); a server that
+    answers the handshake with an error (a 2026-07-28-only server) is connected again, "auto"."""
+    pinned = settings.protocol_version
+    attempt = AsyncExitStack()
+    try:
+        client = await _connect(attempt, settings, workspace, log, sandbox, callbacks, http_errors, auth, pinned)
+    except BaseException as exc:
+        await attempt.aclose()
+        if pinned or not handshake_refused(exc):
+            raise
+        attempt = AsyncExitStack()
+        try:
+            client = await _connect(attempt, settings, workspace, log, sandbox, callbacks, http_errors, auth, AUTO)
+        except BaseException:
+            await attempt.aclose()
+            raise
+    stack.push_async_callback(attempt.aclose)
+    return client
+
+
+def handshake_refused(exc: BaseException) -> bool:
+    """The server answered `initialize` with an error: it may speak the newer protocol only (a
+    server that could not be reached, or went away, gave no such answer)."""
+    cause = _first_cause(exc)
+    return type(cause).__name__ == "MCPError" and getattr(cause, "code", None) != CONNECTION_CLOSED
+
+
+async def _connect(
+    stack: AsyncExitStack,
+    settings: McpServerSettings,
+    workspace: Path,
+    log: TextIO,
+    sandbox: Policy | None,
+    callbacks: dict | None,
+    http_errors: list[int] | None,
+    auth,
+    version: str | None,
+):
+    """One connection attempt in the SDK's mode for `version` (None: the handshake)."""
     from mcp import Client, Implementation, StdioServerParameters
 
     from nanohermes import __version__
@@ -127,12 +174,14 @@ async def open_client(
         cwd = settings.cwd or str(workspace)
         if not os.path.isdir(cwd):  # else the start fails as FileNotFoundError, which reads as a missing command
             raise McpSetupError(f"its cwd {cwd!r} is not a directory (does it exist?)")
-        launch = confine(argv, sandbox, cwd) if settings.sandbox and sandbox is not None else unconfined(argv)
+        policy = command_policy(USER, sandbox, sandbox=settings.sandbox)  # the user's server: as they chose
+        launch = confine(argv, policy, cwd, fds=False) if policy is not None else unconfined(argv)  # the SDK starts it
         stack.callback(launch.release)  # after the SDK has ended the server's process group
         env = {k: expand(v, "env") for k, v in settings.env}
         params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env={**env, **launch.env}, cwd=cwd)
         transport = stdio_client(params, errlog=log)
-    client = Client(transport, client_info=Implementation(name="nanohermes", version=__version__), **(callbacks or {}))
+    info = Implementation(name="nanohermes", version=__version__)
+    client = Client(transport, client_info=info, mode=SDK_MODES[version or HANDSHAKE_VERSION], **(callbacks or {}))
     return await stack.enter_async_context(client)
 
 

@@ -33,8 +33,8 @@ SECTION_SEPARATOR = "\n\n"
 _PLACEHOLDER_RE = re.compile(r"\{(workspace|date|platform)\}")
 
 MODE_LINES = {
-    "plan": "Mode: plan. Only read-only tools are available: investigate, then propose a step-by-step plan; "
-    "change nothing.",
+    "plan": "Mode: plan. Only read-only tools are available, and commands run in a read-only sandbox: "
+    "investigate, then propose a step-by-step plan; change nothing.",
     "ask": "Mode: ask. Writes, edits and commands outside the sandbox need the user's yes; if one is refused, "
     "ask what to do instead of retrying it.",
     "accept-edits": "Mode: accept-edits. Writes and edits are applied without asking (the user sees each); commands "

@@ -1,7 +1,8 @@
 """What a request cost in dollars: the model's prices from config.toml's `[prices."MODEL"]`, else
 from the `genai-prices` database (pydantic's, maintained with the providers' price pages), looked
 up by the model id whatever the base URL (a localhost URL is often a gateway such as LiteLLM to a
-priced model). A model neither knows (a local server's own name) has no price: its cost is
+priced model). A gateway that says what it billed (OpenRouter's `cost`) is taken at its word,
+after config.toml's figures. A model neither knows (a local server's own name) has no price: its cost is
 unknown (None), never a guess.
 
 `genai_prices` costs ~150 ms to import, so it is imported on the first priced request, never at
@@ -88,13 +89,16 @@ class Prices:
         threading.Thread(target=self._lookup, args=(model,), name="nanohermes-prices", daemon=True).start()
 
     def cost(self, model: str, usage: dict | None) -> float | None:
-        """Dollars for one request's reported usage, or None: no usage, or no price for `model`."""
+        """Dollars for one request's reported usage, or None: no usage, or no price for `model`.
+        config.toml's price first (the user said), then the dollars the gateway billed, then the database."""
         if not usage or usage.get("prompt_tokens") is None:
             return None
         prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
         cached, written = usage.get("cached_tokens") or 0, usage.get("cache_write_tokens") or 0
         if model in self.configured:
             return self.configured[model].cost(prompt, completion, cached, written)
+        if usage.get("reported_cost_usd") is not None:  # what the gateway billed (OpenRouter's `cost`)
+            return usage["reported_cost_usd"]
         found = self._lookup(model)
         if found is None:
             return None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from nanohermes.bounded import TOO_DEEP, parse_json
 from nanohermes.provider.runaway import CHECK_EVERY_CHARS, MIN_BLOCK_CHARS, REPEATS, Repetition, find_repetition
 from nanohermes.provider.sse import reject_non_stream
+from nanohermes.provider.usage_readers import normalise_usage
 from nanohermes.text import strip_thinking, valid_unicode
 
 # The finish_reason of a reply stopped here because it kept repeating one passage: the stream
@@ -57,54 +58,6 @@ def text_of(content) -> str:
             str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type", "text") == "text"
         )
     return ""
-
-
-MAX_REPORTED_TOKENS = 10**9  # far above any window: a bigger count from a server is garbage, not usage
-
-
-def normalise_usage(usage: dict, timings: dict | None) -> dict:
-    """prompt_tokens, completion_tokens and cached_tokens (or {} when neither count is usable),
-    and cache_write_tokens when the server says them (`_cache_writes`),
-    each a whole number >= 0 or None (the server did not say, or said a string, an object, a
-    negative, NaN or ∞); cached tokens from
-    usage.prompt_tokens_details.cached_tokens (OpenAI, vLLM, llama.cpp) or llama.cpp's
-    timings.cache_n (prompt tokens it did not evaluate), never more than the prompt's."""
-    usage = usage if isinstance(usage, dict) else {}
-    timings = timings if isinstance(timings, dict) else {}
-    prompt, completion = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    details = usage.get("prompt_tokens_details")
-    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
-    if cached is None:  # the name this function gives it (llama.cpp's timings follow usage)
-        cached = _count(usage.get("cached_tokens"))
-    if cached is None and _count(timings.get("cache_n")) is not None:
-        cached = _count(timings["cache_n"])
-        if not prompt and _count(timings.get("prompt_n")) is not None:
-            prompt = _count(timings["prompt_n"]) + cached
-    if cached is not None and prompt is not None:
-        cached = min(cached, prompt)
-    if prompt is None and completion is None:
-        return {}  # nothing usable: counted as a request without a usage report
-    normal = {"prompt_tokens": prompt, "completion_tokens": completion, "cached_tokens": cached}
-    if (written := _cache_writes(usage, details)) is not None and prompt is not None:
-        normal["cache_write_tokens"] = min(written, prompt - (cached or 0))
-    return normal
-
-
-def _cache_writes(usage: dict, details) -> int | None:
-    """Prompt tokens written to the cache (charged above input by Anthropic), when said: OpenRouter's
-    prompt_tokens_details.cache_write_tokens, LiteLLM's cache_creation_input_tokens, or ours."""
-    written = _count(details.get("cache_write_tokens")) if isinstance(details, dict) else None
-    for name in ("cache_creation_input_tokens", "cache_write_tokens"):
-        written = _count(usage.get(name)) if written is None else written
-    return written
-
-
-def _count(value) -> int | None:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_REPORTED_TOKENS:
-        return value
-    return None
 
 
 class StreamDropped(Exception):

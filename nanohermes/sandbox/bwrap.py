@@ -48,6 +48,8 @@ CLAIM_WAIT_S = 0.005
 # Every command gets these (see the module docstring); the probe runs bwrap with them too.
 BASE_FLAGS = ("--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc")
 ORDER = {"writable": 0, "read_only": 1, "hidden": 2}  # at equal depth, the stricter mount last
+PROC_NET_UNIX_BYTES = 4_000_000  # a desktop lists a few hundred sockets, ~150 bytes each
+MAX_MASKED_SOCKETS = 2_000  # one mount each; bubblewrap's argv stays far below the kernel's limit
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,31 @@ def _missing(path: Path) -> Spot:
     return Spot("missing")
 
 
+def unix_sockets(allowed: tuple[Path, ...], limit: int = MAX_MASKED_SOCKETS) -> tuple[Path, ...]:
+    """The Unix sockets bound on the file system of this host now (from /proc/net/unix), except
+    `allowed` ones: with an allowlist the socket filter is off, and these are covered instead."""
+    try:
+        with open("/proc/net/unix", "rb") as table:
+            lines = table.read(PROC_NET_UNIX_BYTES).decode("utf-8", "surrogateescape").splitlines()[1:]
+    except OSError:
+        return ()
+    found: dict[Path, None] = {}
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/"):  # unbound, or abstract (@name)
+            continue
+        path = Path(fields[7])
+        try:
+            if not stat.S_ISSOCK(path.lstat().st_mode) or path.resolve() in allowed or path in allowed:
+                continue
+        except OSError:
+            continue
+        found[path] = None
+        if len(found) >= limit:
+            break
+    return tuple(found)
+
+
 def is_placeholder(path: Path) -> bool:
     try:
         info = path.lstat()
@@ -102,11 +129,12 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def bwrap_argv(
-    bwrap: str, policy: Policy, spots: dict[Path, Spot], cwd: Path, argv: list[str]
+    bwrap: str, policy: Policy, spots: dict[Path, Spot], cwd: Path, argv: list[str], masked: tuple[Path, ...] = ()
 ) -> tuple[list[str], tuple[Path, ...]]:
-    """The full argv, and the placeholders it will create or reuse (pure)."""
+    """The full argv, and the placeholders it will create or reuse (pure). `masked`: Unix sockets
+    covered by /dev/null (a connect to one is refused)."""
     args = [bwrap, *BASE_FLAGS]
-    if not policy.network:
+    if not policy.network:  # allow_domains too: the proxy is reached over a Unix socket
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     mounts = [(root, "writable", ["--bind", str(root), str(root)]) for root in policy.writable]
@@ -124,6 +152,9 @@ def bwrap_argv(
             mounts.append((path, "hidden", ["--tmpfs", str(path)]))
             remount += ["--remount-ro", str(path)]  # last: a read-only tmpfs could hold no mount points
         elif kind != "missing":
+            mounts.append((path, "hidden", ["--ro-bind", "/dev/null", str(path)]))
+    for path in masked:
+        if not any(_inside(path, hidden) for hidden in policy.hidden):
             mounts.append((path, "hidden", ["--ro-bind", "/dev/null", str(path)]))
     seen: set[tuple[Path, str]] = set()
     for path, kind, mount in sorted(mounts, key=lambda m: (len(m[0].parts), ORDER[m[1]], str(m[0]))):

@@ -1,7 +1,8 @@
 """Landlock (Linux ≥ 5.13): the file and TCP rules, applied by a tiny launcher just before exec.
 
-Run as `python -S -I landlock.py [--write DIR]… [--hide PATH]… [--device PATH]… [--no-tcp] --
-COMMAND…`: it builds a ruleset, sets no_new_privs, restricts itself and execs COMMAND, which
+Run as `python -S -I landlock.py [--write DIR]… [--hide PATH]… [--device PATH]… [--no-tcp]
+[--no-unix-sockets] -- COMMAND…`: it builds a ruleset, sets no_new_privs, restricts itself, loads
+the Unix-socket filter (sandbox/seccomp.py, loaded by path) when asked, and execs COMMAND, which
 inherits the rules with everything it starts. Nothing is ever exec'd unconfined: a step that
 fails prints why and exits with LAUNCH_FAILED. This file imports only the standard library
 (`-S -I` start-up is ~11 ms; json is left out, it costs ~10 ms more), so it runs by path without
@@ -18,8 +19,8 @@ Landlock can only allow, never carve an exception out of an allowed tree, so:
   its content cannot be read; an entry created later next to a hidden path is unreadable;
 - writes: each writable root gets every right, including inside `.git/hooks` or
   `.nanohermes/` under it (only bubblewrap's mounts can keep those read-only);
-- network (ABI ≥ 4): TCP bind and connect denied; UDP (DNS included) and Unix sockets on
-  the file system are not covered by Landlock;
+- network (ABI ≥ 4): TCP bind and connect denied; UDP (DNS included) is not covered by
+  Landlock; Unix sockets are refused by the seccomp filter, not by Landlock;
 - ABI ≥ 6: signals to processes outside the sandbox and abstract Unix sockets made outside
   it are denied (ptrace and /proc/PID of outside processes are denied since ABI 1).
 """
@@ -166,25 +167,37 @@ def _allow_siblings(ruleset: _Ruleset, directory: str, hidden: list[str]) -> Non
             ruleset.allow(path, READ_RIGHTS)
 
 
-def _parse(args: list[str]) -> tuple[dict[str, list[str]], bool, list[str]]:
+def _parse(args: list[str]) -> tuple[dict[str, list[str]], set[str], list[str]]:
     options: dict[str, list[str]] = {"--write": [], "--hide": [], "--device": []}
-    no_tcp = False
+    switches: set[str] = set()
     while args and args[0] != "--":
         flag = args.pop(0)
-        if flag == "--no-tcp":
-            no_tcp = True
+        if flag in ("--no-tcp", "--no-unix-sockets"):
+            switches.add(flag)
         elif flag in options and args:
             options[flag].append(args.pop(0))
         else:
             raise ValueError(f"unknown launcher argument {flag!r}")
     if not args[1:]:
         raise ValueError("no command after --")
-    return options, no_tcp, args[1:]
+    return options, switches, args[1:]
+
+
+def _block_unix_sockets() -> None:
+    """sandbox/seccomp.py, run from its file (under -I this folder is not on sys.path; importlib.util
+    would cost ~10 ms a command)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seccomp.py")
+    with open(path, encoding="utf-8") as source:
+        code = compile(source.read(), path, "exec")
+    namespace = {"__name__": "nanohermes_sandbox_seccomp", "__file__": path}
+    exec(code, namespace)
+    namespace["block_unix_sockets"]()
 
 
 def main(args: list[str]) -> int:
     try:
-        options, no_tcp, command = _parse(list(args))
+        options, switches, command = _parse(list(args))
+        no_tcp = "--no-tcp" in switches
         abi = abi_version()
         if abi < 1:
             raise OSError("this kernel has no Landlock")
@@ -197,6 +210,8 @@ def main(args: list[str]) -> int:
         for device in options["--device"]:
             ruleset.allow(device, DEVICE_RIGHTS)
         ruleset.restrict_self()
+        if "--no-unix-sockets" in switches:
+            _block_unix_sockets()
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"nanohermes sandbox: cannot apply Landlock ({exc}); the command was not run\n")
         return LAUNCH_FAILED

@@ -34,8 +34,9 @@ class Capabilities:
     bwrap: str | None = None  # the path of a bwrap that ran a command with every flag we use
     bwrap_problem: str = ""
     landlock_abi: int = 0
-    launcher_python: str | None = None  # runs the Landlock launcher
+    launcher_python: str | None = None  # runs the launchers (Landlock's, and inside.py under bubblewrap)
     sandbox_exec: str | None = None
+    seccomp_problem: str = ""  # why the Unix-socket filter cannot be loaded here ('' if it can)
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,18 @@ def _probe() -> Capabilities:
     from nanohermes.sandbox.landlock import abi_version
 
     path, problem = _try_bwrap()
-    return Capabilities("linux", path, problem, abi_version(), sys.executable or None)
+    return Capabilities("linux", path, problem, abi_version(), sys.executable or None, seccomp_problem=_try_seccomp())
+
+
+def _try_seccomp() -> str:
+    """Whether libseccomp can be loaded (the filter itself is compiled by each launcher)."""
+    from nanohermes.sandbox.seccomp import LIBRARY, library
+
+    try:
+        library()
+    except (OSError, AttributeError) as exc:
+        return f"{LIBRARY} cannot be loaded ({exc}); install libseccomp2"
+    return ""
 
 
 def _try_bwrap() -> tuple[str | None, str]:
@@ -110,7 +122,7 @@ def assess(policy: Policy, caps: Capabilities, prefer: str | None = None) -> Enf
 def _problem(name: str, policy: Policy, caps: Capabilities) -> str:
     """Why `name` cannot enforce `policy` here ('' if it can; '-' for another platform's)."""
     if name == "bwrap":
-        return caps.bwrap_problem or ("" if caps.bwrap else "-")
+        return caps.bwrap_problem or ("-" if not caps.bwrap else _filter_problem(policy, caps))
     if name == "seatbelt":
         if caps.platform != "darwin":
             return "-"
@@ -124,26 +136,67 @@ def _problem(name: str, policy: Policy, caps: Capabilities) -> str:
     if not policy.network and caps.landlock_abi < LANDLOCK_NET_ABI:
         abi = caps.landlock_abi
         return f"Landlock ABI {abi} cannot block the network (ABI 4, Linux 6.7, can); set network = true to use it"
+    return _hidden_in_writable(policy) or _filter_problem(policy, caps)
+
+
+def _filter_problem(policy: Policy, caps: Capabilities) -> str:
+    """The Unix-socket filter is wanted (no allow_unix_sockets) and cannot be loaded."""
+    if policy.allow_unix_sockets or not caps.seccomp_problem:
+        return ""
+    return f"the Unix-socket filter cannot be loaded: {caps.seccomp_problem}"
+
+
+def _hidden_in_writable(policy: Policy) -> str:
+    """Landlock can only grant: a hidden path under a writable root (the workspace is $HOME, or
+    holds the state directory) would be readable and writable. Said, so commands are refused."""
+    for hidden in policy.hidden:
+        root = next((w for w in policy.writable if hidden == w or w in hidden.parents), None)
+        if root is not None:
+            return (
+                f"Landlock cannot hide {_tilde(policy, hidden)} inside the writable {_tilde(policy, root)}"
+                " (it can only grant; e.g. the workspace is your home directory or holds NanoHermes's state "
+                "directory); start NanoHermes in a project directory"
+            )
     return ""
 
 
 def _words(backend: str, policy: Policy, caps: Capabilities) -> str:
     where = "the private temp dir" if policy.level == "read-only" else "the workspace and the private temp dir"
     hidden = ", ".join(policy.shown(p) for p in policy.hidden)
-    protected = ", ".join(policy.shown(p) for p in policy.read_only)
-    rules = f"writes outside {where} blocked; read-only: {protected}; hidden: {hidden}"
+    protected = ", ".join(policy.shown(p) for p in policy.read_only if policy.workspace in p.parents)
+    sockets = _socket_words(policy)
     if backend == "bwrap":
-        return f"commands run in bubblewrap: {rules}; network {'allowed' if policy.network else 'blocked'}"
+        rules = f"writes outside {where} blocked; read-only: {protected}; hidden: {hidden}"
+        return f"commands run in bubblewrap: {rules}; {sockets}; {network_words(policy)}"
     if backend == "seatbelt":
         network = "allowed" if policy.network else "blocked"
+        rules = f"writes outside {where} blocked; read-only: {protected}; hidden: {hidden}"
         return f"commands run under macOS Seatbelt (sandbox-exec; this profile is untested): {rules}; network {network}"
     network = "network allowed" if policy.network else "network: TCP blocked, UDP (DNS included) not"
-    gaps = (
-        ""
-        if policy.level == "read-only"
-        else "; NOT protected inside the workspace: .nanohermes/, .git/hooks, .git/config"
-    )
+    if policy.allow_domains and not policy.network:
+        network += "; allow_domains needs bubblewrap, so no host is reachable"
+    gaps = "" if policy.level == "read-only" else f"; NOT protected inside the workspace: {protected}"
     return (
         f"Landlock only ({caps.bwrap_problem or 'bubblewrap not used'}): writes outside {where} blocked; "
-        f"hidden (unreadable): {hidden}{gaps}; Unix sockets (an ssh-agent's too) still reachable; {network}"
+        f"hidden (unreadable): {hidden}{gaps}; {sockets}; {network}"
     )
+
+
+def _tilde(policy: Policy, path: Path) -> str:
+    home = policy.user_home
+    return "~" if path == home else f"~/{path.relative_to(home)}" if home in path.parents else str(path)
+
+
+def _socket_words(policy: Policy) -> str:
+    if not policy.allow_unix_sockets:
+        return "Unix sockets blocked"
+    listed = ", ".join(policy.shown(p) for p in policy.allow_unix_sockets)
+    return f"Unix sockets: only {listed} (and any made after a command starts)"
+
+
+def network_words(policy: Policy) -> str:
+    if policy.network:
+        return "network allowed"
+    if policy.allow_domains:
+        return f"network: only {', '.join(policy.allow_domains)} (through NanoHermes's proxy)"
+    return "network blocked"

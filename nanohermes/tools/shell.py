@@ -17,11 +17,11 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError, ToolInterrupted
-from nanohermes.sandbox.notes import blocked_note
+from nanohermes.sandbox.notes import blocked
 from nanohermes.sandbox.policy import Policy
 from nanohermes.text import cut_utf8, head_tail_text, split_budget, start_utf8
 from nanohermes.tools import ToolContext, ToolOutput, tool
@@ -76,6 +76,7 @@ class _Outcome:
     timed_out: bool = False
     background: bool = False  # background children held the pipes open after the shell exited
     interrupted_after: float | None = None  # seconds it ran before Ctrl-C stopped it
+    refused_hosts: list[str] = field(default_factory=list)  # what the sandbox's proxy refused (filled as it runs)
 
 
 def new_outcome() -> _Outcome:
@@ -171,6 +172,11 @@ def run_command(
     return run_foreground(ctx, command, limit, sandbox)
 
 
+# Plan mode runs it when it stays in the sandbox (loop/approvals.py checks the sandbox is on; the
+# Agent makes it read-only there: sandbox/actors.py).
+run_command = replace(run_command, plan_allowed=lambda args: not args.get("unsandboxed"))
+
+
 def run_foreground(
     ctx: ToolContext, command: str, limit: float, sandbox: Policy | None, tail_lines: int = TAIL_LINES
 ) -> ToolOutput:
@@ -193,12 +199,21 @@ def run_foreground(
         facts = ResultFacts(interrupted=True, tail="\n".join(shown), output_lines=tail.line_count)
         raise ToolInterrupted(text, facts=facts) from None
     shown = tail.lines(tail_lines, blank)
+    found = (
+        None
+        if sandbox is None
+        else blocked(outcome.code, _captured(outcome), sandbox, ctx.workspace, outcome.refused_hosts)
+    )
     facts = ResultFacts(
-        exit_code=outcome.code, timed_out=outcome.timed_out, tail="\n".join(shown), output_lines=tail.line_count
+        exit_code=outcome.code,
+        timed_out=outcome.timed_out,
+        tail="\n".join(shown),
+        output_lines=tail.line_count,
+        blocked=found.shown if found else "",
     )
     text = format_outcome(command, outcome, limit, ctx.max_output)
-    if sandbox is not None and (note := blocked_note(outcome.code, _captured(outcome), sandbox, ctx.workspace)):
-        text += "\n" + note  # what the sandbox blocked: ask, don't retry
+    if found is not None:
+        text += "\n" + found.note  # what the sandbox blocked: ask, don't retry
     elif outcome.code > 0 and not outcome.timed_out:
         from nanohermes.tools.steering import raised_in_note, silent_command_note_for  # only when needed
 
@@ -230,6 +245,9 @@ def run_shell(
     proc = None
     try:
         proc = start_child([*SHELL, command], cwd, sandbox)
+        proxy = getattr(proc.launch, "proxy", None)
+        if proxy is not None:
+            outcome.refused_hosts = proxy.refused  # the proxy's own list: what it refuses later is seen
         term_sent = _drain(proc, outcome, deadline, on_output)
         if term_sent is None:
             try:

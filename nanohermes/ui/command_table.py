@@ -18,6 +18,9 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {}
+# What a line no command of the table names may still be (an MCP server's `/server:prompt`):
+# fn(repl, line) -> keep going?, or None when the line is not its.
+FALLBACKS: list[Callable[[object, str], bool | None]] = []
 
 
 def command(name: str, usage: str, help: str):
@@ -35,6 +38,9 @@ def run_slash_command(repl, line: str) -> bool:
     if cmd is None and colon and head in COMMANDS:  # `/mcp:server:prompt args`: /mcp with `:server:prompt args`
         return COMMANDS[head].run(repl, f":{rest} {arg}".rstrip())
     if cmd is None:
+        for fallback in FALLBACKS:
+            if (handled := fallback(repl, line.strip())) is not None:
+                return handled
         repl.say(f"unknown command {name}; /help lists them")
         return True
     return cmd.run(repl, arg.strip())

@@ -1,5 +1,5 @@
-"""MCP in the REPL: a server's prompts as slash commands (`/mcp:server:prompt key=value …`, and
-`/mcp` to list them), and a server's question (elicitation) asked at the terminal.
+"""MCP in the REPL: a server's prompts as slash commands (`/mcp:server:prompt key=value …` or
+`/server:prompt …`, and `/mcp` to list them), and a server's question (elicitation) asked at the terminal.
 
 A prompt is text the server wrote, run because the user typed its command: it is sent as the
 user's message. A question is asked field by field; what is typed is checked against the
@@ -8,16 +8,10 @@ field's type and asked again when it does not fit. Ctrl-D declines, Esc or Ctrl-
 
 from __future__ import annotations
 
-import shlex
-
 from nanohermes.errors import NanoHermesError
-from nanohermes.ui.command_table import command
-
-PROMPTS_LISTED = 50  # /mcp's list; a server with more is a catalogue
-
-
-class PromptError(NanoHermesError):
-    """A prompt command that cannot run as typed; the message says how to type it."""
+from nanohermes.mcp.prompts import PromptError, prompt_lines, prompt_text
+from nanohermes.prompt.mentions import Mentions
+from nanohermes.ui.command_table import FALLBACKS, command
 
 
 @command("/mcp", "/mcp [:SERVER:PROMPT]", "list the MCP servers' prompts, each a command that sends it as your message")
@@ -29,77 +23,39 @@ def _mcp(repl, arg: str) -> bool:
         return True
     target, _, rest = arg[1:].partition(" ")
     server, _, name = target.partition(":")
-    text = prompt_text(hub, server, name, rest)
+    try:
+        text = prompt_text(hub, server, name, rest, spelled=f"/mcp:{server}:{name}")
+    except PromptError as exc:
+        raise PromptError(f"{exc}; /mcp lists the prompts") from None
     repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
-    repl.turn(text)
+    repl.turn(text, Mentions(rest))  # the server's text names no file to attach: only what was typed
     return True
+
+
+def prompt_command(repl, line: str) -> bool | None:
+    """`/server:prompt ARGUMENTS` as `/mcp:server:prompt` is (None: not a configured server's)."""
+    from nanohermes.mcp.prompts import find_prompt_command
+
+    configured = repl.runtime.configured
+    hub = configured.mcp if configured is not None else None
+    found = find_prompt_command(line, hub.servers) if hub is not None else None
+    if found is None:
+        return None
+    server, name, typed = found
+    text = prompt_text(hub, server, name, typed)
+    repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
+    repl.turn(text, Mentions(typed))  # the server's text names no file to attach: only what was typed
+    return True
+
+
+FALLBACKS.append(prompt_command)
 
 
 def _hub(repl):
     configured = repl.runtime.configured
     if configured is None or configured.mcp is None:
-        raise PromptError("no MCP servers configured ([mcp.servers.NAME] in config.toml)")
+        raise NanoHermesError("no MCP servers configured ([mcp.servers.NAME] in config.toml)")
     return configured.mcp
-
-
-def prompt_lines(hub) -> list[str]:
-    """Each server's prompts as the commands that run them (starting the servers)."""
-    from nanohermes.mcp.hub import McpCallTimeout, McpUnavailable
-    from nanohermes.mcp.listing import one_line
-
-    lines = []
-    for server in hub.servers:
-        try:
-            prompts = hub.prompts(server)
-        except (McpUnavailable, McpCallTimeout) as exc:
-            lines.append(f"✗ {server}: {one_line(str(exc), 300)}")
-            continue
-        for prompt in prompts[:PROMPTS_LISTED]:
-            args = " ".join(f"{a.name}=…" if a.required else f"[{a.name}=…]" for a in prompt.arguments or ())
-            about = one_line(prompt.description or "", 100)
-            lines.append(one_line(f"/mcp:{server}:{prompt.name} {args}", 200) + (f" — {about}" if about else ""))
-    return lines or ["no MCP server offers prompts"]
-
-
-def prompt_text(hub, server: str, name: str, typed: str) -> str:
-    """The prompt's messages as one text (non-text parts named), its arguments from `key=value`
-    words; a PromptError says what is missing."""
-    from mcp import MCPError
-
-    from nanohermes.mcp.hub import McpCallTimeout, McpUnavailable
-    from nanohermes.mcp.listing import one_line
-
-    if server not in hub.servers:
-        raise PromptError(f"no MCP server {server!r}; /mcp lists the prompts")
-    try:
-        words = shlex.split(typed)
-    except ValueError as exc:
-        raise PromptError(f"cannot read the arguments: {exc}") from None
-    given = dict(w.split("=", 1) for w in words if "=" in w)
-    try:
-        prompt = next((p for p in hub.prompts(server) if p.name == name), None)
-        if prompt is None:
-            raise PromptError(f"{server} has no prompt {name!r}; /mcp lists them")
-        missing = [a.name for a in prompt.arguments or () if a.required and a.name not in given]
-        if missing:
-            usage = " ".join(f"{a.name}=…" for a in prompt.arguments or ())
-            raise PromptError(f"/mcp:{server}:{name} needs {', '.join(missing)}: /mcp:{server}:{name} {usage}")
-        got = hub.get_prompt(server, name, given)
-    except (McpUnavailable, McpCallTimeout, MCPError) as exc:
-        raise PromptError(f"MCP server {server}: {one_line(str(exc), 300)}") from None
-    parts = [_message_text(m.content) for m in got.messages]
-    return "\n\n".join(p for p in parts if p) or f"(the prompt {name} of {server} is empty)"
-
-
-def _message_text(content) -> str:
-    from nanohermes.mcp.listing import resource_text
-
-    kind = getattr(content, "type", "")
-    if kind == "text":
-        return content.text
-    if kind == "resource":
-        return resource_text(content.resource)
-    return f"[{kind or 'unknown'} content: not shown]"
 
 
 def ask_form(repl, question):

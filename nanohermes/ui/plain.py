@@ -74,6 +74,7 @@ class PlainRenderer:
             from nanohermes.ui.toolview import command_outcome, failed
 
             outcome = f" · {command_outcome(event.facts)[0]}" if event.facts.exit_code is not None else ""
+            outcome += f" · sandbox blocked: {event.facts.blocked}" if event.facts.blocked else ""
             self._say(f"  {'✗' if failed(event) else '✓'} {event.summary}{outcome}")  # a failed command is a ✗
         elif isinstance(event, ev.Notice):
             self._say(f"[{event.level}] {event.text}" if event.level != "info" else f"· {event.text}")

@@ -333,6 +333,19 @@ class Repl:
         elif result.stopped_reason:
             self.say(f"· {stop_message(result)}", "yellow")
         self._status_line(result.usage, time.monotonic() - started)
+        if self.runtime.config.mode == "plan" and not result.stopped_reason and result.final_text.strip():
+            self._offer_plan()
+
+    def _offer_plan(self) -> None:
+        """After a plan: approve it and go on in a mode that acts, or keep planning (Enter)."""
+        answer = self.ask(PLAN_QUESTION).strip().lower()
+        mode = PLAN_ANSWERS.get(answer)
+        if mode is None:
+            return
+        self.runtime.switch(mode=mode)
+        self.say(f"· mode: {mode}", "dim")
+        self.say(self.prompt_text() + PLAN_APPROVED)
+        self.turn(PLAN_APPROVED)
 
     def _unqueue(self) -> None:
         """A stopped turn sends nothing after it: what was queued comes back to the prompt, to edit."""
@@ -349,6 +362,11 @@ class Repl:
         status = agent.context_status()
         share = None if status.window else status.chars / status.high_water_chars
         self.say(turn_line(usage, window=status.window, budget_share=share, seconds=seconds, totals=self.totals), "dim")
+
+
+PLAN_QUESTION = "approve the plan and go on? [e] in accept-edits · [a] in ask · Enter: keep planning › "
+PLAN_ANSWERS = {"e": "accept-edits", "accept-edits": "accept-edits", "a": "ask", "ask": "ask"}
+PLAN_APPROVED = "The plan is approved: carry it out."  # sent as the user's own words (they chose it)
 
 
 def run_repl(config: Config, session_name: str | None, trust_workspace: bool = False) -> int:

@@ -34,6 +34,7 @@ class Ran:
 TOOL_LINE_CHARS = 100  # the call part of one tool line
 OUTPUT_LINE_CHARS = 200  # one shown line of a command's output
 OUTCOME_CHARS = 120  # an error's first line; the model reads all of it
+BLOCKED_CHARS = 160  # what the sandbox blocked, on the tool line; the model reads all of it
 TAIL_LINES_FAILED = 5  # a failing command's summary and error are in its last lines
 TAIL_LINES_OK = 2  # a passing one needs only its verdict ("5 passed in 0.3s")
 DIFF_CONTEXT_LINES = 2  # as the tools' own diffs
@@ -63,7 +64,9 @@ def command_outcome(facts: ResultFacts) -> tuple[str, bool]:
 
 
 def failed(event: ev.ToolFinished) -> bool:
-    return not event.ok or (event.facts.exit_code is not None and command_outcome(event.facts)[1])
+    """Failed, refused, or blocked by the sandbox (a command that exited 0 included)."""
+    facts = event.facts
+    return not event.ok or bool(facts.blocked) or (facts.exit_code is not None and command_outcome(facts)[1])
 
 
 def result_line(event: ev.ToolFinished, arguments: str, declined: str | None = None, title: str = "") -> Line:
@@ -83,12 +86,15 @@ def result_line(event: ev.ToolFinished, arguments: str, declined: str | None = N
         outcome = event.summary  # an error: its first line says what went wrong
     if len(outcome) > OUTCOME_CHARS:
         outcome = outcome[: OUTCOME_CHARS - 1] + "…"
-    return [
+    line = [
         ("✗" if bad else "✓", "red" if bad else "green"),
         (" " + (neutralize(title) or call_text(event.name, arguments)), ""),
         (" · " + neutralize(outcome), "red" if bad else "dim"),
-        (f" · {elapsed(event.duration_s)}", "dim"),
     ]
+    if facts.blocked:
+        said = facts.blocked if len(facts.blocked) <= BLOCKED_CHARS else facts.blocked[: BLOCKED_CHARS - 1] + "…"
+        line.append((" · sandbox blocked: " + neutralize(said), "yellow"))
+    return [*line, (f" · {elapsed(event.duration_s)}", "dim")]
 
 
 def interrupted_line(name: str, arguments: str, seconds: float, title: str = "") -> Line:

@@ -31,7 +31,7 @@ class SessionTotals:
         self.estimated = self.estimated or usage.estimated
         if usage.cost_usd is not None:
             self.cost, self.priced = self.cost + usage.cost_usd, True
-        self.unpriced += usage.unpriced_requests
+        self.unpriced += usage.unpriced
 
     def cost_text(self) -> str:
         """The session's dollars as cost.cost_text says a turn's."""

@@ -281,7 +281,7 @@ def test_a_custom_command_file_is_announced_and_expands_into_the_prompt(editor, 
     assert model.chat_requests()[-1]["messages"][-1]["content"].startswith("Review notes.txt, briefly.")
 
 
-def test_an_mcp_servers_yes_or_no_question_is_asked_on_the_calls_card_and_a_form_is_declined(editor, model, ws):
+def test_an_mcp_servers_yes_or_no_question_is_asked_on_the_calls_card_and_a_form_declined_saying_why(editor, model, ws):
     model.add(
         call("mcp", {"name": "rich.deploy"}),
         call("mcp", {"name": "rich.book"}),
@@ -294,6 +294,9 @@ def test_an_mcp_servers_yes_or_no_question_is_asked_on_the_calls_card_and_a_form
     prompt(editor, session_id, "deploy, then book")
     results = [m["content"] for m in model.chat_requests()[-1]["messages"] if m["role"] == "tool"]
     assert "accept: {'go': True}" in results[0]  # the editor's button became the form's answer
-    assert "decline: None" in results[1]  # three fields to type: no form in ACP, declined
+    assert "decline: None" in results[1]  # three fields to type, and this editor declared no forms: declined
+    assert "the editor offers no forms (ACP's elicitation/create, unstable, was not in its capabilities)" in results[1]
+    warned = [u.content.text for u in editor.client.of_kind(session_id, "agent_thought_chunk")]
+    assert any(w.startswith("[warning] rich asked: Which meeting should I book? — the editor offers") for w in warned)
     asked = [q for q in editor.client.questions if "asks: Deploy to staging now?" in str(q)]
     assert len(asked) == 1 and "Yes" in str(asked[0]) and "Decline" in str(asked[0])

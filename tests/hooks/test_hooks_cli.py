@@ -42,11 +42,11 @@ def hooked(tmp_path_factory):
                 ("UserPromptSubmit", f"{logger} '{prompt_json}'", None),
                 ("PreToolUse", scripts["no_push.py"], "run_command"),
                 ("PreToolUse", logger, None),
-                ("PostToolUse", scripts["formatter.py"], "write_file|edit_file"),
-                ("PostToolUse", logger, "read_file"),
-                ("Stop", f"{scripts['stop_once.py']} {root / 'stopped'}", None),
-                ("Stop", logger, None),
-                ("SubagentStop", logger, None),
+                ("PostToolUse", scripts["formatter.py"], "write_file|edit_file"),  # confined: it writes the workspace
+                ("PostToolUse", logger, "read_file", False),  # these write outside it: the user says so
+                ("Stop", f"{scripts['stop_once.py']} {root / 'stopped'}", None, False),
+                ("Stop", logger, None, False),
+                ("SubagentStop", logger, None, False),
             ]
         )
     )
@@ -170,7 +170,7 @@ def test_trust_workspace_runs_a_workspaces_hooks_and_keeps_the_trust(tmp_path):
     home, workspace = tmp_path / "home", tmp_path / "ws"
     home.mkdir()
     (workspace / ".nanohermes").mkdir(parents=True)
-    marker = tmp_path / "marker"
+    marker = workspace / "marker"  # a workspace's hook runs in the sandbox: it may write the workspace only
     (workspace / ".nanohermes" / "config.toml").write_text(hooks_toml([("SessionStart", f"touch {marker}", None)]))
     server = ScriptedServer().add(text("one"))
     try:

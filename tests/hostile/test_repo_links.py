@@ -18,7 +18,7 @@ from nanohermes.prompt import gather_prompt_inputs
 from nanohermes.prompt.commands import discover_commands
 from nanohermes.prompt.mentions import attachment
 from nanohermes.prompt.skills import discover_skills
-from nanohermes.repo_files import Boundary, RefusedFile
+from nanohermes.repo_files import USER, Boundary, RefusedFile
 from nanohermes.tools import ToolContext
 from tests.support.scripted_server import text
 from tests.support.terminal import Terminal
@@ -131,10 +131,17 @@ def test_the_rule_refuses_a_link_loop_and_a_state_directory_target_in_one_line(t
     loop = plant(workspace / "loop.md", workspace / "loop.md")
     (isolated_home / "memory.json").write_text("{}")
     into_state = plant(workspace / "state.md", isolated_home / "memory.json")
-    for path, says in ((loop, "cannot resolve"), (into_state, "outside")):
+    for path, says in ((loop, "cannot resolve"), (into_state, "inside NanoHermes's state directory")):
         with pytest.raises(RefusedFile) as refused:
             boundary.read_text(path)
         assert says in str(refused.value) and "\n" not in str(refused.value)
+    mine = plant(isolated_home / "claude-home" / "commands" / "key.md", isolated_home / "config.toml")
+    with pytest.raises(RefusedFile, match="state directory"):  # the user's own link: to their prompt files only
+        boundary.check(mine, USER)
+    assert (
+        boundary.check(isolated_home / "skills" / "x" / "SKILL.md", USER)
+        == (isolated_home / "skills").resolve() / "x" / "SKILL.md"
+    )
 
 
 def test_init_never_writes_through_an_agents_md_link_out_of_the_workspace(server, tmp_path, workspace):

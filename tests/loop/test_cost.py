@@ -188,7 +188,7 @@ def test_a_gateways_anthropic_id_is_priced_with_its_cache_writes(server, workspa
 
 
 def test_cache_writes_are_read_in_each_gateways_words():
-    from nanohermes.provider.stream import normalise_usage
+    from nanohermes.provider.usage_readers import normalise_usage
 
     litellm = {"prompt_tokens": 900, "completion_tokens": 1, "cache_creation_input_tokens": 400}
     assert normalise_usage(litellm, None)["cache_write_tokens"] == 400

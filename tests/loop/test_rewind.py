@@ -29,7 +29,7 @@ COMMANDS = [
     "rm a.txt",
     "sed -i s/old/new/ b.txt",
     "python3 gen.py",
-    "git checkout -- c.txt",
+    "git show HEAD:c.txt > c.txt",  # git's own checkout writes .git/index, read-only in the sandbox
     f"head -c {MAX_FILE_BYTES + 10} /dev/zero >> grow.bin",
     "printf changed >> big.bin",
 ]
@@ -94,8 +94,8 @@ def test_rewind_puts_back_what_commands_changed_and_each_side_alone(server, work
 
     assert "a.txt" not in broken and len([p for p in broken if p.startswith("gen/")]) == 50
     assert broken["b.txt"] == b"new line\n" and len(broken["grow.bin"]) > MAX_FILE_BYTES
-    assert broken["c.txt"] == b"committed\n"  # with git: checkout took back the dirty edit
-    assert any(("git: command not found" in r) != git for r in results if "git checkout" in r)
+    assert broken["c.txt"] == (b"committed\n" if git else b"")  # with git: the dirty edit taken back
+    assert any(("git: command not found" in r) != git for r in results if "git show" in r)
     assert any("deleted a.txt" in r for r in results) and any("created gen/f0.py" in r for r in results)
     assert any("not covered by /rewind: grow.bin" in r for r in results)  # grown past the cap: said
     notices = [e.text for e in events if type(e).__name__ == "Notice"]

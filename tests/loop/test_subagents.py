@@ -85,7 +85,7 @@ def test_the_helper_has_the_parents_system_message_and_tools_minus_task(server, 
     assert helper["messages"][1] == {"role": "user", "content": f"p\n\n{HELPER_BRIEF}"}
 
 
-def test_a_helper_in_plan_mode_is_offered_only_read_only_tools(server, files, monkeypatch):
+def test_a_helper_in_plan_mode_is_offered_only_read_only_tools_and_commands(server, files, monkeypatch):
     scripted(
         server, parent=[call("task", {"description": "d", "prompt": "look"}), text("planned")], helper=[text("seen")]
     )
@@ -93,7 +93,8 @@ def test_a_helper_in_plan_mode_is_offered_only_read_only_tools(server, files, mo
     runtime.agent.run_turn("plan it")
     runtime.close()
     names = {t["function"]["name"] for t in helper_requests(server)[0]["tools"]}
-    assert "read_file" in names and not names & {"run_command", "write_file", "edit_file", "task"}
+    assert "read_file" in names and not names & {"write_file", "edit_file", "task"}
+    assert "run_command" in names  # run in the read-only sandbox
 
 
 def test_a_helper_that_fails_gives_the_parent_an_error_and_the_parent_goes_on(server, files, monkeypatch):

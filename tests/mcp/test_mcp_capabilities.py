@@ -110,6 +110,16 @@ def test_resources_are_listed_with_the_tools_and_read_capped_like_any_result(hub
     assert not missing.ok and 'mcp(name="rich") lists its resources' in missing.content
 
 
+def test_resource_templates_are_listed_and_a_filled_in_one_is_read(hub):
+    listing = call(hub, name="rich").content
+    assert '1 resource template(s); fill in the {…} and read with mcp(name="rich", uri="URI"):' in listing
+    assert "- note://day/{day}: The note of one day" in listing
+    monday = call(hub, name="rich", uri="note://day/monday")
+    assert monday.ok and monday.content.endswith("[resource note://day/monday]\nThe note of monday: nothing planned.")
+    unfilled = call(hub, name="rich", uri="note://day/{day}")
+    assert not unfilled.ok and "a template: put a value in place of each {…} first" in unfilled.content
+
+
 def test_a_resource_link_a_tool_returns_says_how_to_follow_it(hub):
     result = call(hub, name="rich.link")
     assert result.content == (

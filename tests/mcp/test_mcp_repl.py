@@ -17,7 +17,7 @@ def test_prompts_run_as_slash_commands_and_a_servers_form_is_asked_at_the_termin
     term.send("/mcp:rich:review\r")
     term.expect("needs path: /mcp:rich:review path=… focus=…")
     term.ready()
-    term.send("/mcp:rich:review path=a.py\r")
+    term.send("/rich:review a.py\r")  # the spelling -p and an editor use
     term.expect("reviewed")
     term.ready()
     assert server.chat_requests()[0]["messages"][-1]["content"].startswith("Please review a.py, looking for bugs.")

@@ -170,7 +170,7 @@ def test_mcp_list_shows_each_server_its_state_and_tools(isolated_home, workspace
     lines = done.stdout.splitlines()
     assert done.returncode == 1 and done.stderr == ""
     assert lines[0].startswith("✓ demo (stdio: ") and lines[0].endswith(
-        " · running · 9 tool(s) · trusted: calls run without asking"
+        " · running · 9 tool(s) · protocol 2025-11-25 · trusted: calls run without asking"
     )
     assert lines[1] == "    add(a, b): Add two integers." and "    tricky(): Shows the ]0;owned title" in lines[9]
     assert lines[10] == (

@@ -53,7 +53,8 @@ def test_a_good_server_passes_every_check_one_line_each(llama8k):
         "usage",
         "context window",
         "token counting",
-        *["sandbox"] * 5,  # what is enforced, then a write outside, a connect, a hidden read, the temp dir
+        *["sandbox"]
+        * 6,  # what is enforced, then a write outside, a connect, a hidden read, a Unix socket, the temp dir
     ]
     assert [line.split(":")[0] for line in lines[1:-1]] == [f"{OK} {name}" for name in names]
     assert (

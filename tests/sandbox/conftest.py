@@ -58,6 +58,7 @@ def run_in(policy, command: str, backend: str | None = None, cwd: Path | None = 
             timeout=timeout,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=launch.pass_fds,
         )
     finally:
         launch.release()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nanohermes.sandbox import blocked_note
+from nanohermes.sandbox.notes import blocked
 from tests.sandbox.conftest import BACKENDS, run_in
 
 
@@ -23,7 +24,7 @@ def test_python_and_bash_error_shapes_are_read(policy):
 
 def test_a_git_hook_write_names_the_protected_path(policy, workspace):
     note = blocked_note(1, "bash: line 1: .git/hooks/pre-commit: Read-only file system", policy)
-    assert f".git/hooks is read-only in the sandbox: {workspace}/.git/hooks/pre-commit" in note
+    assert f".git is read-only in the sandbox: {workspace}/.git/hooks/pre-commit" in note
 
 
 def test_a_hidden_key_that_seems_missing_is_explained(policy, fake_home):
@@ -47,9 +48,23 @@ def test_nothing_points_at_the_sandbox_gives_none(policy, workspace):
     assert blocked_note(1, "cat: missing.txt: No such file or directory", policy) is None
 
 
-def test_a_command_that_succeeded_or_ran_unconfined_gets_no_note(policy, make_policy):
-    assert blocked_note(0, "touch: cannot touch '/etc/x': Read-only file system", policy) is None
+def test_a_command_that_ran_unconfined_gets_no_note(make_policy):
     assert blocked_note(1, "touch: cannot touch '/etc/x': Read-only file system", make_policy(level="off")) is None
+
+
+def test_a_command_that_exited_0_still_says_what_was_blocked(policy):
+    found = blocked(0, "curl: (6) Could not resolve host: pypi.org", policy)
+    assert found.note.startswith("Sandbox (the command exited 0, but this was blocked): the network is off")
+    assert found.shown == "the network is off in the sandbox (network = false; its localhost is its own)"
+
+
+def test_refused_hosts_and_unix_sockets_are_named(make_policy):
+    policy = make_policy(allow_domains=("pypi.org",))
+    found = blocked(0, "", policy, refused_hosts=["evil.test"])
+    assert found.shown == "evil.test is not among the hosts commands may reach (allow_domains)"
+    docker = "dial unix /var/run/docker.sock: socket: operation not permitted"
+    assert "Unix sockets are blocked" in blocked(1, docker, policy).shown
+    assert blocked(1, docker, make_policy(allow_unix_sockets=("/var/run/docker.sock",))) is None
 
 
 def test_with_the_network_on_a_refused_connection_is_not_the_sandbox(make_policy):
@@ -79,4 +94,7 @@ def test_real_blocked_commands_get_their_note(backend, policy, tmp_path, fake_ho
 
 def test_a_relative_path_in_the_workspace_under_read_only_is_named(make_policy, workspace):
     note = blocked_note(1, "touch: cannot touch 'out.txt': Read-only file system", make_policy(level="read-only"))
-    assert f"a write outside its temp dir (level read-only) was blocked: {workspace}/out.txt" in note
+    assert (
+        f"a write outside its temp dir (read-only: plan mode, or level read-only) was blocked: {workspace}/out.txt"
+        in note
+    )

@@ -11,6 +11,7 @@ from nanohermes.errors import ConfigError
 from nanohermes.sandbox import SandboxSettings, build_policy, parse_sandbox_table
 from nanohermes.sandbox.bwrap import Spot, bwrap_argv
 from nanohermes.sandbox.launch import landlock_argv
+from nanohermes.sandbox.policy import git_dirs_of
 from nanohermes.sandbox.seatbelt import seatbelt_argv
 
 WS, STATE, HOME, TMP = Path("/w/proj"), Path("/h/.nanohermes"), Path("/h"), Path("/t/nh-1")
@@ -28,20 +29,34 @@ def test_the_default_is_workspace_write_with_the_network_off():
     assert not policy.is_writable(Path("/etc/passwd")) and not policy.is_writable(HOME / "notes")
 
 
-def test_git_hooks_config_and_nanohermes_stay_read_only_inside_the_workspace():
+def test_git_nanohermes_and_claude_stay_read_only_as_wholes_inside_the_workspace():
     policy = _policy()
-    for path in (".git/hooks/pre-commit", ".git/config", ".nanohermes/skills/x/SKILL.md"):
+    for path in (".git", ".git/hooks/pre-commit", ".git/config", ".git/index", ".nanohermes/skills/x/SKILL.md"):
         assert policy.is_protected(WS / path) and not policy.is_writable(WS / path)
-    assert policy.is_writable(WS / ".git" / "index")  # git itself still works
-    assert policy.is_protected(STATE / "memory.json")
+    assert policy.is_protected(WS / ".claude" / "settings.json")
+    assert policy.is_writable(WS / ".github" / "x") and policy.is_writable(WS / "git" / "x")
 
 
-def test_credentials_and_the_state_directorys_secrets_are_hidden():
+def test_credentials_and_the_whole_state_directory_are_hidden():
     policy = _policy()
     for path in (".ssh/id_rsa", ".aws/credentials", ".config/gh/hosts.yml", ".netrc", ".gnupg/x"):
         assert policy.is_hidden(HOME / path)
-    assert policy.is_hidden(STATE / "config.toml") and policy.is_hidden(STATE / "sessions" / "a.jsonl")
-    assert not policy.is_hidden(STATE / "memory.json")
+    for path in ("config.toml", "sessions/a.jsonl", "mcp/oauth/x.json", "permissions/p.json", "memory.json"):
+        assert policy.is_hidden(STATE / path)
+
+
+def test_a_worktrees_git_directory_and_its_common_directory_are_read_only(tmp_path):
+    main, work = tmp_path / "main", tmp_path / "wt"
+    (main / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    (main / ".gitmodules").write_text('[submodule "lib"]\n\tpath = vendor/lib\n\turl = x\n')
+    work.mkdir()
+    (work / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'wt'}\n")
+    (work / ".gitmodules").write_text('[submodule "lib"]\n\tpath = vendor/lib\n\tpath = ../escape\n')
+    found = git_dirs_of(work)
+    assert found[:2] == (main / ".git" / "worktrees" / "wt", main / ".git")
+    assert work / "vendor" / "lib" / ".git" in found  # a submodule's pointer file
+    assert not any("escape" in str(p) for p in found)  # only paths inside the workspace
 
 
 def test_hidden_setting_adds_to_the_defaults():
@@ -110,20 +125,19 @@ def _mounts(args):
 def test_bwrap_argv_mounts_parents_before_children_and_protected_paths_after_the_workspace():
     args, placeholders = _argv(_policy())
     mounts = _mounts(args)
-    assert mounts.index(("--bind", str(WS))) < mounts.index(("--ro-bind", str(WS / ".git/hooks")))
-    assert ("--tmpfs", str(HOME / ".ssh")) in mounts
-    assert not any(target == str(STATE) for _, target in mounts)  # outside the workspace: read-only already
-    assert mounts[-1] == ("--remount-ro", str(STATE / "sessions"))  # tmpfs made read-only after all mounts
+    assert mounts.index(("--bind", str(WS))) < mounts.index(("--ro-bind", str(WS / ".git")))
+    assert ("--tmpfs", str(HOME / ".ssh")) in mounts and ("--tmpfs", str(STATE)) in mounts
+    assert mounts[-1] == ("--remount-ro", str(STATE))  # tmpfs made read-only after all mounts
     assert args[-5:] == ["--chdir", str(WS), "--", "bash", "-c", "make"][-5:]
     assert placeholders == ()
 
 
-def test_with_home_as_the_workspace_the_state_directory_is_bound_read_only_and_keys_hidden_inside_it():
+def test_with_home_as_the_workspace_the_state_directory_and_keys_are_hidden_inside_it():
     policy = build_policy(SandboxSettings(), workspace=HOME, state_dir=STATE, user_home=HOME, temp_dir=TMP)
     spots = {p: Spot("dir") for p in (*policy.read_only, *policy.hidden)}
     mounts = _mounts(bwrap_argv("/usr/bin/bwrap", policy, spots, HOME, ["true"])[0])
-    assert mounts.index(("--bind", str(HOME))) < mounts.index(("--ro-bind", str(STATE)))
-    assert mounts.index(("--ro-bind", str(STATE))) < mounts.index(("--tmpfs", str(STATE / "sessions")))
+    assert mounts.index(("--bind", str(HOME))) < mounts.index(("--tmpfs", str(STATE)))
+    assert mounts.index(("--ro-bind", str(STATE))) < mounts.index(("--tmpfs", str(STATE)))  # hidden wins
     assert mounts.index(("--bind", str(HOME))) < mounts.index(("--tmpfs", str(HOME / ".ssh")))
 
 
@@ -138,10 +152,9 @@ def test_bwrap_argv_isolates_user_pid_and_network_and_keeps_the_process_group():
 
 
 def test_a_missing_protected_path_gets_a_placeholder_at_its_first_missing_part():
-    spots = {WS / ".nanohermes": Spot("missing", first_missing=WS / ".nanohermes")}
-    spots |= {WS / p: Spot("missing", first_missing=WS / ".git") for p in (".git/hooks", ".git/config")}
+    spots = {WS / p: Spot("missing", first_missing=WS / p) for p in (".nanohermes", ".claude", ".git")}
     args, placeholders = _argv(_policy(), spots)
-    assert set(placeholders) == {WS / ".nanohermes", WS / ".git"}
+    assert set(placeholders) == {WS / ".nanohermes", WS / ".claude", WS / ".git"}
     assert ("--ro-bind", str(WS / ".git")) in _mounts(args)
     assert args[args.index(str(WS / ".git")) + 1] == str(WS / ".git")  # the placeholder directory, over itself
 

@@ -39,7 +39,8 @@ def test_bubblewrap_words_say_what_is_blocked(policy):
     assert words.summary.startswith(
         "commands run in bubblewrap: writes outside the workspace and the private temp dir blocked"
     )
-    assert ".git/hooks" in words.summary and "~/.ssh" in words.summary
+    assert "read-only: .git, .nanohermes, .claude" in words.summary and "~/.ssh" in words.summary
+    assert "Unix sockets blocked" in words.summary
     assert words.summary.endswith("network blocked")
 
 
@@ -47,7 +48,8 @@ def test_landlock_words_name_what_it_cannot_protect(policy):
     words = assess(policy, LANDLOCK_ONLY)
     assert (words.backend, words.enforced) == ("landlock", True)
     assert "Landlock only (bwrap fails here: No permissions to create new namespace)" in words.summary
-    assert "NOT protected inside the workspace: .nanohermes/, .git/hooks, .git/config" in words.summary
+    assert "NOT protected inside the workspace: .git, .nanohermes, .claude" in words.summary
+    assert "Unix sockets blocked" in words.summary
     assert words.summary.endswith("network: TCP blocked, UDP (DNS included) not")
 
 
@@ -85,3 +87,31 @@ def test_level_off_runs_the_command_as_it_is_even_with_nothing_to_enforce(make_p
     launch = confine(["bash", "-c", "true"], make_policy(level="off"), workspace, capabilities=NOTHING)
     assert (launch.argv, launch.backend, launch.confined) == (["bash", "-c", "true"], "off", False)
     assert "commands run unconfined" in assess(make_policy(level="off"), NOTHING).summary
+
+
+def test_landlock_refuses_a_workspace_that_holds_a_hidden_path(make_policy, fake_home, tmp_path):
+    from nanohermes.sandbox import SandboxSettings, policy_for
+
+    at_home = policy_for(SandboxSettings(), fake_home, tmp_path / "state", temp_dir=tmp_path / "t")
+    words = assess(at_home, LANDLOCK_ONLY)
+    assert (words.backend, words.enforced) == ("", False)
+    assert "Landlock cannot hide ~/.ssh inside the writable" in words.summary
+    assert "apt install bubblewrap" in words.summary and 'level = "off"' in words.summary
+    assert assess(at_home, BWRAP_HERE).enforced  # bubblewrap hides it with a mount
+    state_inside = policy_for(SandboxSettings(), tmp_path / "ws", tmp_path / "ws" / ".state", temp_dir=tmp_path / "t")
+    assert not assess(state_inside, LANDLOCK_ONLY).enforced
+
+
+def test_without_libseccomp_the_socket_filter_fails_closed_unless_sockets_are_listed(make_policy):
+    caps = Capabilities("linux", bwrap="/usr/bin/bwrap", launcher_python="/usr/bin/python3", seccomp_problem="gone")
+    words = assess(make_policy(), caps)
+    assert not words.enforced and "the Unix-socket filter cannot be loaded: gone" in words.summary
+    listed = assess(make_policy(allow_unix_sockets=("/run/docker.sock",)), caps)
+    assert listed.enforced and "Unix sockets: only /run/docker.sock" in listed.summary
+
+
+def test_the_words_name_the_hosts_a_command_may_reach(make_policy):
+    words = assess(make_policy(allow_domains=("pypi.org", "*.pythonhosted.org")), BWRAP_HERE).summary
+    assert words.endswith("network: only pypi.org, *.pythonhosted.org (through NanoHermes's proxy)")
+    landlock = assess(make_policy(allow_domains=("pypi.org",)), LANDLOCK_ONLY).summary
+    assert "allow_domains needs bubblewrap, so no host is reachable" in landlock

@@ -53,7 +53,9 @@ def test_landlock_denies_binding_a_tcp_port_with_the_network_off(policy):
 
 def _group_kill_ends(policy, workspace, backend, command: str, count: int) -> None:
     launch = confine(["bash", "-c", command], policy, workspace, prefer=backend)
-    proc = subprocess.Popen(launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True)
+    proc = subprocess.Popen(
+        launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True, pass_fds=launch.pass_fds
+    )
     found: list[int] = []
     try:
         deadline = time.monotonic() + 10
@@ -116,7 +118,13 @@ def test_a_sandbox_started_from_a_thread_that_ends_keeps_running(policy, workspa
 
     def start():
         started.append(
-            subprocess.Popen(launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True)
+            subprocess.Popen(
+                launch.argv,
+                cwd=workspace,
+                env=launch.environ(os.environ),
+                start_new_session=True,
+                pass_fds=launch.pass_fds,
+            )
         )
         time.sleep(0.3)  # the thread ends once bwrap is up (ending sooner, it races bwrap's set-up)
 

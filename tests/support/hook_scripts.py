@@ -71,14 +71,16 @@ def write_scripts(folder: Path) -> dict[str, str]:
     return commands
 
 
-def hooks_toml(hooks: list[tuple[str, str, str | None]], extra: str = "") -> str:
-    """`[[hooks.EVENT]]` tables for (event, command, matcher) in order, after `extra` settings."""
+def hooks_toml(hooks: list[tuple], extra: str = "") -> str:
+    """`[[hooks.EVENT]]` tables for (event, command, matcher[, sandbox]) in order, after `extra` settings."""
     lines = [extra] if extra else []
-    for event, command, matcher in hooks:
+    for event, command, matcher, *sandbox in hooks:
         lines.append(f"[[hooks.{event}]]")
         lines.append(f"command = {json.dumps(command)}")  # a JSON string is a TOML basic string
         if matcher is not None:
             lines.append(f"matcher = {json.dumps(matcher)}")
+        if sandbox:
+            lines.append(f"sandbox = {'true' if sandbox[0] else 'false'}")
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,8 @@
     python tests/support/mcp_demo_server.py --http 8123  # over streamable HTTP on 127.0.0.1
     python tests/support/mcp_demo_server.py --tools 10   # ten catalogue tools instead (fixed-cost tests)
     python tests/support/mcp_demo_server.py --rich       # what a server may ask of the client (below)
+    python tests/support/mcp_demo_server.py --classic    # the same asked as the SDK's own examples ask it
+    python tests/support/mcp_demo_server.py --modern-only  # the demo, refusing the initialize handshake
 
 Its tools show each kind of result: text, a number, an error, an image, a slow call, a server
 that dies mid-call, a huge output, and a description that tries to drive the terminal.
@@ -22,6 +24,7 @@ from typing import Annotated
 import mcp_types
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, Image, ListRoots, MCPServer, Resolve, Sample
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
 CATALOGUE = [  # ten tools shaped like a real tracker server's (names, descriptions, a few parameters)
@@ -38,8 +41,15 @@ CATALOGUE = [  # ten tools shaped like a real tracker server's (names, descripti
 ]
 
 
-def demo_server() -> MCPServer:
-    app = MCPServer("demo")
+async def refuse_the_handshake(ctx, call_next):
+    """Server middleware: `initialize` refused as a server that speaks only 2026-07-28 refuses it."""
+    if ctx.method == "initialize":
+        raise MCPError(-32022, "Unsupported protocol version", {"supported": ["2026-07-28"]})
+    return await call_next(ctx)
+
+
+def demo_server(middleware=()) -> MCPServer:
+    app = MCPServer("demo", middleware=list(middleware))
 
     @app.tool()
     def add(a: int, b: int) -> int:
@@ -221,10 +231,77 @@ def rich_server() -> MCPServer:
     def big_note() -> str:
         return "z" * 50_000
 
+    @app.resource("note://day/{day}", name="day", description="The note of one day")
+    def day_note(day: str) -> str:
+        return f"The note of {day}: nothing planned."
+
     @app.prompt()
     def review(path: str, focus: str = "bugs") -> str:
         """Review a file."""
         return f"Please review {path}, looking for {focus}."
+
+    return app
+
+
+class Booking(BaseModel):  # the SDK's elicitation example's form: more than one field
+    check_alternative: bool = Field(description="Would you like to check another date?")
+    alternative_date: str = Field(default="2024-12-26", description="Alternative date (YYYY-MM-DD)")
+    party_size: int = Field(default=2, description="How many people")
+
+
+TASKS_ONLY = "render"  # the classic server's tool that runs only as an MCP task (execution.taskSupport)
+
+
+class ClassicServer(MCPServer):
+    """Lists TASKS_ONLY as `execution.taskSupport: "required"`, as a server implementing MCP Tasks
+    (2025-11-25) does; called plainly, it answers -32601 as that revision says it must."""
+
+    async def list_tools(self):
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.name == TASKS_ONLY:
+                tool.execution = mcp_types.ToolExecution(task_support="required")
+        return tools
+
+
+def classic_server() -> MCPServer:
+    """A server written as the SDK's own examples write one (examples/snippets/servers/elicitation.py,
+    sampling.py, stories/roots): it asks the client mid-call with ctx.elicit(),
+    ctx.session.create_message() and ctx.session.list_roots(), which need a back-channel."""
+    app = ClassicServer("classic")
+
+    @app.tool()
+    async def show_roots(ctx: Context) -> str:
+        """Return the filesystem roots the client has exposed."""
+        result = await ctx.session.list_roots()
+        return "\n".join(f"{root.uri} ({root.name or 'unnamed'})" for root in result.roots)
+
+    @app.tool()
+    async def book_table(date: str, ctx: Context) -> str:
+        """Book a table; asks for another date when that one is full."""
+        result = await ctx.elicit(message=f"No tables available on {date}. Try another date?", schema=Booking)
+        if result.action == "accept" and result.data:
+            return f"[SUCCESS] {result.data.model_dump()}"
+        return f"[{result.action.upper()}] no booking made"
+
+    @app.tool()
+    async def generate_poem(topic: str, ctx: Context) -> str:
+        """Generate a poem using LLM sampling."""
+        message = mcp_types.SamplingMessage(
+            role="user", content=mcp_types.TextContent(type="text", text=f"Write a short poem about {topic}")
+        )
+        result = await ctx.session.create_message(messages=[message], max_tokens=100)
+        return f"{result.model}: {result.content.text}"
+
+    @app.tool(name=TASKS_ONLY)
+    def render(scene: str) -> str:
+        """Render a scene (a long job, run as a task)."""
+        raise MCPError(-32601, f"{TASKS_ONLY} must be called as a task (execution.taskSupport is required)")
+
+    @app.prompt()
+    def commit_message(change: str, style: str = "conventional") -> str:
+        """Write a commit message for a change."""
+        return f"Write a {style} commit message for: {change}"
 
     return app
 
@@ -254,9 +331,15 @@ def main() -> None:
     parser.add_argument("--writer", action="store_true")
     parser.add_argument("--schema-trap", action="store_true")
     parser.add_argument("--rich", action="store_true")
+    parser.add_argument("--classic", action="store_true")
+    parser.add_argument("--modern-only", action="store_true")
     options = parser.parse_args()
     if options.rich:
         app = rich_server()
+    elif options.classic:
+        app = classic_server()
+    elif options.modern_only:
+        app = demo_server(middleware=[refuse_the_handshake])
     elif options.schema_trap:
         app = schema_trap_server()
     else:

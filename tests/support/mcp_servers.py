@@ -20,9 +20,12 @@ def demo_settings(name: str = "demo", *extra_args: str, **kw) -> McpServerSettin
 
 
 def toml_for(settings: McpServerSettings) -> str:
-    """The config.toml table that configures `settings` (stdio servers)."""
+    """The config.toml table that configures `settings` (a stdio server, or one at a url)."""
     args = ", ".join(f'"{a}"' for a in settings.args)
-    lines = [f"[mcp.servers.{settings.name}]", f'command = "{settings.command}"', f"args = [{args}]"]
+    lines = [f"[mcp.servers.{settings.name}]"]
+    lines += [f'url = "{settings.url}"'] if settings.url else [f'command = "{settings.command}"', f"args = [{args}]"]
+    if settings.protocol_version:
+        lines.append(f'protocol_version = "{settings.protocol_version}"')
     if settings.trusted:
         lines.append("trusted = true")
     if settings.env:
@@ -41,11 +44,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_http_demo() -> tuple[subprocess.Popen, str]:
-    """The demo server over streamable HTTP on 127.0.0.1: (process, its /mcp URL)."""
+def start_http_demo(*extra_args: str) -> tuple[subprocess.Popen, str]:
+    """The demo server (`extra_args`: another of its servers) over streamable HTTP on 127.0.0.1:
+    (process, its /mcp URL)."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, DEMO_SERVER, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, DEMO_SERVER, *extra_args, "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     wait_for_port(proc, port)
     return proc, f"http://127.0.0.1:{port}/mcp"

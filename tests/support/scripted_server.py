@@ -117,7 +117,7 @@ def stream_chunks(reply: Reply, model: str) -> list[dict]:
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     out.append(chunk({}, finish))
     if reply.usage is not None:
-        usage = {**reply.usage, "total_tokens": _total(reply.usage)}
+        usage = {"total_tokens": _total(reply.usage), **reply.usage}  # a recorded shape's own total kept
         out.append({**base, "choices": [], "usage": usage})
     return out
 
@@ -137,7 +137,7 @@ def completion(reply: Reply, model: str) -> dict:
         "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason or "stop"}],
     }
     if reply.usage is not None:
-        body["usage"] = {**reply.usage, "total_tokens": _total(reply.usage)}
+        body["usage"] = {"total_tokens": _total(reply.usage), **reply.usage}
     return body
 
 

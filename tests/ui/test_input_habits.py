@@ -105,14 +105,16 @@ def test_bang_command_runs_in_the_workspace_as_a_tool_line_and_its_output_joins_
 @pytest.mark.skipif(
     not (probe().bwrap or probe().landlock_abi >= 4), reason="neither bubblewrap nor Landlock ABI 4 works here"
 )
-def test_bang_command_is_confined_by_the_sessions_sandbox(server, workspace, tmp_path):
+def test_bang_command_runs_as_the_user_outside_the_sandbox_the_model_is_in(server, workspace, tmp_path):
     outside = tmp_path / "outside.txt"
     term = Terminal(server, workspace)
     term.send(f"!echo hi > {outside}\r")
     term.expect("goes to the model")
     term.ready()
-    assert not outside.exists()
-    assert any(line.startswith("✗ ! echo hi >") for line in term.display())
+    assert outside.read_text() == "hi\n"  # what the user typed, with the user's rights
+    screen = term.display()
+    assert any(line.startswith("✓ ! echo hi >") for line in screen)
+    assert any("ran as you, outside the sandbox" in line for line in screen)
     term.exit()
 
 

@@ -99,6 +99,8 @@ def test_shift_tab_cycles_the_mode_for_the_next_request(server, workspace):
     child.expect("plan ›")
     child.send("what would you change?\r")
     child.expect("a plan")
+    child.expect("approve the plan and go on")
+    child.send("\r")  # keep planning
     ready(child)
     request = server.chat_requests()[0]
     assert "Mode: plan." in request["messages"][0]["content"]
@@ -107,6 +109,21 @@ def test_shift_tab_cycles_the_mode_for_the_next_request(server, workspace):
     child.expect("accept-edits")  # the prompt is redrawn in place: only the changed word is written
     child.send(SHIFT_TAB)
     child.expect("uto ›")  # "accept-edits" becomes "auto": the shared "a" is not written again
+    leave(child)
+
+
+def test_an_approved_plan_goes_on_in_the_mode_chosen(server, workspace):
+    server.add(text("1. change a\n2. test it"), text("carried out"))
+    child = spawn(server.url, workspace, "--mode", "plan")
+    child.send("plan the change\r")
+    child.expect("approve the plan and go on")
+    child.send("e\r")
+    child.expect("carried out")
+    ready(child)
+    second = server.chat_requests()[1]
+    assert "Mode: accept-edits." in second["messages"][0]["content"]
+    assert second["messages"][-1]["content"].startswith("The plan is approved: carry it out.")
+    assert "write_file" in [t["function"]["name"] for t in second["tools"]]
     leave(child)
 
 

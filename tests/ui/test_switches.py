@@ -7,6 +7,7 @@ import pytest
 
 from nanohermes.configure import load_config
 from nanohermes.runtime import build_runtime
+from nanohermes.sandbox.probe import probe
 from nanohermes.ui.commands import run_slash_command
 from tests.support.scripted_server import call, text
 from tests.test_cli_sessions import ask
@@ -34,6 +35,9 @@ def repl(server, workspace, monkeypatch):
     runtime = build_runtime(config, "switch", lambda event: None, approve=None)
     yield SwitchingRepl(runtime, models=["first-model", "second-model"])
     runtime.close()
+
+
+SANDBOX = probe().bwrap or probe().landlock_abi >= 4
 
 
 def offered(request: dict) -> list[str]:
@@ -92,12 +96,17 @@ def test_a_tool_blocked_by_plan_mode_says_so_instead_of_unknown_tool(repl, serve
     assert "unknown tool" not in result and not (workspace / "plan.txt").exists()
 
 
-def test_plan_mode_from_the_command_line_blocks_with_the_same_words(server, workspace):
-    server.add(call("run_command", {"command": "touch x"}), text("planned"))
+@pytest.mark.skipif(not SANDBOX, reason="no sandbox can run commands here")
+def test_plan_mode_runs_commands_in_the_read_only_sandbox_and_blocks_leaving_it(server, workspace):
+    (workspace / "notes.txt").write_text("plan me\n")
+    server.add(call("run_command", {"command": "cat notes.txt; touch x"}))
+    server.add(call("run_command", {"command": "touch y", "unsandboxed": True, "reason": "r"}), text("planned"))
     r = ask(server, workspace, "do it", "--mode", "plan")
-    assert r.returncode == 0 and not (workspace / "x").exists()
-    result = server.chat_requests()[1]["messages"][-1]["content"]
-    assert result.startswith("blocked in plan mode: run_command")
+    assert r.returncode == 0 and not (workspace / "x").exists() and not (workspace / "y").exists()
+    ran = server.chat_requests()[1]["messages"][-1]["content"]
+    assert "plan me" in ran and "Read-only file system" in ran  # it ran, and changed nothing
+    left = server.chat_requests()[2]["messages"][-1]["content"]
+    assert left.startswith("blocked in plan mode: commands run only inside the sandbox")
 
 
 def test_mode_rejects_an_unknown_mode_and_shows_the_choices(repl):

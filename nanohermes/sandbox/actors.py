@@ -1,0 +1,59 @@
+"""Who acts, and so what a command may touch: the one place that decides a command's confinement.
+
+Trust follows the actor, never the entry point a thing came through:
+
+| actor      | what it is                                                   | where its commands run                |
+|------------|--------------------------------------------------------------|---------------------------------------|
+| user       | what the user typed or configured: `!command`, their hooks,  | unconfined, with the user's rights,   |
+|            | MCP servers and command files (~/.claude/commands, …), /init | asking nothing (like their own shell),|
+|            |                                                              | unless they chose `sandbox = true`;   |
+|            |                                                              | hooks that run after the model acted  |
+|            |                                                              | (PostToolUse, Stop, SubagentStop) run |
+|            |                                                              | confined unless `sandbox = false`     |
+| model      | every tool call (helpers' and background tasks' too), and    | the session's sandbox; leaving it     |
+|            | what a repository's command file runs with its arguments     | takes the user's yes (approvals.py);  |
+|            |                                                              | plan mode: the read-only sandbox      |
+| repository | what the workspace holds and NanoHermes reads as settings:   | text, never a grant; a trusted        |
+|            | AGENTS.md, .claude/, .nanohermes/ (rules, hooks, commands,   | workspace hook runs in the sandbox,   |
+|            | skills)                                                      | whatever its file says                |
+
+A hook the user wrote runs the model's work when it runs after the model: the auto-test recipe's
+PostToolUse hook imports whatever test files a command wrote. Trusting a hook's text is not trusting
+every file it runs, so such hooks are confined by default.
+
+`command_policy` is pure: the session's policy (None: the user chose level "off", nothing confines)
+in, the policy this actor's command runs under out (None: unconfined).
+"""
+
+from __future__ import annotations
+
+from nanohermes.sandbox.policy import Policy
+
+USER, MODEL, REPOSITORY = "user", "model", "repository"
+ACTORS = (USER, MODEL, REPOSITORY)
+# The events whose hooks run after the model acted, on what it wrote: confined unless the user says not.
+AFTER_THE_MODEL = frozenset({"PostToolUse", "Stop", "SubagentStop"})
+
+
+def command_policy(actor: str, session: Policy | None, *, sandbox: bool | None = None, mode: str = "") -> Policy | None:
+    """The policy a command of `actor` runs under; None: unconfined.
+
+    `sandbox`: the user's own choice for this hook or server (None: the default); `mode`: the
+    session's permission mode (plan mode's commands may change nothing)."""
+    if actor not in ACTORS:
+        raise ValueError(f"unknown actor {actor!r}")
+    if session is None or not session.confined:  # level "off", chosen by the user: nothing confines
+        return None
+    if actor == USER and not sandbox:
+        return None
+    if mode == "plan" and session.level != "read-only":
+        return session.with_level("read-only")
+    return session
+
+
+def hook_sandboxed(event: str, from_repository: bool, sandbox: bool | None) -> bool:
+    """Whether a hook runs confined: a repository's always; the user's as they set it, else when
+    it runs after the model acted."""
+    if from_repository:
+        return True
+    return sandbox if sandbox is not None else event in AFTER_THE_MODEL
