@@ -21,6 +21,7 @@ from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
+from nanohermes.repo_files import Boundary
 from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
 from nanohermes.sandbox.probe import Enforcement, assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
@@ -109,7 +110,7 @@ def build_runtime(
     at_start = once(warn, config.home, config.workspace)  # what the files say: once per cause, not every start
     redactor = Redactor.for_config(config)  # one set of secrets for every edge: provider, tools, memory
     memory = MemoryStore.in_home(config.home, redactor)
-    skills, skill_warnings = discover_skills(config.home, config.workspace)
+    skills, skill_warnings = discover_skills(config.home, config.workspace, Boundary.for_config(config))
     for warning in skill_warnings:
         at_start(warning)
     sandbox, enforcement = sandbox_for(config)
@@ -161,6 +162,7 @@ def build_runtime(
             approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn, at_start),
             hooks=hooks,
         )
+        prompt.window = lambda: agent.settings.window  # the skills listing follows the window learned
         if configured.mcp is not None:  # a server's sampling request: the session's model, tools off
             configured.mcp.sample = agent.sender.sample
         agent.resume()

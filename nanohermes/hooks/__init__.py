@@ -170,7 +170,8 @@ class Hooks:
             return []
         name, path = self.session
         common = {"session_id": name, "transcript_path": path, "cwd": str(self.workspace), "hook_event_name": event}
-        payload = json.dumps({**common, **fields}, default=str).encode()  # ASCII: any text travels
+        # ASCII: any text travels. Redacted as the model's copy is: a hook reads no secret the model would not
+        payload = self.redact(json.dumps({**common, **fields}, default=str)).encode()
         ran = []
         for spec in specs:
             policy = command_policy(USER if spec.from_user else REPOSITORY, self.sandbox, sandbox=spec.sandboxed)

@@ -23,6 +23,7 @@ from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
+from nanohermes.prompt.mentions import Mentions
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
@@ -64,8 +65,9 @@ class Agent:
         """A run killed mid-tool left calls without results: answer them, so the history is valid."""
         self.transcript.answer_open_calls(history.NO_RESULT_AFTER_CRASH)
 
-    def run_turn(self, user_text: str, context: str = "") -> ev.TurnResult:
-        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output). Ctrl-C
+    def run_turn(self, user_text: str, context: str = "", mentions: Mentions | None = None) -> ev.TurnResult:
+        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output;
+        `mentions`: where files may be named, when not all of `user_text` is the user's words). Ctrl-C
         and SIGTERM end it with a valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
         self.runner.new_turn()
         turn = Turn(user_text, hooks=self.hooks)  # Stop (loop/nudges.py)
@@ -74,7 +76,7 @@ class Agent:
             self.learn_window()
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
             ask = lambda files: nudges.whole_at_once(turn, files, self.settings.lean_tools, self.tool_schemas())  # noqa: E731
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, ask)
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, ask, mentions)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -97,7 +99,7 @@ class Agent:
         self.fit_context()
         reply = self.request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
         turn.steps += 1
-        if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace):  # calls as text
+        if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace, self.messages):
             self.emit(ev.Notice(repair[1], "warning"))
             reply = repair[0]
         if nudge := nudges.after_reply(turn, reply, self.tool_schemas()):

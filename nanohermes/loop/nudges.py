@@ -22,7 +22,7 @@ from nanohermes.loop.turn import Answered, AnswerNow, StopTurn, Turn
 from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED, FINISH_TOO_LONG, MAX_REPLY_CHARS
-from nanohermes.provider.textcalls import tool_calls_from_text
+from nanohermes.provider.textcalls import echoes, tool_calls_from_text
 from nanohermes.stops import TO_MODEL
 from nanohermes.text import strip_thinking
 
@@ -180,17 +180,21 @@ class Nudge:
 
 
 def repaired(
-    turn: Turn, reply: AssistantTurn, schemas: list[dict], workspace: Path
+    turn: Turn, reply: AssistantTurn, schemas: list[dict], workspace: Path, messages: list[dict] = ()
 ) -> tuple[AssistantTurn, str] | None:
     """A reply that is nothing but tool calls written as text (provider/textcalls.py), as the
-    calls it means, or one that holds the whole new file the request asked to change, as its
-    write_file call (loop/wholefile.py): run and recorded as real calls, so the next request's
-    history is valid. With what to tell the user."""
+    calls it means — unless it only echoes text the model was shown in `messages` (a tool result,
+    a request's files: what a file said is never run as a call) — or one that holds the whole new
+    file the request asked to change, as its write_file call (loop/wholefile.py): run and recorded
+    as real calls, so the next request's history is valid. With what to tell the user."""
     asked = turn.whole_reply = turn.whole_asked
     turn.whole_asked = False
     if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
         return None
     if calls := tool_calls_from_text(reply.content, schemas):
+        shown = (str(m.get("content") or "") for m in messages if m.get("role") in ("tool", "user"))
+        if echoes(reply.content, shown):
+            return None
         return replace(reply, content="", tool_calls=calls, finish_reason="tool_calls"), CALL_REPAIRED
     path = turn.target
     if path is None or "write_file" not in _names(schemas) or not asks_for_a_change(turn.request):

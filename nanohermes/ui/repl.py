@@ -303,7 +303,9 @@ class Repl:
         self._held_back = ""
         self.turn(line)
 
-    def turn(self, text: str) -> None:
+    def turn(self, text: str, mentions=None) -> None:
+        """One turn of `text`; `mentions`: where files may be named (prompt/mentions.py), when not all
+        of it is the user's words (a command file's prompt)."""
         started = time.monotonic()
         self.notifier.seen()
         if self.notes_for_model:
@@ -312,7 +314,7 @@ class Repl:
         context, self.context_for_model = "\n\n".join(self.context_for_model), []
         self.keys_on()
         try:
-            result = self.runtime.agent.run_turn(text, context)
+            result = self.runtime.agent.run_turn(text, context, mentions)
         except NanoHermesError as exc:  # provider, session (disk full), config
             self.renderer.end_turn()
             self.say(f"error: {exc}", "red")
