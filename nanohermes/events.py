@@ -184,6 +184,7 @@ class StopCode(StrEnum):
     REPEATING = "repeating"  # the model kept making the same call
     CUT_CALLS = "cut_tool_calls"  # replies kept hitting max_tokens inside a tool call
     CHECK_FAILING = "check_failing"  # the file asked for whole still failed the PostToolUse check; {"tries": n}
+    HOOK_STOPPED = "hook_stopped"  # a hook answered `continue: false`; {"event", "command", "reason"}
     INTERRUPTED = "interrupted"  # Ctrl-C
     # Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because
     # nothing could ask for approval (-p without --yes); -p reports the run as unfinished.

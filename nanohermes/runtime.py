@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
 from nanohermes.hooks import Hooks
-from nanohermes.hooks.trust import hooks_in_force
+from nanohermes.hooks.trust import hooks_in_force, unmatched_warnings
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
@@ -143,9 +143,12 @@ def build_runtime(
             editor=editor,
         )
         tools = all_tools(skills, configured.tools)
-        hooks = Hooks(
-            hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text, sandbox=sandbox
-        )
+        for warning in unmatched_warnings(hook_specs, [t.name for t in tools]):
+            warn(warning)
+        approvals = approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn)
+        session_file = (session.name, str(session.path))
+        mode = lambda: approvals.mode  # noqa: E731  (sent to hooks as permission_mode; /mode changes it)
+        hooks = Hooks(hook_specs, config.workspace, session_file, emit, redactor.text, sandbox=sandbox, mode=mode)
         agent = Agent(
             config=config,
             provider=provider,
@@ -155,7 +158,7 @@ def build_runtime(
             system_prompt=prompt.system,
             memory_for=prompt.memory_for,
             emit=emit,
-            approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
+            approvals=approvals,
             hooks=hooks,
         )
         if configured.mcp is not None:  # a server's sampling request: the session's model, tools off

@@ -20,6 +20,7 @@ ABOUT_HELPER = {
     StopCode.REPEATING: "because it kept repeating the same tool call",
     StopCode.CUT_CALLS: "because its replies kept being cut by max_tokens",
     StopCode.CHECK_FAILING: "because its change kept failing the check a PostToolUse hook runs",
+    StopCode.HOOK_STOPPED: "because a {event} hook stopped it: {reason}",
 }
 # To people: the command line, the REPL and an editor.
 FOR_PEOPLE = {
@@ -33,6 +34,7 @@ FOR_PEOPLE = {
         "Stopped: the change still fails the check a PostToolUse hook runs, after the file was asked for "
         "whole {tries} times; the file is as last written."
     ),
+    StopCode.HOOK_STOPPED: "Stopped by a {event} hook ({command}): {reason}",
     StopCode.INTERRUPTED: "interrupted",
     StopCode.NEEDS_APPROVAL: (
         "unfinished: {tools} needed the user's approval, which a -p run cannot ask for, so it was not run. {hint}"
@@ -46,9 +48,10 @@ def stop_message(result: TurnResult, hint: str = "") -> str:
     code = result.stop_code or (StopCode.NEEDS_APPROVAL if result.cannot_ask else None)
     if code is None:
         return result.final_text
-    words = {"steps": "?", "max_steps": "?", **result.stop_detail}
+    words = {"steps": "?", "max_steps": "?", "event": "?", "command": "?", "reason": "?", **result.stop_detail}
     return FOR_PEOPLE[code].format(**words, tools=", ".join(dict.fromkeys(result.cannot_ask)), hint=hint).strip()
 
 
-def about_helper(code: StopCode | None, steps: str) -> str:
-    return ABOUT_HELPER.get(code, "early").format(steps=steps)
+def about_helper(code: StopCode | None, steps: str, detail: dict | None = None) -> str:
+    words = {"event": "?", "reason": "?", **(detail or {}), "steps": steps}
+    return ABOUT_HELPER.get(code, "early").format(**words)

@@ -194,7 +194,12 @@ class NanoHermesAgent:
             return "cancelled"
         if result == COMMAND_DONE:
             return "end_turn"
-        if result.stop_code in (ev.StopCode.REPEATING, ev.StopCode.CUT_CALLS, ev.StopCode.CHECK_FAILING):
+        if result.stop_code in (
+            ev.StopCode.REPEATING,
+            ev.StopCode.CUT_CALLS,
+            ev.StopCode.CHECK_FAILING,
+            ev.StopCode.HOOK_STOPPED,
+        ):
             from nanohermes.stops import stop_message
 
             session.outbox.put_nowait(("update", updates.text_delta(f"\n\n{stop_message(result)}")))
