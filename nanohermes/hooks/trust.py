@@ -84,8 +84,9 @@ def hooks_in_force(settings, home: Path, workspace: Path, ask, warn) -> tuple:
 
 
 def _trusted(settings, warn) -> tuple:
-    """The user's hooks and the workspace's; what its Claude Code files hold that cannot run, said."""
-    for problem in settings.project_warnings if settings.project else ():
+    """The user's hooks and the workspace's (trusted, or none); what its Claude Code files hold that
+    cannot run, said (left out untrusted, they are not: nothing of them runs anyway)."""
+    for problem in settings.project_warnings:
         warn(problem)
     return settings.user + settings.project
 
