@@ -143,12 +143,8 @@ def build_runtime(
             editor=editor,
         )
         tools = all_tools(skills, configured.tools)
-        for warning in unmatched_warnings(hook_specs, [t.name for t in tools]):
-            warn(warning)
         approvals = approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn)
-        session_file = (session.name, str(session.path))
-        mode = lambda: approvals.mode  # noqa: E731  (sent to hooks as permission_mode; /mode changes it)
-        hooks = Hooks(hook_specs, config.workspace, session_file, emit, redactor.text, sandbox=sandbox, mode=mode)
+        hooks = session_hooks(hook_specs, config, session, emit, redactor, sandbox, approvals, [t.name for t in tools])
         agent = Agent(
             config=config,
             provider=provider,
@@ -172,6 +168,18 @@ def build_runtime(
             shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
     return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary, snapshots)
+
+
+def session_hooks(specs, config: Config, session: Session, emit, redactor, sandbox, approvals, tool_names) -> Hooks:
+    """The session's hooks, told the session's permission mode as it changes (/mode); a hook whose
+    matcher no tool of the session satisfies is said first."""
+    from nanohermes import events as ev
+
+    for warning in unmatched_warnings(specs, tool_names):
+        emit(ev.Notice(warning, "warning"))
+    mode = lambda: approvals.mode  # noqa: E731
+    where = (session.name, str(session.path))
+    return Hooks(specs, config.workspace, where, emit, redactor.text, sandbox=sandbox, mode=mode)
 
 
 def approvals_for(

@@ -196,3 +196,16 @@ def test_a_stop_hooks_json_context_sends_the_model_on_and_continue_false_lets_it
     notices = []
     assert Hooks((block, stop), tmp_path, emit=notices.append).at_stop("Done.", active=False) is None
     assert any("asked to stop: enough" in n.text for n in notices)
+
+
+def test_a_subagent_stop_matcher_takes_the_helpers_agent_type(tmp_path):
+    said = """cat > /dev/null; echo '{"decision": "block", "reason": "cite the file"}'"""
+    specs = (
+        HookSpec("SubagentStop", said, "general-purpose", source=FROM_CLAUDE_USER),
+        HookSpec("SubagentStop", "cat > /dev/null; echo 'never' >&2; exit 2", "Explore", source=FROM_CLAUDE_USER),
+    )
+    helper = Hooks(specs, tmp_path).for_helper(lambda event: None)
+    assert (
+        helper.at_stop("Found it.", active=False)
+        == "[A SubagentStop hook did not let you stop yet. Its reason: cite the file]"
+    )
