@@ -11,7 +11,10 @@ import json
 from dataclasses import dataclass, fields
 
 # The arguments that say what a call acted on, in the order they are shown.
-KEY_ARGUMENTS = ("pattern", "path", "command", "url", "glob", "id", "name", "offset", "limit", "description")
+KEY_ARGUMENTS = (
+    *("pattern", "path", "command", "url", "glob", "id", "name", "offset", "limit", "description"),
+    *("query", "kind", "text"),  # recall, web_search, remember: named, not their raw JSON
+)
 # A key argument longer than this is cut in descriptions (commands can be whole scripts).
 KEY_ARGUMENT_MAX_CHARS = 120
 # Tools that change files (their `path` is a file changed) and the one that reads them.
@@ -46,6 +49,12 @@ class ResultFacts:
     output_lines: int = 0  # run_command: lines of output in all, so a shown tail can say how many more there were
     interrupted: bool = False  # stopped by the user (Ctrl-C, Esc) before it finished; what it had is kept
     blocked: str = ""  # run_command: what the sandbox blocked, in plain words (also when it exited 0)
+
+    @property
+    def failed(self) -> bool:
+        """A command that did not succeed: it exited non-zero, timed out, was killed, was interrupted, or
+        the sandbox blocked some of it (even when it exited 0: `curl … | head`)."""
+        return self.timed_out or self.interrupted or bool(self.exit_code) or bool(self.blocked)
 
     def to_dict(self) -> dict:
         """The facts that differ from the defaults (an exit code of 0 is a fact, kept)."""

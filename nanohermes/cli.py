@@ -16,6 +16,7 @@ from nanohermes.cli_base import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_OVER_BUDGET,
     EXIT_UNFINISHED,
     EXIT_USAGE,
     Mode,
@@ -23,6 +24,7 @@ from nanohermes.cli_base import (
     error,
     fail,
     load,
+    refuse_unpriced,
 )
 
 # What a one-shot run tells the model (and the user) when an action needed a yes it could not
@@ -103,6 +105,12 @@ def run(
         metavar="N[:WHAT]",
         help="With -p: first rewind to before the Nth last request; WHAT: both (default) | code | chat.",
     ),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", metavar="USD", min=0.0001, help="Stop when this run has spent USD dollars (warned at 80%)."
+    ),
+    allow_unpriced: bool = typer.Option(
+        False, "--allow-unpriced", help="With --max-cost: run even when the model has no known price (uncounted)."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -133,14 +141,18 @@ def run(
             sandbox_level=sandbox,
             allow=allow or (),
             deny=deny or (),
+            max_cost=max_cost,
             defaults=ONE_SHOT_DEFAULTS if prompt is not None else None,
         )
+        if max_cost is not None and not allow_unpriced:
+            refuse_unpriced(config)
         if continue_:
             session = _latest_session(config)
         from nanohermes.sandbox.probe import probe_soon
 
-        if config.sandbox is None or config.sandbox.level != "off":
-            probe_soon()  # bwrap's test run overlaps the imports before the runtime is built
+        if (config.sandbox is None or config.sandbox.level != "off") and (prompt is not None or session):
+            probe_soon()  # bwrap's test run overlaps the imports before the runtime is built (a new REPL
+            # session builds it after its first prompt is drawn: ui/repl_start.py)
         if fork:
             from nanohermes.storage.fork import fork_session
 
@@ -201,7 +213,14 @@ def _one_shot(
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
     output = make_output(output_format)
     trusts = (lambda hooks: True) if trust else None  # -p asks nothing: the workspace's hooks need the flag
-    runtime = build_runtime(config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT, trust=trusts)
+    try:
+        runtime = build_runtime(
+            config, session_name, output, approve=None, cannot_ask_hint=CANNOT_ASK_HINT, trust=trusts
+        )
+    except NanoHermesError as exc:  # no session: the error alone (after what was said while it was built)
+        output.failed(error_dict(str(exc), EXIT_FAILURE, None))
+        error(exc)
+        return EXIT_FAILURE
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
@@ -274,6 +293,8 @@ def _outcome(result, hint: str) -> tuple[int, str | None, str | None]:
 
     if result.stop_code == StopCode.INTERRUPTED:
         return EXIT_INTERRUPTED, result.stop_code, stop_message(result)
+    if result.stop_code == StopCode.MAX_COST:
+        return EXIT_OVER_BUDGET, result.stop_code, stop_message(result)
     if result.stop_code or result.cannot_ask:
         return EXIT_UNFINISHED, result.stop_code or StopCode.NEEDS_APPROVAL, stop_message(result, hint)
     return EXIT_OK, None, None

@@ -17,6 +17,7 @@ EXIT_FAILURE = 1  # provider, configuration or session error
 EXIT_USAGE = 2  # bad command line
 # Stopped before the task was done: step limit, loop guard, cut calls, an action refused because nothing could ask.
 EXIT_UNFINISHED = 3
+EXIT_OVER_BUDGET = 4  # stopped at the spending cap (--max-cost, max_cost): unfinished, and why is money
 EXIT_INTERRUPTED = 130  # Ctrl-C
 Mode = Enum("Mode", {m: m for m in MODES}, type=str)  # --mode's choices; config validates the other sources
 
@@ -47,6 +48,18 @@ def error(message) -> None:
     from nanohermes.text import neutralize
 
     print(f"nanohermes: {neutralize(str(message))}", file=sys.stderr, flush=True)
+
+
+def refuse_unpriced(config) -> None:
+    """--max-cost without --allow-unpriced: a model with no known price would spend uncounted, so
+    the run does not start (exit 2). The price database is imported only here (~0.3 s)."""
+    from nanohermes.loop.spending import unenforceable
+    from nanohermes.provider.prices import Prices
+
+    prices = Prices(config.prices)
+    for model in dict.fromkeys((config.model, config.effective_summary_model)):
+        if prices.price(model) is None:
+            fail(f"{unenforceable(config.max_cost, model)}; or pass --allow-unpriced to run anyway.", EXIT_USAGE)
 
 
 def fail(message: str, code: int = EXIT_FAILURE):

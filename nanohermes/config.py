@@ -71,6 +71,14 @@ class Config:
     # Before a compaction forgets messages, the same summary request asks for the lasting
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
+    # Dollars a session may spend (a `-p` run's, with --max-cost USD): a warning at 80 %, then the
+    # turn stops before its next request (loop/spending.py). None: no cap.
+    max_cost: float | None = None
+    # How the REPL tells you a long turn ended or an approval waits (ui/notify.py): "off", "bell"
+    # (BEL) or "osc" (a desktop notification through the terminal: OSC 9 and OSC 777).
+    notify: str = "off"
+    notify_after: float = 30.0  # seconds a turn must have taken for its end to be notified
+    theme: str = "auto"  # "auto" (asks the terminal for its background), "dark" or "light" (ui/theme.py)
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
     # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
@@ -155,7 +163,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_retries": (0, 20),  # more than this only delays the error
     "task_max_steps": (1, 100_000),  # a helper agent's step limit, like max_steps
     "slow_reply_notice": (0.0, 86_400.0),  # seconds; 0 turns the notice off
+    "max_cost": (0.0001, 1_000_000.0),  # dollars: below a hundredth of a cent no request fits; above, no cap
+    "notify_after": (0.0, 86_400.0),  # seconds; 0: every turn's end
 }
+# Settings that take one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {"notify": ("off", "bell", "osc"), "theme": ("auto", "dark", "light")}
 
 
 MAX_SECONDS = 86_400.0  # a day, as for command_timeout and request_timeout: a timer any clock and library can hold
@@ -239,6 +251,9 @@ def checked_config(values: dict, home: Path, workspace: Path, tables: dict) -> C
     config = Config(home=home, workspace=workspace, **values, **tables)
     if config.mode not in MODES:
         raise ConfigError(f"Unknown mode {config.mode!r}: use one of {', '.join(MODES)}.")
+    for name, choices in CHOICES.items():
+        if getattr(config, name) not in choices:
+            raise ConfigError(f"Setting {name} = {getattr(config, name)!r}: use one of {', '.join(choices)}.")
     return config
 
 

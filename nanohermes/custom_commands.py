@@ -56,8 +56,29 @@ def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> str
         raise ConfigError(f"cannot read the command file {command.path}: {reason}") from None
     text = substitute(body, invocation.arguments)
     by_user = not from_repository(command, agent.ctx.workspace)
-    expanded, _ = expand_shell(text, lambda line: _run(agent, line, f"/{command.name}", say, by_user))
+    run = lambda line: _run(agent, line, f"/{command.name}", say, by_user)  # noqa: E731
+    expanded, _ = expand_shell(text, run, lambda line: inline_output(run(line)))
     return expanded
+
+
+def inline_output(text: str) -> str:
+    """run_command's text as an inline !`command` reads in the middle of a sentence: its output
+    alone, without the `$ command` / `exit code` / `[stdout]` lines (Claude Code's form); a
+    failure adds its exit code and stderr in brackets; a command not run keeps its note."""
+    lines = text.split("\n")
+    if len(lines) < 2 or not lines[0].startswith("$ ") or not lines[1].startswith("exit code "):
+        return text  # not run (refused, no sandbox), or interrupted: its own words
+    streams: dict[str, list[str]] = {"[stdout]": [], "[stderr]": []}
+    current = None
+    for line in lines[2:]:
+        if line in streams:
+            current = line
+        elif current is not None:
+            streams[current].append(line)
+    out, err = ("\n".join(streams[name]).strip("\n") for name in ("[stdout]", "[stderr]"))
+    status = lines[1].removeprefix("exit code ")
+    failure = "; ".join(filter(None, [f"exit code {status}" if status != "0" else "", f"stderr: {err}" if err else ""]))
+    return f"{out} [{failure}]".lstrip() if status != "0" else out or (f"[stderr: {err}]" if err else "")
 
 
 def from_repository(command: CustomCommand, workspace: Path) -> bool:

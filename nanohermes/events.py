@@ -36,6 +36,11 @@ class ReplyOnScreen:
     def shown(self) -> str:
         return "".join(self._shown)
 
+    @property
+    def replaying(self) -> bool:
+        """A retried reply has not yet got past what was shown of the one before (or nothing came)."""
+        return self._retried is not None
+
     def new_reply(self) -> None:
         self._shown, self._retried = [], None
 
@@ -83,7 +88,7 @@ class ToolFinished:
     call_id: str
     name: str
     summary: str  # one line for the user
-    ok: bool
+    ok: bool  # False: an error, a refusal, or a command that exited non-zero, timed out, was killed or interrupted
     duration_s: float = 0.0  # measured by the loop, approval wait excluded
     facts: ResultFacts = NO_FACTS  # exit code, path, what was found: read these, never parse the summary
 
@@ -186,6 +191,7 @@ class StopCode(StrEnum):
     CHECK_FAILING = "check_failing"  # the file asked for whole still failed the PostToolUse check; {"tries": n}
     HOOK_STOPPED = "hook_stopped"  # a hook answered `continue: false`; {"event", "command", "reason"}
     INTERRUPTED = "interrupted"  # Ctrl-C
+    MAX_COST = "max_cost"  # the spending cap was reached (loop/spending.py); {"spent": "$0.50", "max_cost": "$0.50"}
     # Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because
     # nothing could ask for approval (-p without --yes); -p reports the run as unfinished.
     NEEDS_APPROVAL = "needs_approval"

@@ -31,6 +31,8 @@ LOCATION_NAME = re.compile(r"_(file|dir|path)$", re.IGNORECASE)
 CREDENTIAL_URL_NAMES = frozenset({"database_url"})
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 MIN_SECRET_CHARS = 8  # a shorter value would redact ordinary words ("local", "true")
+MAX_STATE_SECRET_FILES = 200  # OAuth files under $NANOHERMES_HOME/mcp/oauth: one per server
+MAX_STATE_SECRET_BYTES = 1_000_000  # one such file holds a registration and tokens: a few KB
 # Values that are not secret although their setting's name says key (the local-server placeholder).
 NOT_SECRET = frozenset({"no-key-needed"})
 
@@ -63,6 +65,30 @@ def secrets_in_table(table: dict, where: str = "") -> list[tuple[str, str]]:
             found += [(name, value), (name, value.split(" ", 1)[-1])]
         elif isinstance(value, str):
             found += secrets_of_variable(key, value)
+    return found
+
+
+def state_secrets(home) -> list[tuple[str, str]]:
+    """The secrets NanoHermes keeps in its state directory: each MCP server's OAuth registration and
+    tokens (`mcp/oauth/NAME.json`: client_secret, access and refresh tokens), named after the file."""
+    import json
+    from pathlib import Path
+
+    from nanohermes.fileio import read_regular
+
+    found: list[tuple[str, str]] = []
+    folder = Path(home) / "mcp" / "oauth"
+    try:
+        files = sorted(folder.glob("*.json"))[:MAX_STATE_SECRET_FILES]
+    except OSError:
+        return found
+    for path in files:
+        try:
+            data = json.loads(read_regular(path, MAX_STATE_SECRET_BYTES).decode("utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(data, dict):
+            found += secrets_in_table(data, f"mcp oauth {path.stem}.")
     return found
 
 
@@ -122,6 +148,8 @@ class Redactor:
                 pairs += table.secrets() if hasattr(table, "secrets") else ()
         for name, value in (os.environ if environ is None else environ).items():
             pairs += secrets_of_variable(name, value)
+        if config is not None and getattr(config, "home", None) is not None:
+            pairs += state_secrets(config.home)
         return cls.of(pairs)
 
     def plus(self, pairs) -> Redactor:

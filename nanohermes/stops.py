@@ -20,6 +20,7 @@ ABOUT_HELPER = {
     StopCode.REPEATING: "because it kept repeating the same tool call",
     StopCode.CUT_CALLS: "because its replies kept being cut by max_tokens",
     StopCode.CHECK_FAILING: "because its change kept failing the check a PostToolUse hook runs",
+    StopCode.MAX_COST: "because the session reached its spending cap (max_cost)",
     StopCode.HOOK_STOPPED: "because a {event} hook stopped it: {reason}",
 }
 # To people: the command line, the REPL and an editor.
@@ -36,6 +37,10 @@ FOR_PEOPLE = {
     ),
     StopCode.HOOK_STOPPED: "Stopped by a {event} hook ({command}): {reason}",
     StopCode.INTERRUPTED: "interrupted",
+    StopCode.MAX_COST: (
+        "Stopped at the spending cap: {spent} spent of max_cost {max_cost}; the task may be unfinished. "
+        "Raise it with --max-cost USD or max_cost in config.toml."
+    ),
     StopCode.NEEDS_APPROVAL: (
         "unfinished: {tools} needed the user's approval, which a -p run cannot ask for, so it was not run. {hint}"
     ),

@@ -7,7 +7,18 @@ from pathlib import Path
 
 import typer
 
-from nanohermes.cli_base import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, Mode, app, error, fail, load, subcommand_group
+from nanohermes.cli_base import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    Mode,
+    app,
+    error,
+    fail,
+    load,
+    refuse_unpriced,
+    subcommand_group,
+)
 
 sessions_app = subcommand_group(
     "sessions",
@@ -175,9 +186,22 @@ def acp_command(
         None, "--base-url", metavar="URL", help="OpenAI-compatible endpoint (env OPENAI_BASE_URL)."
     ),
     mode: Mode | None = typer.Option(None, "--mode", help="The sessions' first mode: plan | ask (default) | auto."),
+    max_cost: float | None = typer.Option(
+        None, "--max-cost", metavar="USD", min=0.0001, help="Stop a session's turn once it has spent USD dollars."
+    ),
+    allow_unpriced: bool = typer.Option(
+        False, "--allow-unpriced", help="With --max-cost: serve even when the model has no known price."
+    ),
 ):
     """Serve editors (Zed, JetBrains, Neovim) over the Agent Client Protocol on stdin/stdout."""
     from nanohermes.acp.main import serve
+    from nanohermes.errors import NanoHermesError
 
-    flags = {k: v for k, v in (("model", model), ("base_url", base_url), ("mode", mode.value if mode else None)) if v}
+    given = (("model", model), ("base_url", base_url), ("mode", mode.value if mode else None), ("max_cost", max_cost))
+    flags = {k: v for k, v in given if v}
+    if max_cost is not None and not allow_unpriced:
+        try:
+            refuse_unpriced(load(**flags))
+        except NanoHermesError as exc:
+            fail(str(exc))
     raise typer.Exit(serve(flags))

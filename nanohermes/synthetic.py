@@ -22,6 +22,11 @@ def synthetic_kind(message: dict) -> str | None:
     return message.get(SYNTHETIC)
 
 
+def is_loops(message: dict) -> bool:
+    """A message the loop wrote (a nudge, or its own answer to one: the rewind note's ack)."""
+    return SYNTHETIC in message
+
+
 def is_users(message: dict) -> bool:
     """A user-role message the user wrote (not one of the loop's)."""
     return message.get("role") == "user" and SYNTHETIC not in message

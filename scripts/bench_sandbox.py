@@ -46,6 +46,7 @@ def timed(start) -> tuple[float, float]:
             capture_output=True,
             start_new_session=True,
             check=True,
+            pass_fds=launch.pass_fds if launch else (),
         )
     finally:
         if launch:

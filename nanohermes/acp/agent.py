@@ -54,7 +54,13 @@ RESOURCE_NOT_FOUND = -32002  # the protocol's ErrorCode for a session (or saved 
 MAX_OPEN_SESSIONS = (
     8  # each holds a runtime and its MCP servers: past this the least recently used idle one is released
 )
-STOP_REASONS = {None: "end_turn", ev.StopCode.INTERRUPTED: "cancelled", ev.StopCode.MAX_STEPS: "max_turn_requests"}
+# The protocol has no reason for a spending cap: the nearest is a limit on the turn's requests.
+STOP_REASONS = {
+    None: "end_turn",
+    ev.StopCode.INTERRUPTED: "cancelled",
+    ev.StopCode.MAX_STEPS: "max_turn_requests",
+    ev.StopCode.MAX_COST: "max_turn_requests",
+}
 LISTED_SESSIONS = 100  # the most recent ones; older ones load by name
 _SERVER_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -198,6 +204,7 @@ class NanoHermesAgent:
             ev.StopCode.REPEATING,
             ev.StopCode.CUT_CALLS,
             ev.StopCode.CHECK_FAILING,
+            ev.StopCode.MAX_COST,
             ev.StopCode.HOOK_STOPPED,
         ):
             from nanohermes.stops import stop_message

@@ -1,5 +1,5 @@
 """Session processes forked from a warm server (multiprocessing's forkserver): a new session's
-process starts in milliseconds with the agent's modules (the ACP SDK, openai, the runtime: ~2 s
+process starts in milliseconds with the agent's modules (the ACP SDK, the runtime: ~1 s
 of imports) already loaded, instead of a fresh interpreter importing them again.
 
 The forkserver is one process, started on first use with those modules preloaded and no
@@ -24,9 +24,8 @@ import sys
 
 from nanohermes.acp.stdio import STREAM_LIMIT
 
-# What a session's process needs, imported once in the forkserver (openai alone is ~0.5 s).
+# What a session's process needs, imported once in the forkserver (the ACP SDK, the runtime).
 PRELOADED = [
-    "openai",
     "acp",
     "nanohermes.acp.agent",
     "nanohermes.acp.sessions",

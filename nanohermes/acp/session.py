@@ -179,7 +179,8 @@ class AcpSession:
         started, working = self.runtime.session.state.workspace, self.runtime.config.workspace
         if started and started != str(working):
             self.outbox.put_nowait(("update", updates.thought(updates.started_elsewhere(started, working))))
-        for update in updates.history(self.runtime.session.state.messages, working):
+        state = self.runtime.session.state
+        for update in updates.history(state.messages, working, state.facts):
             self.outbox.put_nowait(("update", update))
 
     def set_mode(self, mode: str) -> None:

@@ -176,10 +176,11 @@ def _cut(text: str) -> str:
     return text[:OUTPUT_CHARS] + f"\n… {len(text) - OUTPUT_CHARS:,} more chars (the model can read them with recall)"
 
 
-def history(messages: list[dict], workspace: Path) -> list:
+def history(messages: list[dict], workspace: Path, facts: dict | None = None) -> list:
     """A saved session's working set, replayed as updates (session/load). A tool call is one card
     with its outcome (completed or failed, what it returned) where the call was made: a card shown
-    again keeps the status it ended with, whether or not the editor had it."""
+    again keeps the status it ended with, whether or not the editor had it; `facts`: the results'
+    ResultFacts by call id (a command that exited non-zero failed)."""
     updates, calls = [], {}  # calls: id -> (its place in updates, the call)
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
@@ -198,13 +199,14 @@ def history(messages: list[dict], workspace: Path) -> list:
                 updates.append(_ended_card(call, INTERRUPTED, workspace))  # until its result says otherwise
         elif role == "tool" and message.get("tool_call_id") in calls:
             at, call = calls.pop(message["tool_call_id"])
-            updates[at] = _ended_card(call, str(content), workspace)
+            failed = getattr((facts or {}).get(call.id), "failed", False)
+            updates[at] = _ended_card(call, str(content), workspace, failed)
     return updates
 
 
-def _ended_card(call: ToolCall, result: str, workspace: Path):
+def _ended_card(call: ToolCall, result: str, workspace: Path, failed: bool = False):
     card = tool_started(ev.ToolStarted(call.id, call.name, call.raw_arguments), workspace)
-    card.status = "failed" if result.startswith(FAILED_PREFIXES) else "completed"
+    card.status = "failed" if failed or result.startswith(FAILED_PREFIXES) else "completed"
     card.content = [tool_content(text_block(_cut(result)))]
     return card
 

@@ -37,8 +37,10 @@ def hook_settings(user: HookSettings | None, project_data: dict, workspace: Path
     mine = read_claude_hooks(claude_dir / CLAUDE_USER_FILE, FROM_CLAUDE_USER, workspace)
     toml = project_hooks(project_data, workspace)
     theirs = {name: read_claude_hooks(workspace / name, source, workspace) for name, source in CLAUDE_PROJECT_FILES}
-    user_specs = once((user.user if user is not None else ()) + mine.specs)
-    project_specs = once(toml.project + tuple(spec for read in theirs.values() for spec in read.specs), user_specs)
+    user_specs = without_repeats((user.user if user is not None else ()) + mine.specs)
+    project_specs = without_repeats(
+        toml.project + tuple(spec for read in theirs.values() for spec in read.specs), user_specs
+    )
     files = [NANOHERMES_PROJECT_FILE] if toml.project else []
     files += [name for name, read in theirs.items() if read.specs]
     digest = toml.project_digest
@@ -56,7 +58,7 @@ def hook_settings(user: HookSettings | None, project_data: dict, workspace: Path
     )
 
 
-def once(specs: tuple[HookSpec, ...], before: tuple[HookSpec, ...] = ()) -> tuple[HookSpec, ...]:
+def without_repeats(specs: tuple[HookSpec, ...], before: tuple[HookSpec, ...] = ()) -> tuple[HookSpec, ...]:
     """`specs` without a Claude Code handler defined already (the same event, matcher and command)."""
     seen = {(s.event, s.matcher, s.command) for s in before}
     kept = []

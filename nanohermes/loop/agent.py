@@ -91,6 +91,7 @@ class Agent:
         """One request and what follows from it; Answered or StopTurn when the turn is over."""
         if turn.steps >= self.config.max_steps:
             raise StopTurn(ev.StopCode.MAX_STEPS, steps=turn.steps, max_steps=self.config.max_steps)
+        self.sender.cap.check()  # the spending cap: before a request, never in the middle of one
         if answer_now := nudges.answer_now(turn, self.tool_schemas()):
             self._nudge(answer_now)
         self.fit_context()

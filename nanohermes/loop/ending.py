@@ -38,7 +38,7 @@ def final_answer(agent, turn: Turn, stop: StopTurn) -> str:
     hook's `continue: false`, nothing (what the model wrote this turn stands)."""
     if stop.code is ev.StopCode.CHECK_FAILING:
         return said(agent, Answered(ev.PARTIAL_MARK + check_still_fails(turn), written=True))
-    if stop.code is ev.StopCode.HOOK_STOPPED:  # `continue: false` stops processing: no request more
+    if stop.code in (ev.StopCode.MAX_COST, ev.StopCode.HOOK_STOPPED):  # over the cap, or a hook said stop
         return ""
     agent.transcript.add_note("final_answer", nudges.final_answer(stop).text, alternate=True)
     turn.mark = ev.PARTIAL_MARK

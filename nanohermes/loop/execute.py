@@ -113,8 +113,8 @@ class ToolRunner:
 
     def _prepare(self, turn: Turn, ctx: ToolContext, call: Call) -> _Ready:
         """A call's start: shown, then the repeat guard, then the approvals (which may ask)."""
+        self._open[call.id] = call.name  # first: a Ctrl-C just after the start shown still finishes it
         self.emit(ev.ToolStarted(call.id, call.name, ctx.redactor.text(call.arguments)))  # shown to a client
-        self._open[call.id] = call.name
         refusal = self.guard.see(call.name, call.arguments)
         if refusal is not None:
             turn.repeated(call.name)
@@ -219,7 +219,8 @@ class ToolRunner:
         turn.ran(name, result.facts.changed, after, same_write, arguments)
         turn.resample |= name in WRITING_TOOLS and not result.facts.changed  # the same write again, at temperature 0
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
-        self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), result.ok, seconds, result.facts))
+        ok = result.ok and not result.facts.failed  # a command that exited 1 ran, but did not succeed
+        self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), ok, seconds, result.facts))
         self._open.pop(call_id, None)
 
     @staticmethod

@@ -22,7 +22,7 @@ from nanohermes.context.engine import CompactionReport
 from nanohermes.context.tokens import count_tokens
 from nanohermes.errors import ContextOverflowError
 from nanohermes.hooks import Hooks
-from nanohermes.memory.entry_points import SAVE, save_candidates
+from nanohermes.memory.entry_points import SAVE, SaveResult, save_candidates
 from nanohermes.synthetic import synthetic_message
 
 EXTRA_PASSES = 2  # compactions after the first while our count is still over the token mark
@@ -134,10 +134,10 @@ class ContextKeeper:
         new = self._within_tokens(new, report, summarize, tools_tokens, how)
         if report.summary or report.digest:  # the conversation was replaced: what PostCompact hooks say follows it
             new = with_note(new, self.hooks.compacted(trigger, report.summary or report.digest))
-        remembered = remember(self.memory, report.memories, self.emit, self.memory_verdict) if report.layers else []
+        saved = remember(self.memory, report.memories, self.memory_verdict) if report.layers else SaveResult()
         if report.layers:  # something changed (an over-limit check that could do nothing did not)
-            self.record(messages[1:], new[1:], compaction_record(report, force, remembered))
-        self._tell(report, remembered)
+            self.record(messages[1:], new[1:], compaction_record(report, force, saved.added))
+        self._tell(report, saved)
         return (new if report.layers else messages), report
 
     def _within_tokens(self, messages, report: CompactionReport, summarize, tools_tokens: int, how: dict) -> list[dict]:
@@ -170,15 +170,15 @@ class ContextKeeper:
             self._tools_text, self._tools_count = text, count_tokens(text) if text else 0
         return self._tools_count
 
-    def _tell(self, report: CompactionReport, remembered: list) -> None:
-        """What the user is told of a compaction: once, not at every step it could do nothing."""
+    def _tell(self, report: CompactionReport, saved: SaveResult) -> None:
+        """What the user is told of a compaction: once, not at every step it could do nothing; then
+        what became of its memories (saved, held for a yes, or the store's refusal)."""
         line = report.one_line()
         if (report.layers or report.notices) and line != self._last_notice:
             self._last_notice = line
             self.emit(ev.Notice(line, "warning" if report.over_budget or report.thrash_skipped else "info"))
-        if remembered:
-            listed = "; ".join(f"[{e.kind}] {e.text}" for e in remembered)
-            self.emit(ev.Notice(f"remembered from the compacted messages (/memory list auto): {listed}"))
+        for notice in memory_notices(saved):
+            self.emit(notice)
 
     def reset(self) -> None:
         self.engine.reset()
@@ -217,15 +217,23 @@ def compaction_record(report: CompactionReport, force: bool, remembered: list) -
     }
 
 
-def remember(memory, candidates, emit: Callable[[object], None], verdict: Callable[[dict], str]) -> list:
-    """What the summary found worth keeping, saved to memory as `verdict` allows; the new entries."""
-    saved = save_candidates(memory, candidates, verdict)
-    if saved.error:
-        emit(ev.Notice(saved.error, "warning"))
+def remember(memory, candidates, verdict: Callable[[dict], str]) -> SaveResult:
+    """What the summary found worth keeping, saved to memory (or held for a yes) as `verdict` allows."""
+    return save_candidates(memory, candidates, verdict) if memory is not None else SaveResult()
+
+
+def memory_notices(saved: SaveResult) -> list:
+    """The lines a compaction's memories get, after the compaction's own line."""
+    notices = []
+    if saved.added:
+        listed = "; ".join(f"[{e.kind}] {e.text}" for e in saved.added)
+        notices.append(ev.Notice(f"remembered from the compacted messages (/memory list auto): {listed}"))
     if saved.held:
         listed = "; ".join(f"{e.id} [{e.kind}] {e.text}" for e in saved.held)
-        emit(ev.Notice(f"{HELD_NOTICE}: {listed}"))
-    return saved.added
+        notices.append(ev.Notice(f"{HELD_NOTICE}: {listed}"))
+    if saved.error:
+        notices.append(ev.Notice(saved.error, "warning"))
+    return notices
 
 
 # Said when a compaction's memories need the approval `remember` needs and it was not given.

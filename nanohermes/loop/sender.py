@@ -10,6 +10,7 @@ from nanohermes.context import PrefixMeter, SummaryRequest, pairing_problems, sa
 from nanohermes.context.budget import SUMMARY_REPLY_TOKENS
 from nanohermes.loop.history import NO_RESULT_AFTER_CRASH, ids_in, with_fresh_ids
 from nanohermes.loop.misses import MissWatch, Request
+from nanohermes.loop.spending import SpendingCap
 from nanohermes.loop.turn import Turn
 from nanohermes.loop.usage import UsageCounter
 from nanohermes.provider import AssistantTurn, Provider
@@ -32,6 +33,7 @@ class RequestSender:
         self.spent = UsageCounter()  # the session's, every request since it was opened (/cost)
         self.prices = Prices(provider.config.prices)
         self.misses = MissWatch()
+        self.cap = SpendingCap(provider.config.max_cost, emit)  # shared with helper agents (subagents.py)
         self.last_usage: dict = {}  # the latest request's tokens, cached tokens and chars (for /context)
         self._window_asked = False
         self.call_ids: set[str] = set()  # every tool call id of the session so far: a new call never reuses one
@@ -83,6 +85,7 @@ class RequestSender:
         cost = self.prices.cost(model, usage)
         for counter in (self.usage, self.spent):
             counter.add(turn.usage, sent_chars, uncached_chars, cost)
+        self.cap.add(cost, model)
         self.last_usage = {
             "summary": summary,
             "model": model,
@@ -106,11 +109,13 @@ class RequestSender:
         measures the conversation's requests). (text, model, finish reason)."""
         model = self.provider.config.model
         self.prices.warm(model)
+        self.cap.check()  # a server's sampling spends the session's dollars too
         turn = self.provider.stream_chat(messages, [], _ignore, max_tokens=max_tokens, retries=0)
         usage = turn.usage or {}
         cost = self.prices.cost(model, usage)
         for counter in (self.usage, self.spent):
             counter.add(turn.usage, cost=cost)
+        self.cap.add(cost, model)
         tokens = {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens", "cached_tokens")}
         self.record_usage({"summary": False, "sampling": True, "model": model, **tokens, "cost_usd": cost})
         return turn.as_message()["content"], model, turn.finish_reason or "stop"

@@ -78,7 +78,7 @@ class Subagents:
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
         emit = lambda event: parent.emit(ev.SubagentEvent(label, event))  # noqa: E731
-        return type(parent)(  # an Agent, as the parent is (agent.py imports this module)
+        child = type(parent)(  # an Agent, as the parent is (agent.py imports this module)
             config=config,
             provider=parent.sender.provider,
             session=session,
@@ -89,6 +89,8 @@ class Subagents:
             approvals=approvals,
             hooks=parent.hooks.for_helper(emit),  # its answer is SubagentStop's; tool calls as the parent's
         )
+        child.sender.cap = parent.sender.cap  # one spending cap: a helper's requests count, and stop it too
+        return child
 
     def _child_name(self) -> str:
         """`PARENT.taskN`, the first N whose file does not exist yet (the parent's lock keeps

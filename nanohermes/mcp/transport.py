@@ -175,7 +175,7 @@ async def _connect(
         if not os.path.isdir(cwd):  # else the start fails as FileNotFoundError, which reads as a missing command
             raise McpSetupError(f"its cwd {cwd!r} is not a directory (does it exist?)")
         policy = command_policy(USER, sandbox, sandbox=settings.sandbox)  # the user's server: as they chose
-        launch = confine(argv, policy, cwd) if policy is not None else unconfined(argv)
+        launch = confine(argv, policy, cwd, fds=False) if policy is not None else unconfined(argv)  # the SDK starts it
         stack.callback(launch.release)  # after the SDK has ended the server's process group
         env = {k: expand(v, "env") for k, v in settings.env}
         params = StdioServerParameters(command=launch.argv[0], args=launch.argv[1:], env={**env, **launch.env}, cwd=cwd)

@@ -214,10 +214,12 @@ def substitute(body: str, arguments: str) -> str:
     return text
 
 
-def expand_shell(text: str, run: Callable[[str], str]) -> tuple[str, int]:
-    """`text` with each `!command` line and inline !`command` replaced by what `run(command)` returns,
-    in the order written, at most MAX_SHELL_COMMANDS (the rest stay as written, a note after them);
-    and how many were run."""
+def expand_shell(
+    text: str, run: Callable[[str], str], run_inline: Callable[[str], str] | None = None
+) -> tuple[str, int]:
+    """`text` with each `!command` line and inline !`command` replaced by what `run(command)` returns
+    (`run_inline(command)` for the inline form, when given), in the order written, at most
+    MAX_SHELL_COMMANDS (the rest stay as written, a note after them); and how many were run."""
     count = 0
 
     def replace(match: re.Match) -> str:
@@ -225,7 +227,10 @@ def expand_shell(text: str, run: Callable[[str], str]) -> tuple[str, int]:
         count += 1
         if count > MAX_SHELL_COMMANDS:
             return match.group(0)
-        return run((match.group("line") or match.group("inline")).strip())
+        inline = match.group("inline")
+        if inline is not None and run_inline is not None:
+            return run_inline(inline.strip())
+        return run((match.group("line") or inline).strip())
 
     expanded = _SHELL.sub(replace, text)
     if count > MAX_SHELL_COMMANDS:

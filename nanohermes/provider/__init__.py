@@ -1,6 +1,6 @@
 """The OpenAI-compatible adapter: streaming with tool-call deltas, retries by a policy table.
 
-`openai` costs ~0.5 s to import, so it is imported on the first request, never at start-up.
+The HTTP itself is client.py's (httpx2, imported on the first request, never at start-up).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from urllib.parse import quote
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.caching import new_cache_key, wants_breakpoints, wants_cache_key
+from nanohermes.provider.client import APIError, Client
 from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, retry_limit
-from nanohermes.provider.served import base_url_question, is_served, wrong_model_message
+from nanohermes.provider.served import base_url_guess, base_url_question, is_served, wrong_model_message
 from nanohermes.provider.sse import EventStream, NotTheAPI, describe_body, is_web_page
 from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
 from nanohermes.provider.watch import ReplyWatch
@@ -96,17 +97,14 @@ class Provider:
         self._client = None
 
     @property
-    def client(self):
+    def client(self) -> Client:
         if self._client is None:
-            import openai  # lazy: ~0.5 s
-
-            self._client = openai.OpenAI(
-                api_key=self.config.resolved_api_key(),
-                base_url=self.config.effective_base_url,
-                timeout=openai.Timeout(
-                    self.config.request_timeout, connect=min(CONNECT_TIMEOUT_S, self.config.request_timeout)
-                ),
-                max_retries=0,  # our RETRY_POLICY decides
+            timeout = self.config.request_timeout
+            self._client = Client(
+                self.config.effective_base_url,
+                self.config.resolved_api_key(),
+                timeout,
+                connect=min(CONNECT_TIMEOUT_S, timeout),
             )
         return self._client
 
@@ -144,6 +142,15 @@ class Provider:
         url = self.config.effective_base_url
         if model is not None and (unknown := self._unknown_model(kind, info, model)) is not None:
             return ProviderError(unknown, kind=kind, info=info)
+        if kind == "not_found" and (moved := self.api_with_v1()) is not None:
+            info["api_at"] = moved  # the address is what is wrong, not the model (doctor, the REPL's check)
+            said = f" ({info['detail']})" if info["detail"] else ""
+            return ProviderError(
+                f"The server at {url} answered HTTP 404{said}, but its API is at {moved}: add /v1 "
+                f"(--base-url {moved}, or OPENAI_BASE_URL).",
+                kind=kind,
+                info=info,
+            )
         advice = RETRY_POLICY[kind].advice
         text = advice.format(url=url, model=self.config.model, ask=base_url_question(url), **info)
         if "{detail}" not in advice and info["detail"] and kind != "timeout":
@@ -164,6 +171,32 @@ class Provider:
         said = f"HTTP {info['status']}: {info['detail']}" if info["detail"] else f"HTTP {info['status']}"
         info["served"] = served  # the error is about the model (doctor, the REPL's check)
         return wrong_model_message(self.config.effective_base_url, model, served, said)
+
+    def api_with_v1(self) -> str | None:
+        """The base URL ending in /v1 whose GET /models lists models, when this one lacks /v1 (a
+        vLLM or FastAPI server answers a JSON 404 without it: `{"detail": "Not Found"}`); else None."""
+        guess = base_url_guess(self.config.effective_base_url)
+        if guess is None:
+            return None
+        try:
+            body = self._client_for(guess, self.config.resolved_api_key()).json("GET", "models")
+        except (APIError, ValueError):
+            return None
+        return guess if isinstance(body, dict) and isinstance(body.get("data"), list) else None
+
+    def models_public(self) -> bool:
+        """Whether GET /models answers without a key (OpenRouter's listing is public): then its
+        answer proves nothing about the key."""
+        try:
+            self._client_for(self.config.effective_base_url, "").request("GET", "models")
+        except (APIError, ValueError):
+            return False
+        return True
+
+    def _client_for(self, base_url: str, api_key: str) -> Client:
+        """A client for one GET /models elsewhere, bounded as the listing is."""
+        timeout = min(MODELS_TIMEOUT_S, self.config.request_timeout)
+        return Client(base_url, api_key, timeout, connect=min(CONNECT_TIMEOUT_S, timeout))
 
     def served_models(self) -> list[str] | None:
         """The ids GET /models lists, or None when it lists nothing usable (fails, or is empty)."""
@@ -194,7 +227,7 @@ class Provider:
         chosen_model = model or self.config.model
 
         def request():
-            kwargs = dict(
+            body = dict(
                 model=chosen_model,
                 messages=self._wire(messages, chosen_model),
                 stream=True,
@@ -202,19 +235,18 @@ class Provider:
                 max_tokens=max_tokens,
             )
             if tools:
-                kwargs["tools"] = tools
+                body["tools"] = tools
                 if tool_choice:
-                    kwargs["tool_choice"] = tool_choice
+                    body["tool_choice"] = tool_choice
             chosen = self.config.temperature if temperature is None else temperature
             if chosen is not None:
-                kwargs["temperature"] = chosen
+                body["temperature"] = chosen
             if wants_cache_key(self.config, chosen_model):  # provider/caching.py: OpenAI's cache routing
-                # in the body as it is: the older openai clients pyproject allows have no `prompt_cache_key` argument
-                kwargs["extra_body"] = {"prompt_cache_key": self.cache_key}
+                body["prompt_cache_key"] = self.cache_key
             guard, show = StreamGuard(self.redactor), _guarded(on_text)  # each attempt streams from the start
             watch = ReplyWatch(self.config.request_timeout, self.config.slow_reply_notice, self.on_wait)
-            with watch, self.client.chat.completions.with_streaming_response.create(**kwargs) as response:
-                turn = assemble_stream(EventStream(response.http_response), _shown(guard, show), watch)
+            with watch, self.client.stream("chat/completions", body) as response:
+                turn = assemble_stream(EventStream(response), _shown(guard, show), watch)
             if rest := guard.flush():
                 show(rest)
             return replace(turn, content=self.redactor.text(turn.content))
@@ -244,8 +276,7 @@ class Provider:
         fields such as llama.cpp's `meta` kept). ProviderError with the failure's kind."""
 
         def request():
-            client = self.client.with_options(timeout=min(MODELS_TIMEOUT_S, self.config.request_timeout))
-            response = client.models.with_raw_response.list().http_response
+            response = self.client.request("GET", "models", timeout=MODELS_TIMEOUT_S)
             try:
                 body = response.json()
             except ValueError:  # a web page or plain text where the API should be
@@ -290,12 +321,7 @@ class Provider:
 
     def _native_api(self, method: str, url: str, body: dict | None = None, timeout: float = MODELS_TIMEOUT_S):
         """One request to the server's own API, once: its JSON, or None for any failure."""
-        import openai  # loaded already by self.client
-
-        client = self.client.with_options(timeout=min(timeout, self.config.request_timeout))
         try:
-            if method == "GET":
-                return client.get(url, cast_to=object)
-            return client.post(url, body=body, cast_to=object)
-        except (openai.APIError, ValueError):  # not this server's API, or not answering: it says nothing
+            return self.client.json(method, url, body, timeout)
+        except (APIError, ValueError):  # not this server's API, or not answering: it says nothing
             return None

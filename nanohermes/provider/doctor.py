@@ -34,6 +34,8 @@ PROBE_TOOL = {
     },
 }
 PROBE_TOOL_PROMPT = "What is the weather in Paris? Call the get_weather tool."
+KEY_FIX = 'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml'
+KEY_BY_CHAT = "judged by the chat request below"  # a key check GET /models could not settle (_key_by_chat)
 TOOL_PARSER_FIX = (
     "the server must parse tool calls: llama.cpp needs --jinja (and a chat template with tools), "
     "vLLM --enable-auto-tool-choice --tool-call-parser hermes (or the model's parser), Ollama a model tagged 'tools'"
@@ -93,7 +95,8 @@ def sandbox_checks(config: Config) -> list[Check]:
     from nanohermes.runtime import sandbox_for
     from nanohermes.sandbox.proof import NOT_TRIED, prove
 
-    policy, summary = sandbox_for(config)
+    policy, enforcement = sandbox_for(config)
+    summary = enforcement.summary
     if policy is None:
         return [Check("sandbox", WARN, summary, "leave [sandbox] level at its default to confine commands", False)]
     try:
@@ -114,10 +117,17 @@ def _endpoint_checks(config: Config, provider) -> list[Check]:
     checks: list[Check] = []
     listing = _list_models(provider)
     checks += _reachability(config, listing)
+    if isinstance(listing, list) and config.api_key and provider.models_public():
+        checks[-1] = Check(
+            "key accepted", WARN, f"GET /models answers without a key too: {KEY_BY_CHAT}", essential=False
+        )
     later = ["model", "streaming", "tool calls", "usage"]
     if any(c.status == FAIL for c in checks):
         return checks + _skipped(later)
     turn, error = _probe(provider, [{"role": "user", "content": "Reply with the single word: ok"}], [])
+    checks = [_key_by_chat(c, error) if c.detail.endswith(KEY_BY_CHAT) else c for c in checks]
+    if checks[-1].status == FAIL:  # the key, rejected by the chat request: nothing else can be judged
+        return checks + _skipped(later)
     checks.append(_model_check(config, listing if isinstance(listing, list) else None, error))
     if checks[-1].status == FAIL:
         return checks + _skipped(later[1:])
@@ -142,11 +152,25 @@ def _list_models(provider):
         return exc
 
 
+def _key_by_chat(pending: Check, error: ProviderError | None) -> Check:
+    """The key check GET /models could not settle, settled by the chat request: taken, refused,
+    or still unknown (the request failed for another reason first)."""
+    if error is None or error.kind in ANSWERED_KINDS:
+        return Check("key accepted", OK, "a chat request with it was accepted")
+    if error.kind == "auth":
+        return Check("key accepted", FAIL, f"the chat request was refused (HTTP {error.info['status']})", KEY_FIX)
+    return Check("key accepted", WARN, f"cannot be checked: the chat request failed first ({error.kind})", "", False)
+
+
 def _reachability(config: Config, listing) -> list[Check]:
     url = config.effective_base_url
     if isinstance(listing, list):
-        return [Check("reachable", OK, f"{url} answers"), Check("key accepted", OK, "GET /models succeeded")]
+        return [Check("reachable", OK, f"{url} answers"), Check("key accepted", OK, "GET /models succeeded with it")]
     kind, info = listing.kind, listing.info
+    if info.get("api_at"):  # a JSON 404 where /v1 is missing: the address, not the model
+        moved = info["api_at"]
+        detail = f"{url} answers HTTP 404 to GET /models, but the API is at {moved}"
+        return [Check("reachable", FAIL, detail, f"add /v1: --base-url {moved} (or OPENAI_BASE_URL)")]
     if kind in ("connection", "timeout", "refused"):
         fix = "start the server, or point NanoHermes at it with --base-url / OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1)"
         return [Check("reachable", FAIL, f"cannot reach {url} ({info['detail'] or kind})", fix)]
@@ -157,18 +181,10 @@ def _reachability(config: Config, listing) -> list[Check]:
         return [Check("reachable", FAIL, f"GET /models: {listing}")]
     reachable = Check("reachable", OK, f"{url} answers (HTTP {info['status']})")
     if kind == "auth":
-        fix = 'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml'
-        return [reachable, Check("key accepted", FAIL, f"the server rejected the key (HTTP {info['status']})", fix)]
+        return [reachable, Check("key accepted", FAIL, f"the server rejected the key (HTTP {info['status']})", KEY_FIX)]
     # No usable /models (some servers lack it): the key is judged by the chat request below.
-    return [
-        reachable,
-        Check(
-            "key accepted",
-            WARN,
-            f"GET /models failed (HTTP {info['status']}); judged by the chat request below",
-            essential=False,
-        ),
-    ]
+    pending = Check("key accepted", WARN, f"GET /models failed (HTTP {info['status']}): {KEY_BY_CHAT}", essential=False)
+    return [reachable, pending]
 
 
 def _probe(provider, messages: list[dict], tools: list[dict]):
@@ -203,12 +219,7 @@ def _model_check(config: Config, models: list[str] | None, error: ProviderError 
             f"{ask}pick a model it serves with --model or NANOHERMES_MODEL",
         )
     if kind == "auth":
-        return Check(
-            "model",
-            FAIL,
-            f"the server rejected the key (HTTP {info['status']})",
-            'set a valid key with OPENAI_API_KEY=<key> or api_key = "..." in config.toml',
-        )
+        return Check("model", FAIL, f"the server rejected the key (HTTP {info['status']})", KEY_FIX)
     if kind is not None and kind not in ANSWERED_KINDS:
         return Check("model", FAIL, f"not confirmed: the test request failed: {error}")
     if models is None or is_served(model, models):

@@ -10,6 +10,7 @@ import re
 import socket
 from dataclasses import dataclass
 
+from nanohermes.provider.client import APIConnectionError, APIError, APITimeoutError
 from nanohermes.provider.sse import SNIPPET_BYTES, SNIPPET_CHARS, NotTheAPI, describe_body
 from nanohermes.provider.stream import ReplyTimeout, StreamCut, StreamDropped, root_cause
 
@@ -137,9 +138,7 @@ NOTHING_HERE_STATUSES = (404, 405, 501)
 
 
 def classify(exc: Exception) -> tuple[str, dict]:
-    """Map an openai/httpx exception to a RETRY_POLICY kind plus details for messages."""
-    import openai
-
+    """Map a client.py (or httpx) exception to a RETRY_POLICY kind plus details for messages."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     detail = _error_text(exc, body)
@@ -165,9 +164,9 @@ def classify(exc: Exception) -> tuple[str, dict]:
         return "incomplete_stream", info
     if isinstance(exc, ReplyTimeout):
         return "timeout", info
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, APITimeoutError):
         return "timeout", {**info, "detail": "no answer within request_timeout"}
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, APIConnectionError):
         refused = _connect_failure(exc)
         if refused is not None:
             return "refused", {**info, "detail": refused}
@@ -182,7 +181,7 @@ def classify(exc: Exception) -> tuple[str, dict]:
         return "not_found", info
     if status is not None and status >= 500:
         return "server", info
-    if status is None and isinstance(exc, openai.APIError):  # an {"error": …} event inside the stream
+    if status is None and isinstance(exc, APIError):  # an {"error": …} event inside the stream
         return "stream_error", info
     if status is None:  # a stream cut mid-way surfaces as a plain httpx/OS error
         return "connection", info
@@ -214,7 +213,8 @@ def _error_text(exc: Exception, body) -> str:
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict):
-            return str(err.get("message") or " ".join(str(err.get(k, "")) for k in ("type", "code")).strip())
+            said = err.get("message") or (err["detail"] if isinstance(err.get("detail"), str) else "")  # FastAPI's
+            return str(said or " ".join(str(err.get(k, "")) for k in ("type", "code")).strip())
         return str(err)
     if isinstance(body, str) and body.strip():
         return " ".join(body.split())

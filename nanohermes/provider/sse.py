@@ -4,8 +4,8 @@ The SDK's own stream builds a typed object per chunk and decodes lines one call 
 millisecond or more per chunk on a busy machine, and a reply in one-token deltas has hundreds
 of thousands (2 MB in 8-byte deltas took minutes). Here each read's events are split and
 parsed at once, and `ready` says how many are parsed and waiting, so the reader can show the
-text of one read in one piece. Failures are the SDK's (a timeout, a dropped connection, an
-`{"error": …}` event), so the retry policy reads them as before. A 200 that is no event stream
+text of one read in one piece. Failures are client.py's (a timeout, a dropped connection, an
+`{"error": …}` event), so the retry policy reads them as every other request's. A 200 that is no event stream
 at all (a web page, JSON) is named here too (NotTheAPI).
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import ssl
-import sys
 from collections import deque
 
 DONE = "[DONE]"  # the OpenAI stream's last event
@@ -116,7 +114,9 @@ class EventStream:
         try:
             piece = next(self._reads, None)
         except Exception as exc:
-            error = _as_sdk_error(exc, self.response)
+            from nanohermes.provider.client import as_api_error
+
+            error = as_api_error(exc)
             if error is exc:
                 raise
             raise error from exc
@@ -153,27 +153,11 @@ def _data_lines(event: str):
 
 
 def _chunk(value, response):
-    """A chunk; an `{"error": …}` event raised as the SDK raises it (the server failed mid-reply)."""
+    """A chunk; an `{"error": …}` event raised as an APIError without a status (the server failed mid-reply)."""
     if isinstance(value, dict) and value.get("error"):
-        import openai
+        from nanohermes.provider.client import APIError
 
         error = value["error"]
         message = error.get("message") if isinstance(error, dict) else None
-        raise openai.APIError(
-            message if isinstance(message, str) and message else "An error occurred during streaming",
-            request=response.request,
-            body=error,
-        )
+        raise APIError(message if isinstance(message, str) and message else "An error occurred during streaming", error)
     return value
-
-
-def _as_sdk_error(exc: Exception, response) -> Exception:
-    """A failed read as the SDK words it: a timeout, or a connection error (dropped, reset)."""
-    import openai
-
-    http = sys.modules[type(response).__module__.partition(".")[0]]  # httpx2, or httpx for older SDKs
-    if isinstance(exc, http.TimeoutException):
-        return openai.APITimeoutError(request=response.request)
-    if isinstance(exc, (http.RequestError, ssl.SSLError)):
-        return openai.APIConnectionError(request=response.request)
-    return exc

@@ -262,18 +262,17 @@ class _Assembly:
 
 
 def _raise_if_dropped(exc: Exception) -> None:
-    """StreamDropped when a read failed because the connection broke (the SDK's connection
-    error, not its timeout), with the innermost cause's words."""
-    import sys
+    """StreamDropped when a read failed because the connection broke (a connection error, not
+    a timeout), with the innermost cause's words."""
+    from nanohermes.provider.client import APIConnectionError, APITimeoutError
 
-    openai = sys.modules.get("openai")  # a stream that fails so came from the SDK: it is imported
-    if openai is None or not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
+    if not isinstance(exc, APIConnectionError) or isinstance(exc, APITimeoutError):
         return
     raise StreamDropped(root_cause(exc)) from exc
 
 
 def root_cause(exc: BaseException) -> str:
-    """The innermost error's words ("peer closed connection …"), not the SDK's "Connection error."."""
+    """The innermost error's words ("peer closed connection …"), not "Connection error."."""
     seen = set()
     while (exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:
         seen.add(id(exc))

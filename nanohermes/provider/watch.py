@@ -104,8 +104,7 @@ class ReplyWatch:
 
     def _end_connection(self) -> bool:
         """Shut the reply's socket down; False while there is no response to end yet."""
-        stream = (getattr(self._response, "extensions", None) or {}).get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
+        sock = getattr(self._response, "socket", None)  # client.py's Response
         if sock is None:
             return False
         try:

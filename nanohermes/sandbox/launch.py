@@ -14,6 +14,7 @@ what runs inside. `unconfined` is the bypass for a command the user approved to 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)
     placeholders: Placeholders | None = field(default=None, repr=False)
     proxy: object | None = field(default=None, repr=False)  # sandbox/proxy.py's Proxy, for allow_domains
+    pass_fds: tuple[int, ...] = ()  # descriptors the sandbox reads at start (Popen's pass_fds), closed at release
 
     @property
     def refused_hosts(self) -> list[str]:
@@ -70,6 +72,12 @@ class Launch:
             self.placeholders = None
         if self.proxy is not None:
             self.proxy.close()
+        for fd in self.pass_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.pass_fds = ()
 
     def __enter__(self) -> Launch:
         return self
@@ -85,10 +93,12 @@ def confine(
     *,
     capabilities: Capabilities | None = None,
     prefer: str | None = None,
+    fds: bool = True,
 ) -> Launch:
     """`argv` wrapped by the best backend here (`prefer` forces one: 'bwrap', 'landlock',
     'seatbelt'); SandboxUnavailable when the policy's level cannot be enforced. With level
-    'off' the argv is returned as it is."""
+    'off' the argv is returned as it is. `fds`: the caller starts the process with
+    `pass_fds=launch.pass_fds` (False: it cannot, as for an MCP server the SDK starts)."""
     if not policy.confined:
         return Launch(list(argv), "off")
     caps = capabilities or probe()
@@ -98,34 +108,67 @@ def confine(
     policy.temp_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # removed by hand: make it again
     env = {"TMPDIR": str(policy.temp_dir)}
     if enforcement.backend == "bwrap":
-        return _bwrap_launch(caps, policy, Path(os.path.abspath(cwd)), list(argv), env)
+        return _bwrap_launch(caps, policy, Path(os.path.abspath(cwd)), list(argv), env, fds)
     if enforcement.backend == "landlock":
         return Launch(landlock_argv(caps.launcher_python, policy, list(argv)), "landlock", env)
     return Launch(seatbelt_argv(caps.sandbox_exec, policy, list(argv)), "seatbelt", env)
 
 
-def _bwrap_launch(caps: Capabilities, policy: Policy, where: Path, argv: list[str], env: dict[str, str]) -> Launch:
-    """bubblewrap's mounts, with the launcher inside when a proxy or the socket filter is wanted.
-    `where`: bwrap's --chdir is taken inside the sandbox, from /."""
+def _bwrap_launch(
+    caps: Capabilities, policy: Policy, where: Path, argv: list[str], env: dict[str, str], fds: bool
+) -> Launch:
+    """bubblewrap's mounts and the socket filter, which bubblewrap loads from a pipe (`--seccomp FD`,
+    compiled once a process); the launcher inside instead when a proxy's relay must start first or
+    no descriptor can be handed over. `where`: bwrap's --chdir is taken inside the sandbox, from /."""
     from nanohermes.sandbox.proxy import Proxy
 
     proxy = Proxy(policy.allow_domains) if policy.proxied else None
+    pass_fds: tuple[int, ...] = ()
     try:
         flags = ["--relay", str(proxy.path)] if proxy else []
+        seccomp: list[str] = []
         if not policy.allow_unix_sockets:
-            flags.append("--no-unix-sockets")
+            if fds and not proxy:
+                pass_fds = (_filter_pipe(),)
+                seccomp = ["--seccomp", str(pass_fds[0])]
+            else:
+                flags.append("--no-unix-sockets")
         inner = [caps.launcher_python, "-S", "-I", INSIDE, *flags, "--", *argv] if flags else argv
         masked = unix_sockets(policy.allow_unix_sockets) if policy.allow_unix_sockets else ()
         spots = survey((*policy.read_only, *policy.hidden))
         full, placeholders = bwrap_argv(caps.bwrap, policy, spots, where, inner, masked)
+        full[1:1] = seccomp  # before the mounts: read while bwrap sets up, loaded just before exec
         if proxy:
             env |= {"no_proxy": no_proxy(policy), "NO_PROXY": no_proxy(policy)}
         lock_dir = policy.state_dir.joinpath(*LOCK_DIR)
-        return Launch(full, "bwrap", env, Placeholders(placeholders, lock_dir), proxy)
+        return Launch(full, "bwrap", env, Placeholders(placeholders, lock_dir), proxy, pass_fds)
     except BaseException:
         if proxy:
             proxy.close()
+        for fd in pass_fds:
+            os.close(fd)
         raise
+
+
+@functools.cache
+def _compiled_filter() -> bytes:
+    from nanohermes.sandbox.seccomp import compiled
+
+    return compiled()
+
+
+def _filter_pipe() -> int:
+    """A pipe's read end holding the whole filter (a few hundred bytes: far below a pipe's buffer)."""
+    try:
+        program = _compiled_filter()
+    except OSError as exc:
+        raise SandboxUnavailable(f"The command was not run. The Unix-socket filter cannot be made: {exc}") from None
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, program)
+    finally:
+        os.close(write_end)
+    return read_end
 
 
 def no_proxy(policy: Policy) -> str:

@@ -6,6 +6,8 @@
     allow_domains = ["pypi.org", "*.pythonhosted.org"]   # with network off: these hosts only, by a proxy
     allow_unix_sockets = ["/var/run/docker.sock"]        # Unix sockets a command may connect to
     hidden = ["~/.kube", "/srv/secrets"]   # added to the default hidden paths
+    landlock_gaps = "refuse"         # or "accept": under Landlock alone, run commands although it
+                                     # cannot keep .git, .nanohermes/, .claude/ read-only in the workspace
 
 `parse_sandbox_table` checks the table once, when the configuration is loaded;
 `build_policy` is pure (paths in, a Policy out); `policy_for` is its I/O edge (resolves links,
@@ -25,7 +27,8 @@ from nanohermes.errors import ConfigError
 
 LEVELS = ("read-only", "workspace-write", "off")
 DEFAULT_LEVEL = "workspace-write"
-TABLE_KEYS = frozenset({"level", "network", "hidden", "allow_domains", "allow_unix_sockets"})
+TABLE_KEYS = frozenset({"level", "network", "hidden", "allow_domains", "allow_unix_sockets", "landlock_gaps"})
+LANDLOCK_GAPS = ("refuse", "accept")
 
 # Credentials no build or test needs to read: keys, cloud and GitHub tokens, passwords.
 HIDDEN_IN_HOME = (".ssh", ".aws", ".config/gh", ".netrc", ".gnupg")
@@ -59,6 +62,7 @@ class SandboxSettings:
     hidden: tuple[str, ...] = ()
     allow_domains: tuple[str, ...] = ()  # canonical host patterns (sandbox/hosts.py)
     allow_unix_sockets: tuple[str, ...] = ()  # absolute or ~ paths as written
+    landlock_gaps: str = "refuse"  # "accept": Landlock alone runs commands with .git etc. left writable
 
     def with_level(self, level: str) -> SandboxSettings:
         """`--sandbox LEVEL` over the file's value; a ConfigError for an unknown level."""
@@ -90,7 +94,10 @@ def parse_sandbox_table(table, path: Path) -> SandboxSettings:
     except ValueError as exc:
         raise ConfigError(f"{where}: allow_domains: {exc}") from None
     level = _level(table.get("level", DEFAULT_LEVEL), where)
-    return SandboxSettings(level, network, hidden, patterns, sockets)
+    gaps = table.get("landlock_gaps", "refuse")
+    if gaps not in LANDLOCK_GAPS:
+        raise ConfigError(f'{where}: landlock_gaps must be "refuse" or "accept", got {gaps!r}.')
+    return SandboxSettings(level, network, hidden, patterns, sockets, gaps)
 
 
 def _paths(table: dict, key: str, where: str, example: str) -> tuple[str, ...]:
@@ -123,6 +130,7 @@ class Policy:
     hidden: tuple[Path, ...] = field(default=())
     allow_domains: tuple[str, ...] = ()  # network off: these hosts only, through the proxy (sandbox/proxy.py)
     allow_unix_sockets: tuple[Path, ...] = ()  # empty: no Unix socket can be made (sandbox/seccomp.py)
+    landlock_gaps: str = "refuse"  # see SandboxSettings
 
     @property
     def confined(self) -> bool:
@@ -196,6 +204,7 @@ def build_policy(
         _unique((*hidden, *extra_hidden)),
         settings.allow_domains,
         _unique(sockets),
+        settings.landlock_gaps,
     )
 
 

@@ -148,7 +148,18 @@ def _filter_problem(policy: Policy, caps: Capabilities) -> str:
 
 def _hidden_in_writable(policy: Policy) -> str:
     """Landlock can only grant: a hidden path under a writable root (the workspace is $HOME, or
-    holds the state directory) would be readable and writable. Said, so commands are refused."""
+    holds the state directory) would be readable and writable, and a read-only one (.git) writable:
+    a command could plant a hook the user's next git command runs. Said, so commands are refused
+    (unless the user accepts the read-only gaps: landlock_gaps = "accept"; never the hidden ones)."""
+    protected = [p for p in policy.read_only if any(p == w or w in p.parents for w in policy.writable)]
+    if protected and policy.landlock_gaps != "accept":
+        names = ", ".join(policy.shown(p) for p in protected)
+        return (
+            f"Landlock cannot keep {names} read-only inside the writable workspace (it can only grant): a "
+            "command could plant a git hook that your next git command runs. Install bubblewrap, or set "
+            '[sandbox] level = "read-only" (commands write only their temp dir), or landlock_gaps = "accept" '
+            "to run commands with those left writable"
+        )
     for hidden in policy.hidden:
         root = next((w for w in policy.writable if hidden == w or w in hidden.parents), None)
         if root is not None:

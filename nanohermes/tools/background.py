@@ -91,6 +91,10 @@ class Task:
         self.done = threading.Event()  # set once the pipes are drained and the process reaped
         self.mark = secrets.token_hex(8)  # in the environment of all it starts (processes.marked_pids)
         self.proc = start_child([*SHELL, command], cwd, sandbox, mark=self.mark)
+        self.sandbox, self.cwd = sandbox, cwd  # what confines it: its blocks are said with its output
+        proxy = getattr(self.proc.launch, "proxy", None)
+        self.refused_hosts: list[str] = proxy.refused if proxy is not None else []  # the proxy's own list
+        self.hosts_said = 0  # how many of them a read has reported
         self._reader = threading.Thread(target=self._drain, name=f"nanohermes-{task_id}", daemon=True)
         self._reader.start()
 

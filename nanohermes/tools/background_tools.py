@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 
 from nanohermes.errors import ToolError
+from nanohermes.sandbox.notes import blocked
 from nanohermes.sandbox.policy import Policy
 from nanohermes.text import cut_utf8, split_budget
 from nanohermes.tools import ToolContext, tool
@@ -88,7 +89,20 @@ def read_new_output(task: Task, budget: int, header: bool = True) -> str:
             task.stderr.let_go()
     if not any(unread.values()):
         parts.append("(no new output)")
+    if note := _blocked_note(task, b"\n".join(unread.values())):
+        parts.append(note)
     return "\n".join(parts)
+
+
+def _blocked_note(task: Task, new: bytes) -> str | None:
+    """What the sandbox blocked, as the new output and the hosts the proxy refused since say."""
+    if task.sandbox is None:
+        return None
+    hosts = task.refused_hosts[task.hosts_said :]
+    task.hosts_said += len(hosts)
+    code = task.exit_code if task.exit_code is not None else 1  # running: no success to report yet
+    found = blocked(code, new.decode("utf-8", "replace"), task.sandbox, task.cwd, hosts)
+    return found.note if found else None
 
 
 def _stream_part(name: str, capture: StreamCapture, unread: bytes, budget: int) -> list[str]:

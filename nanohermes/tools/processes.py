@@ -67,6 +67,7 @@ def start_child(
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, so a timeout or a stop ends all of it
                 env=launch.environ({**child_env(), **({MARK_VAR: mark} if mark else {}), **(env or {})}),
+                pass_fds=launch.pass_fds,  # the sandbox's filter, read by bwrap as it starts
             )
         proc.launch = launch  # what the sandbox set up, released once the group has ended
     except BaseException:

@@ -20,7 +20,9 @@ from nanohermes.loop.grants import Grant
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line, coloured_diff
 
-SCOPE_CHARS = 60  # the question stays one line in an 100-column terminal
+# What "always" covers is shown whole up to this (the question wraps); a longer one (an exact
+# command of several lines) is in the preview above it, and here ends on a word.
+SCOPE_CHARS = 200
 PREVIEW_LINES = 400  # the tools cap their previews (with a note); this only bounds a tool that does not
 ANSWERS = {
     **{"y": "yes", "yes": "yes", "a": "always", "always": "always", "n": "no", "no": "no"},
@@ -60,8 +62,10 @@ def question(scope: Grant | None) -> str:
     if scope is None:
         return "allow? [y]es · [n]o, or say what to do instead (asked every time) › "
     scope_text = neutralize(scope.describe())
-    if len(scope_text) > SCOPE_CHARS:
-        scope_text = scope_text[: SCOPE_CHARS - 1] + "…"
+    if len(scope_text) > SCOPE_CHARS:  # on a word: what "always" covers is never cut mid-word
+        head = scope_text[: SCOPE_CHARS - 1]
+        space = head.rfind(" ")
+        scope_text = (head[:space] if space > SCOPE_CHARS // 2 else head) + " …"
     return f"allow? [y]es · [s]ession · [a]lways: {scope_text} · [n]o, or say what to do instead › "
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 ArgumentChoices = Callable[[], Iterable[str]]
 MAX_PATH_CHOICES = 50  # a menu longer than this is scrolled, not read: type more of the name
@@ -57,12 +57,13 @@ class CachedListing:
         return self._files
 
 
-def make_completer(commands: dict[str, str], arguments: dict[str, ArgumentChoices], files: Callable[[], Sequence[str]]):
+def make_completer(
+    commands: Mapping[str, str], arguments: dict[str, ArgumentChoices], files: Callable[[], Sequence[str]]
+):
     """A prompt_toolkit Completer (built here so prompt_toolkit is imported only by the REPL).
-    `commands`: name -> what it does (the menu's description); `files`: the workspace's files."""
+    `commands`: name -> what it does (the menu's description; it may grow: the REPL's fills in
+    once its session is built); `files`: the workspace's files."""
     from prompt_toolkit.completion import Completer, Completion
-
-    names = sorted(commands)
 
     class ReplCompleter(Completer):
         def get_completions(self, document, complete_event):
@@ -77,7 +78,7 @@ def make_completer(commands: dict[str, str], arguments: dict[str, ArgumentChoice
                 return
             name, space, partial = text.partition(" ")
             if not space:
-                for choice in names:
+                for choice in sorted(commands):
                     if choice.startswith(name) and choice != name:
                         yield Completion(choice, start_position=-len(name), display_meta=commands[choice])
                 return

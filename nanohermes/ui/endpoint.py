@@ -3,8 +3,8 @@ server answers at all (so the user hears it before the first request fails), whe
 the configured model (provider/served.py: when it lists several), and its listing is what /model
 Tab-completes.
 
-It starts once the first prompt is drawn: importing the model client takes ~0.4 s, which would
-otherwise delay the prompt (measured 0.34 s -> 0.74 s to the first prompt)."""
+It starts once the first prompt is drawn, so it never delays it. A server that answers a JSON
+404 where /v1 is missing (vLLM, FastAPI) is said too, with the address its API is at."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ class EndpointCheck:
             self.models = sorted(str(m.get("id")) for m in provider.list_models() if m.get("id"))
             self.problem = unlisted_model(self.config.effective_base_url, self.config.model, self.models)
         except NanoHermesError as exc:
-            if getattr(exc, "kind", "") in UNUSABLE_KINDS:
+            info = getattr(exc, "info", None) or {}
+            if getattr(exc, "kind", "") in UNUSABLE_KINDS or info.get("api_at"):  # a 404 where /v1 is missing too
                 self.problem = str(exc)
         except Exception:  # a check must never print a traceback from its thread
             pass

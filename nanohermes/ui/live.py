@@ -39,8 +39,9 @@ def to_text(line: Line):
 
 
 class RichRenderer:
-    def __init__(self, console):
+    def __init__(self, console, code_theme: str = "monokai"):
         self.console = console
+        self.code_theme = code_theme  # the pygments style of code blocks (ui/theme.py: readable on the background)
         self.area = LiveArea(console)
         self.md: MarkdownStream | None = None
         self.calls: dict[str, tuple[str, str, float]] = {}  # call id -> (tool, arguments, started)
@@ -85,7 +86,7 @@ class RichRenderer:
         """A new Markdown stream for the reply, and the text it starts with: one started again
         after a notice in the middle of the reply (a retry's) goes on inside the code block
         `before` left open, from the line that was held back."""
-        self.md = MarkdownStream(self.console, self._print_segments)
+        self.md = MarkdownStream(self.console, self._print_segments, self.code_theme)
         carried, self.carried = self.carried, ""
         return (fence + "\n" if (fence := open_fence(before)) else "") + carried
 
@@ -210,7 +211,11 @@ class RichRenderer:
         self.area.resume()
 
     def end_turn(self, interrupted: bool = False) -> None:
-        """The turn (or a command) is over: flush the answer, say which tool was cut, stop the live area."""
+        """The turn (or a command) is over: flush the answer, say which tool was cut, stop the live area.
+        A line held back at a retry's notice that no retried reply went on with belongs to the dead
+        attempt: it is not printed under the notices."""
+        if self.reply.replaying:
+            self.carried = ""
         self.end_stream()
         if interrupted and self.running in self.calls:
             name, arguments, started = self.calls.pop(self.running)

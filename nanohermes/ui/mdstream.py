@@ -76,9 +76,10 @@ class MarkdownStream:
     """One assistant message. `feed` text as it arrives; `finish` at the end. Stable lines go
     to `emit` (printed once, above the live area); `live_lines` is what the live area shows."""
 
-    def __init__(self, console, emit: Callable[[list], None]):
+    def __init__(self, console, emit: Callable[[list], None], code_theme: str = "monokai"):
         self.console = console
         self.emit = emit
+        self.code_theme = code_theme
         self.source = ""
         self._pieces: list[str] = []  # fed since the last render: `source +=` on every delta is quadratic
         self.done = 0  # chars of source already printed as complete blocks
@@ -150,7 +151,8 @@ class MarkdownStream:
         return max(1, min(LIVE_WINDOW_LINES, self.console.height - SCREEN_MARGIN_LINES))
 
     def _render(self, text: str) -> list:
-        lines = [trimmed(line) for line in self.console.render_lines(markdown(text), self.console.options, pad=False)]
+        rendered = markdown(text, self.code_theme)
+        lines = [trimmed(line) for line in self.console.render_lines(rendered, self.console.options, pad=False)]
         while lines and not "".join(segment.text for segment in lines[-1]).strip():
             lines.pop()
         return lines
@@ -170,9 +172,9 @@ def trimmed(line: list) -> list:
     return segments
 
 
-def markdown(text: str):
+def markdown(text: str, code_theme: str = "monokai"):
     """rich's Markdown, its code blocks drawn to copy clean: no padding, no background fill."""
-    return _copyable_markdown()(text)
+    return _copyable_markdown()(text, code_theme=code_theme)
 
 
 @functools.cache

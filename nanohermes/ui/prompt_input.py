@@ -11,7 +11,7 @@ call's full output without losing the line being typed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 PASTE_LINES = 10  # more lines than a glance takes in: collapsed in the prompt and the scrollback
 PASTE_CHARS = 2_000  # a long single line (a minified file, a log line) is collapsed too
@@ -59,7 +59,7 @@ class PromptInput:
     def __init__(
         self,
         history_path,
-        commands: dict[str, str],
+        commands: Mapping[str, str],
         arguments: dict[str, Callable[[], Iterable[str]]],
         files: Callable[[], Sequence[str]],
         cycle_mode: Callable[[], None],
@@ -82,6 +82,13 @@ class PromptInput:
         self.empty_interrupt = False
         with patch_stdout(raw=True):  # what another thread prints appears above the prompt
             return expand_pastes(session.prompt(message, default=default or kept), self.pastes)
+
+    def abort(self, error: BaseException) -> None:
+        """End the prompt waiting now (from another thread) with `error`: read() raises it."""
+        session = self._session
+        if session is None or not session.app.is_running or session.app.loop is None:
+            return
+        session.app.loop.call_soon_threadsafe(lambda: session.app.is_running and session.app.exit(exception=error))
 
     def _prompt_session(self):
         if self._session is None:

@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from nanohermes.context.summary import is_summary_message, summary_text
-from nanohermes.synthetic import is_users
+from nanohermes.synthetic import is_loops, is_users
 from nanohermes.text import own_words
 from nanohermes.ui.session_list import cut, short_path
 
@@ -32,8 +32,8 @@ def last_exchange(messages: list[dict]) -> tuple[str, str]:
         content = message.get("content") if isinstance(message.get("content"), str) else ""
         if is_users(message):
             request, answer = own_words(content), ""
-        elif message.get("role") == "assistant" and content.strip():
-            answer = content
+        elif message.get("role") == "assistant" and content.strip() and not is_loops(message):
+            answer = content  # the model's words, not the loop's ("Understood." after a rewind's note)
     return request, answer
 
 

@@ -11,11 +11,9 @@ import threading
 import time
 from pathlib import Path
 
-from nanohermes.calls import WRITING_TOOLS
+from nanohermes.calls import WRITING_TOOLS, action_title
 from nanohermes.config import MODES, Config
 from nanohermes.errors import NanoHermesError
-from nanohermes.stops import stop_message
-from nanohermes.ui.commands import COMMANDS, run_slash_command
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.switch_commands import next_mode, session_names
 
@@ -25,46 +23,49 @@ CTRL_C_HINT = "· press Ctrl-C again to exit (Ctrl-D and /exit leave too)"
 
 
 class Repl:
+    """The REPL. Its session (the runtime, the renderer, the keyboard) is built by ui/repl_start.py:
+    for a new session on a thread once the first prompt is drawn; an attribute built there waits
+    for it when asked for before it is ready (__getattr__)."""
+
     def __init__(self, config: Config, session_name: str | None, trust_workspace: bool = False):
-        from rich.console import Console
-
-        from nanohermes.runtime import build_runtime
         from nanohermes.ui.completion import CachedListing
-        from nanohermes.ui.custom_commands import CustomCommands
-        from nanohermes.ui.hook_trust import trust_question
         from nanohermes.ui.keys import KeyWatcher
-        from nanohermes.ui.live import RichRenderer
+        from nanohermes.ui.notify import Notifier
         from nanohermes.ui.prompt_input import PromptInput
-        from nanohermes.ui.usage_view import SessionTotals
+        from nanohermes.ui.repl_start import Start, StartMenu
+        from nanohermes.ui.theme import chosen
 
+        self.config = config  # as started; self.runtime.config after a /model or /mode switch
         self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
         self._prompting = False
         self._drawn = threading.Event()  # the first prompt is on the screen
-        self.console = Console(highlight=False)
-        self.renderer = RichRenderer(self.console)
-        self.trust = (lambda hooks: True) if trust_workspace else trust_question(self.say, self.ask)
-        self.runtime = build_runtime(
-            config, session_name, self.renderer, approve=self.approve, ask_user=self.ask_form, trust=self.trust
-        )
-        self.renderer.checkpoints = self.runtime.checkpoints
-        self.keys = KeyWatcher() if KeyWatcher.available() else None
-        self.totals = SessionTotals()
         self.notes_for_model: list[str] = []  # told to the model with the next message (e.g. after /undo)
         self.context_for_model: list[str] = []  # what `!commands` printed, sent with the next message
         self.queued: list[str] = []  # messages Enter queued while a turn ran, sent in order after it
         self._typed = ""  # the next prompt starts with this (typed while a turn ran, or a message held back)
         self._held_back = ""  # a message not sent once because an @path in it names nothing
         self._last_ctrl_c = float("-inf")
+        self.theme = chosen(config.theme)  # before anything reads the keyboard: "auto" asks the terminal
+        self.notifier = Notifier(config.notify, config.notify_after)
+        self.keys = KeyWatcher() if KeyWatcher.available() else None  # first: what is typed while the REPL starts
         arguments = {
             "/model": self.models,
             "/mode": lambda: MODES,
-            "/resume": lambda: session_names(self.runtime.config.home),
+            "/resume": lambda: session_names(self.config.home),
         }
-        self.custom = CustomCommands(config.home, config.workspace)  # command files: /review, /git:commit
-        commands = {**{name: c.help for name, c in COMMANDS.items()}, **self.custom.menu()}
         files = CachedListing(self.workspace_files)
-        self.input = PromptInput(config.home / "history", commands, arguments, files, self.cycle_mode)
-        self.input.drawn.append(self._drawn.set)
+        self.start = Start(self, session_name, trust_workspace)
+        self.input = PromptInput(config.home / "history", StartMenu(self.start), arguments, files, self.cycle_mode)
+        self.input.drawn += [self._drawn.set, self.start.go]
+        self.start.begin()
+
+    def __getattr__(self, name: str):
+        """An attribute the start builds (runtime, console, renderer, custom, totals, trust),
+        asked for before it is built: wait for it (raises what the build raised)."""
+        if name.startswith("__") or "start" not in self.__dict__:
+            raise AttributeError(name)
+        self.start.wait()
+        return object.__getattribute__(self, name)
 
     def say(self, text: str, style: str = "") -> None:
         self.console.print(neutralize(text), markup=False, highlight=False, style=style or None)
@@ -83,7 +84,7 @@ class Repl:
 
     def prompt_text(self) -> str:
         """`› ` in the default mode; `plan › `, `accept-edits › `, `auto › ` say the others at every prompt."""
-        mode = self.runtime.config.mode
+        mode = (self.runtime.config if self.start.done else self.config).mode
         return "› " if mode == "ask" else f"{mode} › "
 
     def ask(self, question: str) -> str:
@@ -108,7 +109,7 @@ class Repl:
         """What `@` completes: the workspace's files, as the tools see them (.gitignore honoured)."""
         from nanohermes.tools.workspace import list_workspace
 
-        return list_workspace(self.runtime.config.workspace, exclude=self.runtime.config.home.resolve()).files
+        return list_workspace(self.config.workspace, exclude=self.config.home.resolve()).files
 
     def cycle_mode(self) -> None:
         self.runtime.switch(mode=next_mode(self.runtime.config.mode))
@@ -144,6 +145,7 @@ class Repl:
         agent = self.runtime.agent
         self.renderer.pause()
         self.keys_off(take=False)  # what is typed and queued waits on the input line, after the question
+        self.notifier.waiting(f"approval needed: {action_title(tool.name, args)}")
         try:
             scope = agent.approvals.scope(tool, args, agent.ctx)
             whole = whole_preview(tool, args, agent.ctx)
@@ -151,6 +153,7 @@ class Repl:
                 self.show, tool.name, args, preview, scope, whole, lambda lines: page(self.console, self.show, lines)
             )
         finally:
+            self.notifier.seen()
             self.keys_on()
             self.renderer.resume()
         call_id = self.renderer.running
@@ -179,7 +182,7 @@ class Repl:
         from nanohermes.ui.recap import recap_lines, workspace_note
 
         s, config = self.runtime.session, self.runtime.config
-        resumed = f"resumed, {len(self.runtime.agent.messages) - 1} messages" if s.state.total_messages else "new"
+        resumed = f"resumed, {s.state.total_messages} messages" if s.state.total_messages else "new"  # as listed
         self.say(f"session {s.name} ({resumed}) · /help for commands")
         note = workspace_note(s.state.workspace, config.workspace) if s.state.total_messages else ""
         for line in [*recap_lines(s.state.messages), *([note] if note else [])]:
@@ -192,7 +195,7 @@ class Repl:
 
         if self.endpoint is None:
             self.endpoint = EndpointCheck(
-                self.runtime.config, on_done=lambda: self._prompting and self.report_endpoint(), start_after=self._drawn
+                self.config, on_done=lambda: self._prompting and self.report_endpoint(), start_after=self._drawn
             )
             return
         problem = self.endpoint.take_problem()
@@ -200,15 +203,6 @@ class Repl:
             self.say(f"· endpoint check: {problem}", "yellow")
 
     def loop(self) -> int:
-        from nanohermes.ui.show_commands import resumed_calls
-
-        config = self.runtime.config
-        self.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
-        self.say(f"· sandbox: {self.runtime.sandbox_summary}", "dim")
-        self.say_session()
-        for warning in self.custom.warnings:
-            self.say(f"· {warning}", "yellow")
-        self.renderer.ran = resumed_calls(self.runtime.agent.messages)
         while True:
             self.report_endpoint()
             try:
@@ -270,6 +264,7 @@ class Repl:
         return self.custom.help_rows()
 
     def command(self, line: str) -> bool:
+        from nanohermes.ui.commands import run_slash_command
         from nanohermes.ui.custom_commands import run_custom
 
         try:
@@ -310,6 +305,7 @@ class Repl:
 
     def turn(self, text: str) -> None:
         started = time.monotonic()
+        self.notifier.seen()
         if self.notes_for_model:
             text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
             self.notes_for_model = []
@@ -329,8 +325,11 @@ class Repl:
             self.say("· interrupted", "yellow")
             self._unqueue()
         elif result.stopped_reason:
+            from nanohermes.stops import stop_message
+
             self.say(f"· {stop_message(result)}", "yellow")
         self._status_line(result.usage, time.monotonic() - started)
+        self.notifier.waiting("stopped: " + result.stop_code if result.stop_code else "the turn is done")
         if self.runtime.config.mode == "plan" and not result.stopped_reason and result.final_text.strip():
             self._offer_plan()
 
@@ -377,11 +376,12 @@ def run_repl(config: Config, session_name: str | None, trust_workspace: bool = F
     try:
         return repl.loop()
     finally:
-        repl.runtime.close()
-        try:
-            print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
-        except OSError:  # the terminal is gone (SIGHUP): the session is saved all the same
-            pass
+        if repl.start.finished():  # a session that failed to build has nothing to close or resume
+            repl.runtime.close()
+            try:
+                print(leaving_line(repl.runtime.session, repl.runtime.config.workspace), file=sys.stderr)
+            except OSError:  # the terminal is gone (SIGHUP): the session is saved all the same
+                pass
 
 
 def leaving_line(session, workspace: Path) -> str:

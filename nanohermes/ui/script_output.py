@@ -136,25 +136,39 @@ class JsonOutput:
 
 class StreamJsonOutput:
     """`stream-json`: a session line, every event as it happens, then the result, one JSON
-    object per line on stdout. Nothing on stderr but the CLI's final error or stop line."""
+    object per line on stdout. Nothing on stderr but the CLI's final error or stop line.
+    The session line is always first: what is said while the session is built (a warning about
+    the configuration) waits for it."""
 
     def __init__(self, out: TextIO | None = None):
         self.out = out or sys.stdout
         self.log = ToolCallLog()
+        self._early: list[dict] | None = []  # None once the session line is out
 
     def __call__(self, event) -> None:
         self.log.see(event)
         inner = event.event if isinstance(event, ev.SubagentEvent) else event  # a helper's progress too
-        if not isinstance(inner, ev.LIVE_PROGRESS):
+        if isinstance(inner, ev.LIVE_PROGRESS):
+            return
+        if self._early is not None:
+            self._early.append(event_dict(event))
+        else:
             self._line(event_dict(event))
 
     def started(self, session: dict, lines: list[str]) -> None:
         self._line(session)
+        self._flush_early()
 
     def finished(self, result: dict) -> None:
+        self._flush_early()  # a run that failed before its session: what was said, then the error
         self._line(result)
 
     failed = finished
+
+    def _flush_early(self) -> None:
+        early, self._early = self._early or [], None
+        for line in early:
+            self._line(line)
 
     def _line(self, obj: dict) -> None:
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -211,13 +225,16 @@ def start_lines(runtime) -> tuple[dict, list[str]]:
         "workspace": str(config.workspace),
         "sandbox": runtime.sandbox_summary,
     }
-    sandbox = f"· sandbox: {runtime.sandbox_summary}"
+    from nanohermes.ui.sandbox_view import network_words, sandbox_line
+
+    brief = sandbox_line(runtime.sandbox_backend, network_words(runtime.sandbox), config.mode)
+    sandbox = f"· {brief}"
     if not resumed:
         hint = f"· session {session.name} (resume with --session {session.name})"
         return line, [hint, sandbox] if session.generated else [sandbox]
     note = workspace_note(session.state.workspace, config.workspace)
     lines = [
-        f"· resumed session {session.name} ({len(session.state.messages)} messages)",
+        f"· resumed session {session.name} ({session.state.total_messages} messages)",  # the count sessions lists
         *recap_lines(session.state.messages),
     ]
     return line, lines + ([note] if note else []) + [sandbox]

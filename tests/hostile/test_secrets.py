@@ -265,3 +265,19 @@ def test_a_streamed_secret_is_never_let_out_whatever_the_split(cuts, form):
         shown += guard.feed(piece)
         assert TOKEN not in shown and TOKEN.replace("_", "\\_") not in shown
     assert shown + guard.flush() == redactor.text(whole)
+
+
+def test_an_oauth_registrations_secret_never_reaches_the_model(server, workspace, isolated_home):
+    """A command cannot read the state directory (hidden whole); a secret that still travels another
+    way (pasted, a server echoing it) is redacted like a configured key."""
+    oauth = isolated_home / "mcp" / "oauth"
+    oauth.mkdir(parents=True)
+    secret, token = "cs_0123456789abcdefSECRET", "at_0123456789abcdefTOKEN"
+    (oauth / "docs.json").write_text(
+        json.dumps({"client": {"client_secret": secret}, "tokens": {"access_token": token}})
+    )
+    (workspace / "pasted.txt").write_text(f"the secret is {secret} and {token}\n")
+    server.add(call("read_file", {"path": "pasted.txt"}), text("ok"))
+    one_shot(server, workspace, "--yes")
+    sent = everything_sent(server)
+    assert secret not in sent and token not in sent and "[redacted: client_secret]" in sent

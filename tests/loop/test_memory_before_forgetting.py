@@ -5,6 +5,8 @@ and the next session's memory block carries it. No extra model call; secrets nev
 import json
 
 from nanohermes.configure import load_config
+from nanohermes.events import Notice
+from nanohermes.loop.keeper import HELD_NOTICE
 from nanohermes.memory.block import BLOCK_START
 from nanohermes.memory.candidates import MEMORY_INSTRUCTION, MEMORY_MARKER
 from nanohermes.runtime import build_runtime
@@ -96,3 +98,21 @@ def test_with_auto_memory_off_the_summary_asks_for_no_memories_and_none_are_save
     assert summaries and not any(MEMORY_MARKER in r["messages"][-1]["content"] for r in summaries)
     assert runtime.memory.entries() == []
     assert MEMORY_MARKER not in runtime.agent.messages[1]["content"]  # the section never stays in a summary
+
+
+def test_in_ask_mode_a_compactions_memories_wait_for_a_yes_said_after_the_compaction_line(
+    server, workspace, monkeypatch
+):
+    modules(workspace)
+    reading_model(server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    events = []
+    config = load_config(base_url=server.url, workspace=workspace, mode="ask", context_window=16_384)
+    runtime = build_runtime(config, "asked", events.append, approve=None)  # reads run unasked; remember would ask
+    runtime.agent.run_turn(f"{PREFERENCE} Now review the modules m0-m3.")
+    said = [e.text for e in events if isinstance(e, Notice)]
+    compacted = next(i for i, text in enumerate(said) if text.startswith("context compacted automatically"))
+    held = next(i for i, text in enumerate(said) if text.startswith(HELD_NOTICE))
+    assert compacted < held and REMEMBERED in said[held] and "/memory confirm" in said[held]
+    assert runtime.memory.entries() == [] and [e.text for e in runtime.memory.pending.entries()] == [REMEMBERED]
+    runtime.close()

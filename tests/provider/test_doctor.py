@@ -15,7 +15,7 @@ from nanohermes.cli import app
 from nanohermes.configure import load_config
 from nanohermes.provider.doctor import FAIL, OK, SKIP, WARN, exit_code, run_checks
 from tests.e2e.recording import RECORDINGS, advertised_n_ctx, load, replay_replies
-from tests.support.scripted_server import POLL, Error, Reply, ScriptedServer, call, text
+from tests.support.scripted_server import POLL, Error, Reply, ScriptedServer, call, text, without_v1
 
 
 def doctor(*args):
@@ -53,7 +53,8 @@ def test_a_good_server_passes_every_check_one_line_each(llama8k):
         "usage",
         "context window",
         "token counting",
-        *["sandbox"] * 5,  # what is enforced, then a write outside, a connect, a hidden read, the temp dir
+        *["sandbox"]
+        * 6,  # what is enforced, then a write outside, a connect, a hidden read, a Unix socket, the temp dir
     ]
     assert [line.split(":")[0] for line in lines[1:-1]] == [f"{OK} {name}" for name in names]
     assert (
@@ -160,3 +161,27 @@ def test_the_configured_window_is_reported_without_asking_the_server(server, iso
     server.add(text("ok"), call("get_weather", {"city": "Paris"}))
     checks = checks_for(server.url)
     assert checks["context window"].status == OK and "4,096 tokens (configured)" in checks["context window"].detail
+
+
+def test_a_json_404_without_v1_fails_reachable_with_add_v1_and_blames_no_model(server):
+    base = without_v1(server)
+    checks = checks_for(base)
+    assert checks["reachable"].status == FAIL and f"the API is at {base}/v1" in checks["reachable"].detail
+    assert checks["reachable"].fix == f"add /v1: --base-url {base}/v1 (or OPENAI_BASE_URL)"
+    assert checks["model"].status == SKIP and server.chat_requests() == []
+
+
+def test_a_public_models_listing_leaves_the_key_to_the_chat_request_which_refuses_it(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")  # GET /models answers anyone, as OpenRouter's does
+    server.add(Error(401, {"error": {"message": "No auth credentials found", "code": 401}}))
+    r = doctor("--base-url", server.url, "--model", "test-model")
+    assert r.returncode == 1 and f"{OK} key accepted" not in r.stdout
+    assert f"{FAIL} key accepted: the chat request was refused (HTTP 401)" in r.stdout and "OPENAI_API_KEY" in r.stdout
+    assert f"{SKIP} model" in r.stdout
+
+
+def test_a_public_models_listing_and_a_chat_request_taken_prove_the_key(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-right")
+    server.add(text("ok"), call("get_weather", {"city": "Paris"}))
+    checks = checks_for(server.url, model="test-model")
+    assert (checks["key accepted"].status, checks["key accepted"].detail) == (OK, "a chat request with it was accepted")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,15 @@ def policy(make_policy):
     return make_policy()
 
 
+def landlock_accepting_gaps(policy, backend: str | None):
+    """Landlock alone refuses a writable workspace (it cannot keep .git read-only there) unless the
+    user accepts that; tests of its other rules accept it."""
+    return replace(policy, landlock_gaps="accept") if backend == "landlock" else policy
+
+
 def run_in(policy, command: str, backend: str | None = None, cwd: Path | None = None, timeout: float = 30):
     """`bash -c command` confined by `backend`, as run_command will start it."""
+    policy = landlock_accepting_gaps(policy, backend)
     where = cwd or policy.workspace
     launch = confine(["bash", "-c", command], policy, where, prefer=backend)
     assert launch.backend == (backend or launch.backend)
@@ -58,6 +66,7 @@ def run_in(policy, command: str, backend: str | None = None, cwd: Path | None = 
             timeout=timeout,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=launch.pass_fds,
         )
     finally:
         launch.release()

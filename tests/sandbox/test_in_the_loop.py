@@ -70,7 +70,7 @@ def test_a_script_without_yes_runs_sandboxed_commands_and_refuses_the_unsandboxe
         text("half done"),
     )
     r = run_cli(["-p", "go", "--base-url", server.url], workspace)
-    assert r.returncode == 3 and "· sandbox: commands run in" in r.stderr
+    assert r.returncode == 3 and "· commands run unasked in the sandbox" in r.stderr
     assert (workspace / "inside.txt").read_text() == "made\n" and not outside.exists()
     assert tool_results(server)[-1].startswith("refused: run_command needs the user's approval")
 
@@ -112,7 +112,7 @@ def test_level_off_runs_commands_unconfined_and_says_so(server, workspace, tmp_p
     server.add(call("run_command", {"command": f"touch {outside}"}), text("done"))
     r = run_cli(["-p", "go", "--yes", "--sandbox", "off", "--base-url", server.url], workspace)
     assert r.returncode == 0 and outside.exists()
-    assert "· sandbox: off: commands run unconfined" in r.stderr
+    assert "· sandbox off: the model's commands run unasked, with your rights" in r.stderr
 
 
 def test_an_mcp_stdio_server_that_opts_in_runs_inside_the_sandbox(workspace, isolated_home, tmp_path):
@@ -167,3 +167,25 @@ def test_a_helpers_commands_run_in_the_parents_sandbox(server, workspace, monkey
     runtime.agent.run_turn("delegate it")
     runtime.close()
     assert (workspace / "inside.txt").exists() and not outside.exists()
+
+
+def test_a_background_tasks_blocked_write_is_said_when_its_output_is_read(server, workspace, monkeypatch, tmp_path):
+    outside = tmp_path / "outside.txt"
+    server.add(
+        call("run_command", {"command": f"echo x > {outside}", "background": True}),
+        call("task_output", {"id": "bg1", "wait": 30}),
+        text("done"),
+    )
+    runtime = runtime_for(server, workspace, monkeypatch, mode="auto")
+    runtime.agent.run_turn("start it")
+    runtime.close()
+    read = tool_results(server)[-1]
+    assert not outside.exists() and f"a write outside the workspace was blocked: {outside}" in read
+
+
+def test_a_blocked_command_is_shown_to_the_user_on_its_tool_line_even_when_it_exits_0(server, workspace):
+    server.add(call("run_command", {"command": "curl -sS -m 5 http://pypi.org/ | head -1"}), text("done"))
+    result = run_cli(["-p", "fetch it", "--base-url", server.url], workspace)
+    tool_line = next(line for line in result.stderr.splitlines() if "exit 0" in line)
+    assert tool_line.lstrip().startswith("✗") and "sandbox blocked: the network is off in the sandbox" in tool_line
+    assert "Sandbox (the command exited 0, but this was blocked)" in tool_results(server)[-1]

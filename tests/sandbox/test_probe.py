@@ -44,8 +44,16 @@ def test_bubblewrap_words_say_what_is_blocked(policy):
     assert words.summary.endswith("network blocked")
 
 
-def test_landlock_words_name_what_it_cannot_protect(policy):
+def test_landlock_refuses_a_writable_workspace_it_cannot_keep_git_read_only_in(policy, make_policy):
     words = assess(policy, LANDLOCK_ONLY)
+    assert (words.backend, words.enforced) == ("", False)
+    assert "Landlock cannot keep .git, .nanohermes, .claude read-only inside the writable workspace" in words.summary
+    assert 'level = "read-only"' in words.summary and 'landlock_gaps = "accept"' in words.summary
+    assert assess(make_policy(level="read-only"), LANDLOCK_ONLY).enforced  # nothing writable to carve from
+
+
+def test_landlock_words_name_what_it_cannot_protect(make_policy):
+    words = assess(make_policy(landlock_gaps="accept"), LANDLOCK_ONLY)
     assert (words.backend, words.enforced) == ("landlock", True)
     assert "Landlock only (bwrap fails here: No permissions to create new namespace)" in words.summary
     assert "NOT protected inside the workspace: .git, .nanohermes, .claude" in words.summary
@@ -61,9 +69,9 @@ def test_nothing_to_enforce_with_says_not_enforced_and_how_to_run_unconfined(pol
 
 
 def test_an_old_landlock_cannot_cut_the_network_so_only_network_true_uses_it(make_policy):
-    assert not assess(make_policy(), OLD_LANDLOCK).enforced
-    assert "cannot block the network" in assess(make_policy(), OLD_LANDLOCK).summary
-    assert assess(make_policy(network=True), OLD_LANDLOCK).backend == "landlock"
+    assert not assess(make_policy(landlock_gaps="accept"), OLD_LANDLOCK).enforced
+    assert "cannot block the network" in assess(make_policy(landlock_gaps="accept"), OLD_LANDLOCK).summary
+    assert assess(make_policy(network=True, landlock_gaps="accept"), OLD_LANDLOCK).backend == "landlock"
 
 
 def test_macos_uses_seatbelt_and_says_it_is_untested(policy):
@@ -92,13 +100,18 @@ def test_level_off_runs_the_command_as_it_is_even_with_nothing_to_enforce(make_p
 def test_landlock_refuses_a_workspace_that_holds_a_hidden_path(make_policy, fake_home, tmp_path):
     from nanohermes.sandbox import SandboxSettings, policy_for
 
-    at_home = policy_for(SandboxSettings(), fake_home, tmp_path / "state", temp_dir=tmp_path / "t")
+    at_home = policy_for(
+        SandboxSettings(landlock_gaps="accept"), fake_home, tmp_path / "state", temp_dir=tmp_path / "t"
+    )
     words = assess(at_home, LANDLOCK_ONLY)
     assert (words.backend, words.enforced) == ("", False)
     assert "Landlock cannot hide ~/.ssh inside the writable" in words.summary
     assert "apt install bubblewrap" in words.summary and 'level = "off"' in words.summary
     assert assess(at_home, BWRAP_HERE).enforced  # bubblewrap hides it with a mount
-    state_inside = policy_for(SandboxSettings(), tmp_path / "ws", tmp_path / "ws" / ".state", temp_dir=tmp_path / "t")
+    inside = tmp_path / "ws"
+    state_inside = policy_for(
+        SandboxSettings(landlock_gaps="accept"), inside, inside / ".state", temp_dir=tmp_path / "t"
+    )
     assert not assess(state_inside, LANDLOCK_ONLY).enforced
 
 
@@ -113,5 +126,13 @@ def test_without_libseccomp_the_socket_filter_fails_closed_unless_sockets_are_li
 def test_the_words_name_the_hosts_a_command_may_reach(make_policy):
     words = assess(make_policy(allow_domains=("pypi.org", "*.pythonhosted.org")), BWRAP_HERE).summary
     assert words.endswith("network: only pypi.org, *.pythonhosted.org (through NanoHermes's proxy)")
-    landlock = assess(make_policy(allow_domains=("pypi.org",)), LANDLOCK_ONLY).summary
+    landlock = assess(make_policy(allow_domains=("pypi.org",), landlock_gaps="accept"), LANDLOCK_ONLY).summary
     assert "allow_domains needs bubblewrap, so no host is reachable" in landlock
+
+
+@NEEDS_LANDLOCK
+def test_landlock_alone_runs_no_command_in_a_writable_workspace_but_runs_them_read_only(make_policy, workspace):
+    with pytest.raises(SandboxUnavailable, match=r"Landlock cannot keep \.git"):
+        confine(["true"], make_policy(), workspace, prefer="landlock")
+    with confine(["true"], make_policy(level="read-only"), workspace, prefer="landlock") as launch:
+        assert launch.backend == "landlock"

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from nanohermes.sandbox import confine
-from tests.sandbox.conftest import BACKENDS, NEEDS_BWRAP, NEEDS_LANDLOCK, run_in
+from tests.sandbox.conftest import BACKENDS, NEEDS_BWRAP, NEEDS_LANDLOCK, landlock_accepting_gaps, run_in
 from tests.support.processes import alive
 
 CONNECT = (
@@ -52,8 +52,10 @@ def test_landlock_denies_binding_a_tcp_port_with_the_network_off(policy):
 
 
 def _group_kill_ends(policy, workspace, backend, command: str, count: int) -> None:
-    launch = confine(["bash", "-c", command], policy, workspace, prefer=backend)
-    proc = subprocess.Popen(launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True)
+    launch = confine(["bash", "-c", command], landlock_accepting_gaps(policy, backend), workspace, prefer=backend)
+    proc = subprocess.Popen(
+        launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True, pass_fds=launch.pass_fds
+    )
     found: list[int] = []
     try:
         deadline = time.monotonic() + 10
@@ -116,7 +118,13 @@ def test_a_sandbox_started_from_a_thread_that_ends_keeps_running(policy, workspa
 
     def start():
         started.append(
-            subprocess.Popen(launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True)
+            subprocess.Popen(
+                launch.argv,
+                cwd=workspace,
+                env=launch.environ(os.environ),
+                start_new_session=True,
+                pass_fds=launch.pass_fds,
+            )
         )
         time.sleep(0.3)  # the thread ends once bwrap is up (ending sooner, it races bwrap's set-up)
 

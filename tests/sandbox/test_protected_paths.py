@@ -83,7 +83,9 @@ def test_a_worktree_pointer_file_cannot_be_redirected(policy, workspace):
 
 def test_the_placeholder_stays_until_the_last_sandbox_using_it_ends(policy, workspace):
     launch = confine(["sleep", "30"], policy, workspace)
-    long = subprocess.Popen(launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True)
+    long = subprocess.Popen(
+        launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True, pass_fds=launch.pass_fds
+    )
     try:
         deadline = time.monotonic() + 10
         while not is_placeholder(workspace / ".nanohermes") and time.monotonic() < deadline:

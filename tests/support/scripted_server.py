@@ -271,3 +271,12 @@ def serving(server: ScriptedServer, models: list[str]) -> ScriptedServer:
 
     server.handler = answer
     return server
+
+
+def without_v1(server: ScriptedServer) -> str:
+    """The server as vLLM or a FastAPI app answers where /v1 is missing: a JSON 404
+    (`{"detail": "Not Found"}`) for GET /models and POST /chat/completions; its API stays at
+    /v1. Returns the base URL without /v1."""
+    not_found = lambda body: (404, {"detail": "Not Found"})  # noqa: E731
+    server.routes["GET /models"] = server.routes["POST /chat/completions"] = not_found
+    return server.url.removesuffix("/v1")

@@ -94,9 +94,11 @@ class Terminal:
         timeout: float = 40,  # an expect's wait: a loaded 2-core machine drew one screen in over 20 s
         size_in_env: bool = True,
         wait_ready: bool = True,
+        env: dict | None = None,  # more of the environment (COLORFGBG, …)
     ):
         # No cursor-position request: pexpect does not answer it, and keys typed while
         # prompt_toolkit waits for the answer would be misread.
+        extra_env = env
         env = {
             **os.environ,
             "TERM": "xterm-256color",
@@ -106,6 +108,7 @@ class Terminal:
         }
         if colour:
             env.pop("NO_COLOR", None)
+        env.update(extra_env or {})
         if not size_in_env:  # the size from the pty alone, so a resize is seen (rich keeps $COLUMNS for ever)
             env.pop("COLUMNS")
             env.pop("LINES")
@@ -123,9 +126,15 @@ class Terminal:
         self.child.logfile_read = _Feed(pyte.Stream(self.screen))
         self.child.screen_text = self.capture
         if wait_ready:  # else a question comes first (the workspace's hooks), and the test answers it
-            self.ready()
+            self.started()
 
     # -- driving ---------------------------------------------------------------------------
+
+    def started(self) -> None:
+        """Wait for the start lines and the prompt under them (a new session's lines come once it
+        is built, above the first prompt, which is drawn before: ui/repl_start.py)."""
+        self.child.expect(r"session \S+ \((new|resumed)")
+        self.ready()
 
     def ready(self) -> None:
         """Wait for the prompt to be drawn and the cursor shown again."""

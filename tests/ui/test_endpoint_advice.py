@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from nanohermes.config import Config
 from nanohermes.ui.endpoint import EndpointCheck
 from tests.support import raw_servers as raw
-from tests.support.scripted_server import Error, serving, text
+from tests.support.scripted_server import Error, serving, text, without_v1
 from tests.support.terminal import Terminal
 
 SERVED = ["llama3.2:3b", "qwen2.5-coder:7b"]
@@ -130,4 +130,18 @@ def test_a_retry_before_any_text_is_one_line(server, workspace):
     start = next(i for i, line in enumerate(lines) if "hi" in line and "›" in line)
     between = lines[start + 1 : next(i for i, line in enumerate(lines) if "ready now" in line)]
     assert len(between) == 1 and "server error (500); retry 1/4" in between[0], between
+    assert term.exit() == 0
+
+
+def test_the_start_check_says_add_v1_for_a_json_404_and_a_message_gets_the_same_sentence(server, workspace):
+    base = without_v1(server)
+    term = Terminal(SimpleNamespace(url=base), workspace)
+    term.wait_screen("add /v1")
+    screen = " ".join(line.strip() for line in term.display())
+    assert (
+        f"· endpoint check: The server at {base} answered HTTP 404 (Not Found), but its API is at {base}/v1" in screen
+    )
+    term.send("hi\r")
+    term.wait_screen("error:")
+    assert "is not served" not in " ".join(term.display()) and server.chat_requests() == []
     assert term.exit() == 0
