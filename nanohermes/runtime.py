@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
 from nanohermes.hooks import Hooks
-from nanohermes.hooks.trust import hooks_in_force
+from nanohermes.hooks.trust import hooks_in_force, unmatched_warnings
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
@@ -147,9 +147,8 @@ def build_runtime(
             editor=editor,
         )
         tools = all_tools(skills, configured.tools)
-        hooks = Hooks(
-            hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text, sandbox=sandbox
-        )
+        approvals = approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn, at_start)
+        hooks = session_hooks(hook_specs, config, session, emit, at_start, redactor, sandbox, approvals, tools)
         agent = Agent(
             config=config,
             provider=provider,
@@ -159,7 +158,7 @@ def build_runtime(
             system_prompt=prompt.system,
             memory_for=prompt.memory_for,
             emit=emit,
-            approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn, at_start),
+            approvals=approvals,
             hooks=hooks,
         )
         prompt.window = lambda: agent.settings.window  # the skills listing follows the window learned
@@ -177,6 +176,18 @@ def build_runtime(
         config, session, agent, prompt, memory, checkpoints, configured, sandbox, enforcement.summary,
         enforcement.backend, snapshots,
     )  # fmt: skip
+
+
+def session_hooks(
+    specs, config: Config, session: Session, emit, at_start, redactor, sandbox, approvals, tools
+) -> Hooks:
+    """The session's hooks, told the session's permission mode as it changes (/mode); a hook whose
+    matcher no tool of the session satisfies is said first (`at_start`: once per cause)."""
+    for warning in unmatched_warnings(specs, [tool.name for tool in tools]):
+        at_start(warning)
+    mode = lambda: approvals.mode  # noqa: E731
+    where = (session.name, str(session.path))
+    return Hooks(specs, config.workspace, where, emit, redactor.text, sandbox=sandbox, mode=mode)
 
 
 def approvals_for(

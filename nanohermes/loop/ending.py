@@ -34,10 +34,11 @@ def said(agent, answered: Answered) -> str:
 def final_answer(agent, turn: Turn, stop: StopTurn) -> str:
     """One last request, tool calls off, its prompt the conversation's (a prefix cache serves it):
     the model's best answer from what it found, marked partial; "" when that request fails too.
-    Stopped on a failing check, what the check said, marked partial, with no request."""
+    Stopped on a failing check, what the check said, marked partial, with no request; stopped by a
+    hook's `continue: false`, nothing (what the model wrote this turn stands)."""
     if stop.code is ev.StopCode.CHECK_FAILING:
         return said(agent, Answered(ev.PARTIAL_MARK + check_still_fails(turn), written=True))
-    if stop.code is ev.StopCode.MAX_COST:  # one more request would spend past the cap
+    if stop.code in (ev.StopCode.MAX_COST, ev.StopCode.HOOK_STOPPED):  # over the cap, or a hook said stop
         return ""
     agent.transcript.add_note("final_answer", nudges.final_answer(stop).text, alternate=True)
     turn.mark = ev.PARTIAL_MARK

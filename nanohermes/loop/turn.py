@@ -51,6 +51,7 @@ class Turn:
     mark: str = ""  # put before the streamed text of a stopped run's final answer
     hooks: object = None  # the session's hooks (hooks/__init__.py): Stop runs when the model answers
     stop_blocks: int = 0  # answers a Stop hook sent back this turn
+    hook_stop: object = None  # a hook's `continue: false` (hooks.HookStop): the turn ends after this reply's calls
 
     hopeless: bool = False  # after the model was asked for its answer (or its change), it went round again
     rounds_since_asked: int = 0
