@@ -202,25 +202,23 @@ def resource_text(contents) -> str:
 
 def templates_lines(server: str, templates: list) -> list[str]:
     """`mcp(name="server")`'s resource templates: a URI to fill in, then read like any resource."""
-    if not templates:
-        return []
-    lines = [f'{len(templates)} resource template(s); fill in the {{…}} and read with mcp(name="{server}", uri="URI"):']
-    for t in templates[:RESOURCES_LISTED]:
-        about = one_line(getattr(t, "description", "") or getattr(t, "name", "") or "", 100)
-        lines.append(f"- {one_line(str(t.uri_template), URI_CHARS)}{': ' + about if about else ''}")
-    if len(templates) > RESOURCES_LISTED:
-        lines.append(f"… and {len(templates) - RESOURCES_LISTED} more (not listed)")
-    return lines
+    head = f'resource template(s); fill in the {{…}} and read with mcp(name="{server}", uri="URI"):'
+    return _uri_lines(head, templates, lambda t: t.uri_template)
 
 
 def resources_lines(server: str, resources: list) -> list[str]:
     """`mcp(name="server")`'s resources part: one line each, up to RESOURCES_LISTED."""
-    if not resources:
+    return _uri_lines(f'resource(s); read one with mcp(name="{server}", uri="URI"):', resources, lambda r: r.uri)
+
+
+def _uri_lines(head: str, items: list, uri_of) -> list[str]:
+    """`N head` then a line per item (its URI and what it is), up to RESOURCES_LISTED; [] for none."""
+    if not items:
         return []
-    lines = [f'{len(resources)} resource(s); read one with mcp(name="{server}", uri="URI"):']
-    for r in resources[:RESOURCES_LISTED]:
-        about = one_line(getattr(r, "description", "") or getattr(r, "name", "") or "", 100)
-        lines.append(f"- {one_line(str(r.uri), URI_CHARS)}{': ' + about if about else ''}")
-    if len(resources) > RESOURCES_LISTED:
-        lines.append(f"… and {len(resources) - RESOURCES_LISTED} more (not listed)")
+    lines = [f"{len(items)} {head}"]
+    for item in items[:RESOURCES_LISTED]:
+        about = one_line(getattr(item, "description", "") or getattr(item, "name", "") or "", 100)
+        lines.append(f"- {one_line(str(uri_of(item)), URI_CHARS)}{': ' + about if about else ''}")
+    if len(items) > RESOURCES_LISTED:
+        lines.append(f"… and {len(items) - RESOURCES_LISTED} more (not listed)")
     return lines
