@@ -44,7 +44,7 @@ class Transcript:
     ) -> dict[str, str]:
         """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
         files it names (prompt/mentions.py), `context` the user added (a `!command`'s output, which
-        names no file), the loop's note `ask(attached)` gives after the files (loop/nudges.py) and the
+        names no file), the loop's note `ask(attached)` gives after the files (the turn's coach, loop/coach/) and the
         memory block `memory_for(text)` gives; the session keeps them beside the user's words. Returns
         what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
@@ -63,7 +63,7 @@ class Transcript:
         return any(m.get("role") == "user" and text in str(m.get("content") or "") for m in self.messages)
 
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
-        """A message the loop writes for the model (loop/nudges.py), tagged as such; `alternate`:
+        """A message the loop writes for the model (a Nudge: loop/nudges.py), tagged as such; `alternate`:
         after an empty assistant message if it would follow a user message (strict templates)."""
         if alternate and self.messages[-1]["role"] == "user":
             self.add({"role": "assistant", "content": ""})

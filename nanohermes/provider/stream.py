@@ -17,7 +17,7 @@ from nanohermes.text import strip_thinking, valid_unicode
 FINISH_REPEATED = "repeated"
 # The finish_reason of a reply stopped at MAX_REPLY_CHARS: the stream was closed (the server stops
 # generating), the text up to the cap kept with TOO_LONG_NOTE after it; a tool call being written
-# is kept cut, for the loop to refuse as it refuses one cut by max_tokens (loop/nudges.py).
+# is kept cut, for the loop to refuse as it refuses one cut by max_tokens (loop/coach/plain.py).
 FINISH_TOO_LONG = "too_long"
 MAX_REPLY_CHARS = 8 * 2**20  # text and call arguments: a max_tokens of 1M tokens is ~4 MB; twice that is a flood
 TOO_LONG_NOTE = f"\n\n[NanoHermes cut this reply at {MAX_REPLY_CHARS // 2**20} MB: the rest was not read.]"
