@@ -228,6 +228,7 @@ def _one_shot(
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
+        typed = task
         expanded = _custom_command_prompt(task, runtime, output)
         task = _mcp_prompt(task, runtime, output) if expanded == task else expanded
         if rewind:
@@ -235,7 +236,8 @@ def _one_shot(
 
             for line in rewind_for_script(runtime, rewind):
                 error(line)
-        result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output))
+        request = request_with(task, piped, runtime.agent, output)
+        result = runtime.agent.run_turn(request, ask=_own_words(typed, task, request))
     except NanoHermesError as exc:
         output.failed(error_dict(str(exc), EXIT_FAILURE, name))
         error(exc)
@@ -249,6 +251,14 @@ def _one_shot(
         error(message)
     output.finished(result_dict(result, name, output.log.calls, reason, message, code))
     return code
+
+
+def _own_words(typed: str, task: str, request: str) -> str | None:
+    """What the user asked in their own words (loop/coach/ coaches on them only): "" for a command file's
+    or an MCP prompt's text, the task alone when text was piped beside it, None when the request is all theirs."""
+    if task != typed:
+        return ""
+    return task if request != task else None
 
 
 def _custom_command_prompt(task: str, runtime, emit) -> str:

@@ -215,6 +215,7 @@ class AcpSession:
         if self.pending_mode is not None or self.pending_model is not None:
             self.runtime.switch(mode=self.pending_mode, model=self.pending_model)
             self.pending_mode = self.pending_model = None
+        ask = None  # the user's own words: all of `text`
         if found := commands.parse(text, self.runtime):
             outcome = commands.run(self.runtime, *found)
             if outcome.note:
@@ -224,12 +225,12 @@ class AcpSession:
                 return COMMAND_DONE
             if outcome.shown:  # what a custom command's `!` commands did
                 self._send(updates.thought(outcome.shown + "\n"))
-            text = outcome.prompt
+            text, ask = outcome.prompt, ""  # a command file's or an MCP prompt's words, not the user's
         if self.notes_for_model:
             text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
             self.notes_for_model = []
         try:
-            result = self.runtime.agent.run_turn(text)
+            result = self.runtime.agent.run_turn(text, ask=ask)
             steps = updates.plan_steps(result.final_text) if self.runtime.config.mode == "plan" else []
             if steps and result.stop_code is None:  # what plan mode proposed, as the editor's checklist
                 self._send(updates.plan(steps))

@@ -48,7 +48,7 @@ def run_custom(repl, invocation: Invocation) -> None:
     finally:
         repl.keys_off(take=True)
         repl.renderer.area.stop()
-    repl.turn(text)
+    repl.turn(text, ask="")  # the file's words, not the user's: no coaching keys on them
 
 
 def _not_run(repl, arg: str) -> bool:  # /help's rows are never run from the table

@@ -27,7 +27,7 @@ def _mcp(repl, arg: str) -> bool:
     except PromptError as exc:
         raise PromptError(f"{exc}; /mcp lists the prompts") from None
     repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
-    repl.turn(text)
+    repl.turn(text, ask="")  # the server's words, not the user's
     return True
 
 
@@ -43,7 +43,7 @@ def prompt_command(repl, line: str) -> bool | None:
     server, name, typed = found
     text = prompt_text(hub, server, name, typed)
     repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
-    repl.turn(text)
+    repl.turn(text, ask="")  # the server's words, not the user's
     return True
 
 
