@@ -39,8 +39,12 @@ TEST_CHANGE = re.compile(
 )
 NEGATIONS = frozenset({"not", "never", "without", "no", "nor"})
 NEGATION_WORDS = 3  # "do not change the tests", "without changing any tests": a negation this close before the verb
-# A PostToolUse command that runs tests: a runner's name, or `test` as a word (npm test, go test, make test).
-RUNS_TESTS = re.compile(r"\b(test|tests|pytest|unittest|nose2|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)\b")
+# A PostToolUse command that runs tests: a test runner, or a build tool's test command (npm test, go test,
+# make test). The shell's `test -f` is no test run.
+RUNS_TESTS = re.compile(
+    r"\b(pytest|unittest|nose2|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest)\b"
+    r"|\b(npm|pnpm|yarn|bun|deno|go|cargo|dotnet|mix|make|gradle|mvn|swift|zig)\s+(run\s+)?test\b"
+)
 
 REFUSED = (
     "error: not written: {path} is a test file, and the tests are this task's spec ({why}). Change the code "
