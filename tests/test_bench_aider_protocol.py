@@ -14,8 +14,8 @@ import pytest
 from tests.support.scripted_server import ScriptedServer, calls, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import aider_protocol as protocol  # noqa: E402
-import bench_aider133 as bench  # noqa: E402
+import aider_protocol as protocol
+import bench_aider133 as bench
 
 STUB = "def double(n):\n    pass\n"
 RIGHT = "def double(n):\n    return 2 * n\n"
