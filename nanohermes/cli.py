@@ -183,9 +183,10 @@ def _report_failure(message: str, output_format: str) -> int:
     if output_format != "text":
         import json
 
+        from nanohermes.crash import redacted
         from nanohermes.ui.script_output import error_dict
 
-        print(json.dumps(error_dict(message, EXIT_FAILURE, None), ensure_ascii=False), flush=True)
+        print(json.dumps(error_dict(redacted(message), EXIT_FAILURE, None), ensure_ascii=False), flush=True)
     error(message)
     return EXIT_FAILURE
 
@@ -207,11 +208,14 @@ def _one_shot(
     config, prompt: str, session_name: str | None, output_format: str, trust: bool = False, rewind: str | None = None
 ) -> int:
     from nanohermes.errors import NanoHermesError
-    from nanohermes.piped import read_piped, read_task, request_with
+    from nanohermes.piped import TaskStillOpen, read_piped, read_task, request_with
     from nanohermes.runtime import build_runtime
     from nanohermes.ui.script_output import error_dict, make_output, result_dict, start_lines
 
-    task = read_task() if prompt == "-" else prompt
+    try:
+        task = read_task() if prompt == "-" else prompt
+    except TaskStillOpen as exc:
+        fail(str(exc), EXIT_USAGE)
     if not task.strip():
         fail("the task is empty (give it with -p TEXT, or -p - and text on stdin).", EXIT_USAGE)
     piped = read_piped() if prompt != "-" else None  # `git diff | nanohermes -p "review this"`
@@ -228,18 +232,19 @@ def _one_shot(
     name = runtime.session.name
     try:
         output.started(*start_lines(runtime))
-        typed = task
-        expanded = _custom_command_prompt(task, runtime, output)
-        task = _mcp_prompt(task, runtime, output) if expanded == task else expanded
+        expanded, mentions = _custom_command_prompt(task, runtime, output)  # mentions: the words naming files
+        task = _mcp_prompt(task, runtime, output) if expanded == task else expanded  # a server's text names none
         if rewind:
             from nanohermes.ui.rewind_commands import rewind_for_script
 
             for line in rewind_for_script(runtime, rewind):
                 error(line)
-        request = request_with(task, piped, runtime.agent, output)
-        result = runtime.agent.run_turn(request, ask=_own_words(typed, task, request))
+        # files are named by the task's words only: piped text is what a command printed (prompt/mentions.py)
+        result = runtime.agent.run_turn(request_with(task, piped, runtime.agent, output), mentions=mentions)
     except NanoHermesError as exc:
-        output.failed(error_dict(str(exc), EXIT_FAILURE, name))
+        from nanohermes.crash import redacted
+
+        output.failed(error_dict(redacted(str(exc)), EXIT_FAILURE, name))
         error(exc)
         return EXIT_FAILURE
     finally:
@@ -253,33 +258,30 @@ def _one_shot(
     return code
 
 
-def _own_words(typed: str, task: str, request: str) -> str | None:
-    """What the user asked in their own words (loop/coach/ coaches on them only): "" for a command file's
-    or an MCP prompt's text, the task alone when text was piped beside it, None when the request is all theirs."""
-    if task != typed:
-        return ""
-    return task if request != task else None
+def _custom_command_prompt(task: str, runtime, emit):
+    """`-p "/review src/x.py"`: the prompt of the command file named (nanohermes/custom_commands.py)
+    and the words in it that may name files (prompt/mentions.py: Mentions); any other task as it is,
+    all of it the user's words. A built-in REPL command's name is never a file's, here as in the REPL."""
+    from nanohermes.prompt.mentions import Mentions
 
-
-def _custom_command_prompt(task: str, runtime, emit) -> str:
-    """`-p "/review src/x.py"`: the prompt of the command file named (nanohermes/custom_commands.py);
-    any other task as it is. A built-in REPL command's name is never a file's, here as in the REPL."""
     if not task.startswith("/"):
-        return task
+        return task, Mentions(task)
     from nanohermes import events as ev
     from nanohermes.custom_commands import find_invocation, prompt_for
     from nanohermes.prompt.commands import discover_commands
+    from nanohermes.repo_files import Boundary
     from nanohermes.ui.commands import COMMANDS
 
     config = runtime.config
-    commands, warnings = discover_commands(config.home, config.workspace, COMMANDS)
+    commands, warnings = discover_commands(config.home, config.workspace, COMMANDS, Boundary.for_config(config))
     for warning in warnings:
         emit(ev.Notice(warning, "warning"))
     invocation = find_invocation(task, commands)
     if invocation is None:
-        return task
+        return task, Mentions(task)
     emit(ev.Notice(f"/{invocation.command.name}: the prompt of {invocation.command.shown_path(config.workspace)}"))
-    return prompt_for(invocation, runtime.agent, lambda note: emit(ev.Notice(note)))
+    prompt = prompt_for(invocation, runtime.agent, lambda note: emit(ev.Notice(note)))
+    return prompt.text, prompt.mentions
 
 
 def _mcp_prompt(task: str, runtime, emit) -> str:

@@ -44,10 +44,12 @@ def load(**flags):
 
 
 def error(message) -> None:
-    """One line on stderr: its control characters shown (a server's or a file's words may hold ESC)."""
+    """One line on stderr: its control characters shown (a server's or a file's words may hold ESC),
+    its secrets redacted (a provider's error may echo the key; CI logs are published)."""
+    from nanohermes.crash import redacted
     from nanohermes.text import neutralize
 
-    print(f"nanohermes: {neutralize(str(message))}", file=sys.stderr, flush=True)
+    print(f"nanohermes: {neutralize(redacted(str(message)))}", file=sys.stderr, flush=True)
 
 
 def refuse_unpriced(config) -> None:

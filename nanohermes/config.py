@@ -138,8 +138,10 @@ def _read_file_config(home: Path) -> dict:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
     import tomllib  # here: `nanohermes --version` needs only MODES from this module
 
+    from nanohermes.bounded import parse_toml
+
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}. Fix or remove it.") from exc
     known = {f.name for f in fields(Config)} - {"home", "workspace"}

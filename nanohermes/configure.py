@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nanohermes.config import Config, checked_config, merge_layers
+from nanohermes.config import Config, checked_config, claude_home, merge_layers
 
 
 def load_config(sandbox_level: str | None = None, allow=(), deny=(), defaults: dict | None = None, **flags) -> Config:
@@ -61,16 +61,20 @@ def parse_tables(values: dict, path: Path) -> dict:
     return tables
 
 
+# Claude Code's settings files that may hold hooks: the user's (in claude_home()) and the workspace's.
+CLAUDE_SETTINGS = ("settings.json",)
+CLAUDE_PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
 def with_project_hooks(settings, workspace: Path, home: Path):
-    """The user's hooks (None: none) with the workspace's, which run only once trusted (None when
-    there are no hooks at all: nothing of hooks is imported)."""
+    """The user's hooks (None: none) with the workspace's, which run only once trusted, and those
+    of Claude Code's settings files (None when there are no hooks at all: nothing of hooks is imported)."""
     from nanohermes.permissions.table import read_project_file
 
     data, _ = read_project_file(workspace, home)  # why it was not read is said with its rules
-    if settings is None and "hooks" not in data:
+    claude_files = [claude_home() / name for name in CLAUDE_SETTINGS] + [workspace / n for n in CLAUDE_PROJECT_SETTINGS]
+    if settings is None and "hooks" not in data and not any(path.exists() for path in claude_files):
         return None
-    from nanohermes.hooks.settings import HookSettings, project_hooks
+    from nanohermes.hooks.sources import hook_settings
 
-    project = project_hooks(data, workspace)
-    user = (settings or HookSettings()).user
-    return HookSettings(user, project.project, project.project_digest, project.project_problem)
+    return hook_settings(settings, data, workspace, claude_home())

@@ -81,12 +81,18 @@ def _argv() -> str:
 CONFIG_READ_LIMIT = 1 << 20  # config.toml is a few hundred bytes; never read a huge or endless one
 
 
+def redacted(text: str) -> str:
+    """`text` without the environment's and config.toml's secrets: for a line that reaches the
+    screen or a script's JSON whatever produced it (cli_base.error, a failure's JSON), the same
+    redaction the crash log gets."""
+    return _redactor().text(text)
+
+
 def _redactor(home: Path | None = None):
     """A traceback's messages (and the task in argv) may quote a key; none goes to disk or the
     screen. The environment's secrets and config.toml's, read here: the crash may have come
     before (or from) building the configuration, so none of its checks are relied on."""
-    import tomllib
-
+    from nanohermes.bounded import parse_toml
     from nanohermes.fileio import read_regular
     from nanohermes.redact import Redactor, secrets_in_table
 
@@ -95,7 +101,7 @@ def _redactor(home: Path | None = None):
 
         home = home_dir()
     try:
-        table = tomllib.loads(read_regular(home / "config.toml", CONFIG_READ_LIMIT).decode("utf-8"))
+        table = parse_toml(read_regular(home / "config.toml", CONFIG_READ_LIMIT).decode("utf-8"))
     except (OSError, ValueError):  # missing, unreadable, not UTF-8 or not TOML: nothing to learn from it
         table = {}
     return Redactor.for_config().plus(secrets_in_table(table))

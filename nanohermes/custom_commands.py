@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nanohermes.errors import ConfigError, ToolError
-from nanohermes.prompt.commands import CustomCommand, expand_shell, read_body, substitute
+from nanohermes.prompt.commands import CustomCommand, expand, read_body
+from nanohermes.prompt.mentions import Mentions
+from nanohermes.repo_files import Boundary
 from nanohermes.sandbox.actors import USER, command_policy
 from nanohermes.text import valid_unicode
 
@@ -45,20 +47,31 @@ def split_command_line(line: str) -> tuple[str, str]:
     return (parts[0], parts[1].strip()) if len(parts) == 2 else (line.strip(), "")
 
 
-def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> str:
+@dataclass(frozen=True)
+class CommandPrompt:
+    """The request a command file makes: its text, and the words in it that may name files to attach
+    (the user's arguments, the file's own words; never its `!` commands' output)."""
+
+    text: str
+    mentions: Mentions
+
+
+def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> CommandPrompt:
     """The request to send: the file's body with the arguments filled in and its `!` commands' output
-    in place of them (a refused one says why, there). ConfigError when the file cannot be read."""
+    in place of them (a refused one says why, there), expanded once (prompt/commands.py: expand).
+    ConfigError when the file cannot be read."""
     command = invocation.command
     try:
-        body = read_body(command)
+        body = read_body(command, Boundary.for_config(agent.config))
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc)
         raise ConfigError(f"cannot read the command file {command.path}: {reason}") from None
-    text = substitute(body, invocation.arguments)
     by_user = not from_repository(command, agent.ctx.workspace)
     run = lambda line: _run(agent, line, f"/{command.name}", say, by_user)  # noqa: E731
-    expanded, _ = expand_shell(text, run, lambda line: inline_output(run(line)))
-    return expanded
+    expanded = expand(body, invocation.arguments, run, lambda line: inline_output(run(line)))
+    if not by_user:  # a repository's own words name only files .gitignore leaves in (prompt/mentions.py)
+        return CommandPrompt(expanded.text, Mentions(invocation.arguments, expanded.authored))
+    return CommandPrompt(expanded.text, Mentions(invocation.arguments, expanded.authored, anywhere=True))
 
 
 def inline_output(text: str) -> str:

@@ -189,6 +189,7 @@ class StopCode(StrEnum):
     REPEATING = "repeating"  # the model kept making the same call
     CUT_CALLS = "cut_tool_calls"  # replies kept hitting max_tokens inside a tool call
     CHECK_FAILING = "check_failing"  # the file asked for whole still failed the PostToolUse check; {"tries": n}
+    HOOK_STOPPED = "hook_stopped"  # a hook answered `continue: false`; {"event", "command", "reason"}
     INTERRUPTED = "interrupted"  # Ctrl-C
     MAX_COST = "max_cost"  # the spending cap was reached (loop/spending.py); {"spent": "$0.50", "max_cost": "$0.50"}
     # Not a stop: the model answered, but TurnResult.cannot_ask names actions refused because

@@ -96,3 +96,24 @@ def create_regular(path, mode: int = 0o600) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+PRIVATE_DIR_MODE = 0o700  # the agent's own state: sessions, and checkpoints that copy the workspace's files
+
+
+def make_private_dirs(path) -> None:
+    """`path` and every missing directory above it made PRIVATE_DIR_MODE (mkdir(parents=True) makes
+    the parents with the default mode, 0755: checkpoints/SESSION readable by every user)."""
+    path = os.fspath(path)
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, PRIVATE_DIR_MODE)
+        except FileExistsError:  # made by another process meanwhile
+            continue

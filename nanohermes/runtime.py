@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
 from nanohermes.hooks import Hooks
-from nanohermes.hooks.trust import hooks_in_force
+from nanohermes.hooks.trust import hooks_in_force, unmatched_warnings
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
 from nanohermes.memory.store import MemoryStore
@@ -21,9 +21,11 @@ from nanohermes.prompt.system import SystemPrompt
 from nanohermes.provider import Provider
 from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
+from nanohermes.repo_files import Boundary
 from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
-from nanohermes.sandbox.probe import assess, probe
+from nanohermes.sandbox.probe import Enforcement, assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
+from nanohermes.storage.seen import once
 from nanohermes.storage.session import Session
 from nanohermes.storage.snapshots import Snapshots
 from nanohermes.tools import ToolContext
@@ -46,7 +48,8 @@ class Runtime:
     checkpoints: Checkpoints | None = None  # what write_file and edit_file changed, for /diff and /undo
     configured: ConfiguredTools | None = None  # web_search and the MCP servers, when config.toml has them
     sandbox: Policy | None = None  # what confines commands (None: the level is off)
-    sandbox_summary: str = ""  # what is enforced here and what is not, said once at start
+    sandbox_summary: str = ""  # what is enforced here and what is not, in full (/sandbox, doctor, the JSON outputs)
+    sandbox_backend: str = ""  # what confines commands: bwrap, landlock, seatbelt; "off"; "" when nothing can
     snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind
 
     def reset(self) -> None:
@@ -104,19 +107,20 @@ def build_runtime(
 
     config.resolved_api_key()  # fail before creating a session file
     warn = lambda text: emit(ev.Notice(text, "warning"))  # noqa: E731
+    at_start = once(warn, config.home, config.workspace)  # what the files say: once per cause, not every start
     redactor = Redactor.for_config(config)  # one set of secrets for every edge: provider, tools, memory
     memory = MemoryStore.in_home(config.home, redactor)
-    skills, skill_warnings = discover_skills(config.home, config.workspace)
+    skills, skill_warnings = discover_skills(config.home, config.workspace, Boundary.for_config(config))
     for warning in skill_warnings:
-        warn(warning)
-    sandbox, sandbox_summary = sandbox_for(config)
+        at_start(warning)
+    sandbox, enforcement = sandbox_for(config)
     configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
-        warn(warning)
+        at_start(warning)
     prompt = SystemPrompt(config, memory, skills, warn, configured.listing)
     if configured.mcp is not None:
         configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
-    hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, warn)
+    hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, at_start)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
@@ -143,9 +147,8 @@ def build_runtime(
             editor=editor,
         )
         tools = all_tools(skills, configured.tools)
-        hooks = Hooks(
-            hook_specs, config.workspace, (session.name, str(session.path)), emit, redactor.text, sandbox=sandbox
-        )
+        approvals = approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn, at_start)
+        hooks = session_hooks(hook_specs, config, session, emit, at_start, redactor, sandbox, approvals, tools)
         agent = Agent(
             config=config,
             provider=provider,
@@ -155,9 +158,10 @@ def build_runtime(
             system_prompt=prompt.system,
             memory_for=prompt.memory_for,
             emit=emit,
-            approvals=approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn),
+            approvals=approvals,
             hooks=hooks,
         )
+        prompt.window = lambda: agent.settings.window  # the skills listing follows the window learned
         if configured.mcp is not None:  # a server's sampling request: the session's model, tools off
             configured.mcp.sample = agent.sender.sample
         agent.resume()
@@ -168,27 +172,50 @@ def build_runtime(
         if sandbox is not None:
             shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
-    return Runtime(config, session, agent, prompt, memory, checkpoints, configured, sandbox, sandbox_summary, snapshots)
+    return Runtime(
+        config, session, agent, prompt, memory, checkpoints, configured, sandbox, enforcement.summary,
+        enforcement.backend, snapshots,
+    )  # fmt: skip
+
+
+def session_hooks(
+    specs, config: Config, session: Session, emit, at_start, redactor, sandbox, approvals, tools
+) -> Hooks:
+    """The session's hooks, told the session's permission mode as it changes (/mode); a hook whose
+    matcher no tool of the session satisfies is said first (`at_start`: once per cause)."""
+    for warning in unmatched_warnings(specs, [tool.name for tool in tools]):
+        at_start(warning)
+    mode = lambda: approvals.mode  # noqa: E731
+    where = (session.name, str(session.path))
+    return Hooks(specs, config.workspace, where, emit, redactor.text, sandbox=sandbox, mode=mode)
 
 
 def approvals_for(
-    config: Config, approve: Approver | None, cannot_ask_hint: str, tool_names: list[str], warn: Callable[[str], None]
+    config: Config,
+    approve: Approver | None,
+    cannot_ask_hint: str,
+    tool_names: list[str],
+    warn: Callable[[str], None],
+    at_start: Callable[[str], None] | None = None,
 ) -> Approvals:
-    """The session's approvals: the mode, the rules in force (each warning about them said once)
-    and the project's saved answers."""
+    """The session's approvals: the mode, the rules in force (each warning about them said with
+    `at_start`: once per cause) and the project's saved answers."""
     settings = config.permissions or PermissionSettings()
     saved = SavedGrants(config.home, config.workspace)
     saved.grants()  # read now, so a corrupt file is said at start
     problems = [*settings.warnings, *unknown_tool_warnings(settings.rules, tool_names)]
     for problem in problems + ([saved.problem] if saved.problem else []):
-        warn(problem)
+        (at_start or warn)(problem)
     return Approvals(config.mode, approve, cannot_ask_hint, settings.rules, saved, warn)
 
 
-def sandbox_for(config: Config) -> tuple[Policy | None, str]:
-    """The policy commands run under (None: level off) and what it enforces here, in words."""
+def sandbox_for(config: Config) -> tuple[Policy | None, Enforcement]:
+    """The policy commands run under (None: level off) and what it enforces here (its words in full)."""
     settings = config.sandbox or SandboxSettings()
     if settings.level == "off":
-        return None, 'off: commands run unconfined, with all your rights ([sandbox] level = "off" or --sandbox off)'
+        return None, Enforcement("off", False, SANDBOX_OFF)
     policy = policy_for(settings, config.workspace, config.home)
-    return policy, assess(policy, probe()).summary
+    return policy, assess(policy, probe())
+
+
+SANDBOX_OFF = 'off: commands run unconfined, with all your rights ([sandbox] level = "off" or --sandbox off)'

@@ -21,6 +21,7 @@ ABOUT_HELPER = {
     StopCode.CUT_CALLS: "because its replies kept being cut by max_tokens",
     StopCode.CHECK_FAILING: "because its change kept failing the check a PostToolUse hook runs",
     StopCode.MAX_COST: "because the session reached its spending cap (max_cost)",
+    StopCode.HOOK_STOPPED: "because a {event} hook stopped it: {reason}",
 }
 # To people: the command line, the REPL and an editor.
 FOR_PEOPLE = {
@@ -34,6 +35,7 @@ FOR_PEOPLE = {
         "Stopped: the change still fails the check a PostToolUse hook runs, after the file was asked for "
         "whole {tries} times; the file is as last written."
     ),
+    StopCode.HOOK_STOPPED: "Stopped by a {event} hook ({command}): {reason}",
     StopCode.INTERRUPTED: "interrupted",
     StopCode.MAX_COST: (
         "Stopped at the spending cap: {spent} spent of max_cost {max_cost}; the task may be unfinished. "
@@ -51,9 +53,10 @@ def stop_message(result: TurnResult, hint: str = "") -> str:
     code = result.stop_code or (StopCode.NEEDS_APPROVAL if result.cannot_ask else None)
     if code is None:
         return result.final_text
-    words = {"steps": "?", "max_steps": "?", **result.stop_detail}
+    words = {"steps": "?", "max_steps": "?", "event": "?", "command": "?", "reason": "?", **result.stop_detail}
     return FOR_PEOPLE[code].format(**words, tools=", ".join(dict.fromkeys(result.cannot_ask)), hint=hint).strip()
 
 
-def about_helper(code: StopCode | None, steps: str) -> str:
-    return ABOUT_HELPER.get(code, "early").format(steps=steps)
+def about_helper(code: StopCode | None, steps: str, detail: dict | None = None) -> str:
+    words = {"event": "?", "reason": "?", **(detail or {}), "steps": steps}
+    return ABOUT_HELPER.get(code, "early").format(**words)

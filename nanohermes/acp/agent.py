@@ -201,7 +201,11 @@ class NanoHermesAgent:
         if result == COMMAND_DONE:
             return "end_turn"
         if result.stop_code in (
-            *(ev.StopCode.REPEATING, ev.StopCode.CUT_CALLS, ev.StopCode.CHECK_FAILING, ev.StopCode.MAX_COST),
+            ev.StopCode.REPEATING,
+            ev.StopCode.CUT_CALLS,
+            ev.StopCode.CHECK_FAILING,
+            ev.StopCode.MAX_COST,
+            ev.StopCode.HOOK_STOPPED,
         ):
             from nanohermes.stops import stop_message
 

@@ -39,6 +39,7 @@ class EditorCommand:
 class Outcome:
     shown: str = ""  # what the editor shows as the agent's message
     prompt: str | None = None  # the text the model gets instead (a command that expands)
+    mentions: object = None  # the words of `prompt` that may name files (prompt/mentions.py: Mentions)
     note: str | None = None  # told to the model with the next prompt (what /undo took back)
 
 
@@ -174,8 +175,10 @@ COMMANDS: dict[str, EditorCommand] = {
 def custom_commands(runtime) -> list[EditorCommand]:
     """The workspace's and the user's command files, each expanding into a prompt."""
     from nanohermes.prompt.commands import discover_commands
+    from nanohermes.repo_files import Boundary
 
-    found, _ = discover_commands(runtime.config.home, runtime.config.workspace, reserved=COMMANDS)
+    config = runtime.config
+    found, _ = discover_commands(config.home, config.workspace, COMMANDS, Boundary.for_config(config))
     workspace = runtime.config.workspace
     return [
         EditorCommand(
@@ -194,7 +197,7 @@ def _expand(runtime, command, arg: str) -> Outcome:
 
     said: list[str] = []
     prompt = prompt_for(Invocation(command, arg), runtime.agent, said.append)
-    return Outcome(shown="\n".join(said), prompt=prompt)
+    return Outcome(shown="\n".join(said), prompt=prompt.text, mentions=prompt.mentions)
 
 
 def mcp_prompts(runtime) -> list[EditorCommand]:
@@ -224,9 +227,10 @@ def _hub(runtime):
 
 def _prompt(runtime, server: str, name: str, arg: str) -> Outcome:
     from nanohermes.mcp.prompts import PromptError, prompt_text
+    from nanohermes.prompt.mentions import Mentions
 
-    try:
-        return Outcome(prompt=prompt_text(_hub(runtime), server, name, arg))
+    try:  # the server's text names no file to attach: only what was typed does
+        return Outcome(prompt=prompt_text(_hub(runtime), server, name, arg), mentions=Mentions(arg))
     except PromptError as exc:
         return Outcome(shown=f"Not sent: {exc}.")
 

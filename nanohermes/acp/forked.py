@@ -22,7 +22,7 @@ import signal
 import socket
 import sys
 
-from nanohermes.acp.stdio import STREAM_LIMIT
+from nanohermes.acp.frames import READ_LIMIT
 
 # What a session's process needs, imported once in the forkserver (the ACP SDK, the runtime).
 PRELOADED = [
@@ -86,7 +86,7 @@ async def start(flags: dict) -> Forked:
             their_output.close()
 
     await asyncio.to_thread(launch)
-    reader, unused_writer = await asyncio.open_connection(sock=from_them, limit=STREAM_LIMIT)
+    reader, unused_writer = await asyncio.open_connection(sock=from_them, limit=READ_LIMIT)
     unused_reader, writer = await asyncio.open_connection(sock=to_them)
     forked = Forked(process, reader, writer)
     forked.unused = (unused_reader, unused_writer)  # a StreamWriter collected closes its socket

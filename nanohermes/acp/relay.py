@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass
 
 from nanohermes.acp import forked
-from nanohermes.acp.stdio import log_loop_error, read_frame, refuse, streams
+from nanohermes.acp.frames import Refusal, read_frame, refuse, screen
+from nanohermes.acp.stdio import log_loop_error, streams
 from nanohermes.errors import SIGNAL_EXIT_BASE
 from nanohermes.signals import TERMINATING
 
@@ -205,7 +206,7 @@ class Relay:
 
     async def _read(self, child: Child) -> None:
         try:
-            while line := await read_frame(child.process.stdout):
+            while line := await read_frame(child.process.stdout, limit=None):  # our own process: any length
                 try:
                     message = json.loads(line)
                 except ValueError:
@@ -283,17 +284,14 @@ async def relay_stdio(flags: dict, fd_in: int, fd_out: int) -> int:
 
 
 async def _relay_frames(incoming: asyncio.StreamReader, relay, writer) -> None:
-    """Each frame from the editor to the relay: a JSON object, or refused (stdio.refuse)."""
+    """Each frame from the editor to the relay: a JSON object, or refused (frames.screen) while every
+    session goes on being served."""
     while frame := await read_frame(incoming):
-        if not frame.strip():
+        message = screen(frame)
+        if isinstance(message, Refusal):
+            refuse(message, writer)
             continue
-        if frame.lstrip()[:1] != b"{":
-            refuse(frame, writer)
-            continue
-        try:
-            message = json.loads(frame)
-        except ValueError:
-            logging.getLogger("nanohermes.acp").warning("a frame was skipped: it is not JSON")
+        if message is None:
             continue
         try:
             await relay.from_editor(message)

@@ -215,7 +215,7 @@ class AcpSession:
         if self.pending_mode is not None or self.pending_model is not None:
             self.runtime.switch(mode=self.pending_mode, model=self.pending_model)
             self.pending_mode = self.pending_model = None
-        ask = None  # the user's own words: all of `text`
+        mentions = None  # all of `text` is the user's words, unless a command file's prompt replaces it
         if found := commands.parse(text, self.runtime):
             outcome = commands.run(self.runtime, *found)
             if outcome.note:
@@ -225,12 +225,12 @@ class AcpSession:
                 return COMMAND_DONE
             if outcome.shown:  # what a custom command's `!` commands did
                 self._send(updates.thought(outcome.shown + "\n"))
-            text, ask = outcome.prompt, ""  # a command file's or an MCP prompt's words, not the user's
+            text, mentions = outcome.prompt, outcome.mentions
         if self.notes_for_model:
             text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
             self.notes_for_model = []
         try:
-            result = self.runtime.agent.run_turn(text, ask=ask)
+            result = self.runtime.agent.run_turn(text, mentions=mentions)
             steps = updates.plan_steps(result.final_text) if self.runtime.config.mode == "plan" else []
             if steps and result.stop_code is None:  # what plan mode proposed, as the editor's checklist
                 self._send(updates.plan(steps))

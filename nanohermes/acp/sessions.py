@@ -10,7 +10,8 @@ import logging
 import signal
 import threading
 
-from nanohermes.acp.stdio import STREAM_LIMIT, claim_stdio, log_loop_error, log_to_stderr, read_frame, refuse, streams
+from nanohermes.acp.frames import RELAYED_FRAME_BYTES, Refusal, read_frame, refuse, screen
+from nanohermes.acp.stdio import claim_stdio, log_loop_error, log_to_stderr, streams
 
 EXIT_OK = 0
 
@@ -55,7 +56,7 @@ async def _protocol(agent, fd_in: int, fd_out: int) -> None:
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(log_loop_error)
     incoming, writer = await streams(fd_in, fd_out)
-    requests = asyncio.StreamReader(limit=STREAM_LIMIT)
+    requests = asyncio.StreamReader(limit=RELAYED_FRAME_BYTES + 1)  # the SDK reads each screened frame whole
     screen = asyncio.create_task(_screen_frames(incoming, requests, writer))
     try:
         # session/close is stable in the protocol's schema (v1) but the SDK still routes it as unstable
@@ -65,14 +66,15 @@ async def _protocol(agent, fd_in: int, fd_out: int) -> None:
 
 
 async def _screen_frames(incoming: asyncio.StreamReader, requests: asyncio.StreamReader, writer) -> None:
-    """Pass on the frames that are JSON objects; answer any other frame with JSON-RPC's error.
-    The SDK takes every parsed frame for an object: one `42`, `null` or batch array ended its
-    receive loop, and with it the process and every open session."""
+    """Pass on the frames that are JSON objects; answer any other frame with JSON-RPC's error
+    (frames.screen). The SDK takes every parsed frame for an object: one `42`, `null` or batch array
+    ended its receive loop, and with it the process and every open session."""
     try:
-        while frame := await read_frame(incoming):
-            if frame.lstrip()[:1] in (b"{", b""):  # an object (or blank, or broken: the SDK skips those)
-                requests.feed_data(frame)
-                continue
-            refuse(frame, writer)
+        while frame := await read_frame(incoming, RELAYED_FRAME_BYTES):
+            screened = screen(frame)
+            if isinstance(screened, Refusal):
+                refuse(screened, writer)
+            elif screened is not None:
+                requests.feed_data(frame if frame.endswith(b"\n") else frame + b"\n")
     finally:
         requests.feed_eof()

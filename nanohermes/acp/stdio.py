@@ -3,22 +3,21 @@
 The protocol keeps private copies of fd 0 and 1; fd 1 then points at stderr and fd 0 at
 /dev/null, so a stray print, a library's warning or a child process can neither corrupt the
 stream the editor parses nor read its messages. Logs go to stderr (editors show it as the
-agent's log), one line each. A frame that is no JSON object is answered with JSON-RPC's error.
+agent's log), one line each. Frames are read and screened in frames.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
 import sys
 import threading
 
-STREAM_LIMIT = 50 * 2**20  # one JSON-RPC line: a prompt may embed whole files (the SDK's own default)
+from nanohermes.acp.frames import READ_LIMIT
+
 READ_BYTES = 65_536
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0's codes for a frame that is no request
 
 
 class _OneLine(logging.Formatter):
@@ -52,7 +51,7 @@ def claim_stdio() -> tuple[int, int]:
 async def streams(fd_in: int, fd_out: int):
     """The editor's frames (a reader) and our answers (a writer), on whatever fds 0 and 1 were."""
     loop = asyncio.get_running_loop()
-    incoming = asyncio.StreamReader(limit=STREAM_LIMIT)
+    incoming = asyncio.StreamReader(limit=READ_LIMIT)  # a longer frame is read in pieces (frames.read_frame)
     if _pollable(fd_in):
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(incoming), os.fdopen(fd_in, "rb", 0))
     else:  # a file or /dev/null: epoll cannot watch it, a thread reads it
@@ -62,38 +61,6 @@ async def streams(fd_in: int, fd_out: int):
     else:
         transport, flow = _BlockingWrites(fd_out), asyncio.streams.FlowControlMixin()
     return incoming, asyncio.StreamWriter(transport, flow, None, loop)
-
-
-async def read_frame(reader: asyncio.StreamReader) -> bytes:
-    """One newline-ended frame, however long (the SDK's own reading), b"" at the end."""
-    parts = []
-    while True:
-        try:
-            parts.append(await reader.readuntil(b"\n"))
-            return b"".join(parts)
-        except asyncio.LimitOverrunError as exc:
-            parts.append(await reader.readexactly(exc.consumed))
-        except asyncio.IncompleteReadError as exc:
-            return b"".join([*parts, exc.partial])
-
-
-def refuse(frame: bytes, writer) -> None:
-    code, why = _refusal(frame)
-    logging.getLogger("nanohermes.acp").warning("a frame was refused: %s", why)
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": why}}
-    writer.write(json.dumps(error).encode() + b"\n")
-
-
-def _refusal(frame: bytes) -> tuple[int, str]:
-    try:
-        value = json.loads(frame)
-    except ValueError:
-        return PARSE_ERROR, "Parse error: the frame is not JSON"
-    return INVALID_REQUEST, f"Invalid Request: a message must be a JSON object, not {_JSON_KINDS[type(value)]}"
-
-
-_JSON_KINDS = {list: "an array (a batch)", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
-_JSON_KINDS[type(None)] = "null"
 
 
 def _pollable(fd: int) -> bool:

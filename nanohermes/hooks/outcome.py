@@ -2,16 +2,20 @@
 
 Exit 0: go on; stdout, plain text or a JSON object, is its answer. From the JSON:
 `hookSpecificOutput.additionalContext` (or a top-level `additionalContext`) for the model,
-`hookSpecificOutput.permissionDecision` allow/deny/ask with `permissionDecisionReason`
-(PreToolUse), `decision: "block"` with `reason`, `systemMessage` for the user. Exit 2: block;
-stderr is the reason. Anything else, a timeout or a flood: a non-blocking error the user sees.
-Everything that reaches the model is capped, the cut said.
+`hookSpecificOutput.permissionDecision` allow/deny/ask with `permissionDecisionReason` and
+`updatedInput` (PreToolUse), `decision: "block"` with `reason`, `systemMessage` for the user,
+`continue: false` with `stopReason` (the turn ends, whatever else it decided). `suppressOutput`
+is accepted and changes nothing: a hook's stdout is never shown on screen here. Exit 2: block;
+the reason is the JSON's blocking reason when it gives one, else stderr. Another exit code with
+a JSON object on stdout: the JSON decides (Claude Code reads it on every exit code); without
+one, like a timeout or a flood, a non-blocking error the user sees. Everything that reaches the
+model is capped, the cut said.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nanohermes.hooks.run import HookRun
 from nanohermes.text import neutralize
@@ -23,6 +27,8 @@ LEGACY = {"approve": ALLOW, "block": DENY}  # Claude Code's older PreToolUse `de
 MODEL_CHARS = 4_000  # what one hook tells the model (~1,000 tokens): a note, not a log
 USER_CHARS = 600  # what one hook's error shows the user: its first lines
 NO_REASON = "(the hook gave no reason)"
+NO_STOP_REASON = "(the hook gave no stopReason)"
+NOT_AN_OBJECT = "answered an updatedInput that is no JSON object; the call's input is left as it was"
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,9 @@ class Outcome:
     problem: str = ""  # a non-blocking error for the user
     message: str = ""  # a systemMessage for the user
     undecided: bool = False  # it could not answer: never started, timed out or flooded (a guard then blocks)
+    stop: str | None = None  # `continue: false`: the turn ends; its stopReason, for the user
+    updated_input: dict | None = None  # PreToolUse's updatedInput: the call's whole input, rewritten
+    json: bool = False  # it answered with a JSON object (not plain text)
 
 
 def outcome_of(run: HookRun, tool_event: bool = False) -> Outcome:
@@ -44,19 +53,20 @@ def outcome_of(run: HookRun, tool_event: bool = False) -> Outcome:
         return Outcome(problem="timed out; it was stopped, and decided nothing", undecided=True)
     if run.flooded:
         return Outcome(problem="printed more than its output cap; it was stopped, and decided nothing", undecided=True)
-    if run.code == BLOCK_EXIT:
-        return Outcome(blocked=True, decision=DENY, reason=capped(run.stderr.strip() or NO_REASON))
-    if run.code != 0:
+    data = _json_object(run.stdout.strip())
+    if run.code == BLOCK_EXIT:  # blocks whatever the JSON says; its blocking reason, when it gives one
+        said = _answer(data, tool_event) if data is not None else Outcome()
+        reason = said.reason if said.blocked else capped(run.stderr.strip() or NO_REASON)
+        return replace(said, blocked=True, decision=DENY, reason=reason, context="", updated_input=None)
+    if run.code != 0 and data is None:
         said = run.stderr.strip() or run.stdout.strip()
         return Outcome(problem=f"failed (exit {run.code})" + (f": {for_user(said)}" if said else ""))
-    return _answer(run.stdout, tool_event)
-
-
-def _answer(stdout: str, tool_event: bool) -> Outcome:
-    text = stdout.strip()
-    data = _json_object(text)
     if data is None:
-        return Outcome(context=capped(text))
+        return Outcome(context=capped(run.stdout.strip()))
+    return _answer(data, tool_event)
+
+
+def _answer(data: dict, tool_event: bool) -> Outcome:
     specific = data.get("hookSpecificOutput") if isinstance(data.get("hookSpecificOutput"), dict) else {}
     context = _string(specific.get("additionalContext")) or _string(data.get("additionalContext"))
     message = for_user(_string(data.get("systemMessage")))
@@ -66,9 +76,25 @@ def _answer(stdout: str, tool_event: bool) -> Outcome:
     if decision not in DECISIONS:
         decision = legacy if tool_event else (DENY if legacy == DENY else "")
     blocked = decision == DENY
+    updated = specific.get("updatedInput") if tool_event else None
     return Outcome(
-        blocked, decision or None, capped(reason or (NO_REASON if blocked else "")), capped(context), "", message
+        blocked,
+        decision or None,
+        capped(reason or (NO_REASON if blocked else "")),
+        capped(context),
+        NOT_AN_OBJECT if updated is not None and not isinstance(updated, dict) else "",
+        message,
+        stop=_stop(data),
+        updated_input=updated if isinstance(updated, dict) else None,
+        json=True,
     )
+
+
+def _stop(data: dict) -> str | None:
+    """`continue: false`: its stopReason, for the user (never the model), else words of our own."""
+    if data.get("continue") is not False:
+        return None
+    return for_user(_string(data.get("stopReason"))) or NO_STOP_REASON
 
 
 def _json_object(text: str) -> dict | None:

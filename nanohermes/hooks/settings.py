@@ -4,13 +4,15 @@ The user's own config.toml ($NANOHERMES_HOME) holds hooks that run; the workspac
 .nanohermes/config.toml may hold hooks too, which run only once the user trusts them
 (hooks/trust.py). Each is checked once, at start: an unknown event, a key that is not one, a
 matcher that is no regex or a timeout that is no number is a ConfigError naming the file.
+Claude Code's settings files add hooks of the same two kinds (hooks/claude_settings.py): the
+user's ~/.claude/settings.json, and the project's .claude/settings.json and settings.local.json
+behind the same trust as the workspace's config.toml, one digest covering all three.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from pathlib import Path
 from nanohermes.config import checked_seconds, checked_table
 from nanohermes.errors import ConfigError
 from nanohermes.fileio import read_regular
+from nanohermes.hooks.vocabulary import MATCH_ALL, matched_name, matcher_error
 from nanohermes.sandbox.actors import hook_sandboxed
 
 EVENTS = (
@@ -25,16 +28,31 @@ EVENTS = (
     "UserPromptSubmit",
     "PreToolUse",
     "PostToolUse",
+    "PostToolUseFailure",
     "PreCompact",
     "PostCompact",
     "Stop",
     "SubagentStop",
 )
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})  # the events a matcher (over the tool name) applies to
+# The events a matcher over the tool name applies to. PostToolUseFailure (Claude Code's): after a call
+# that failed (an error, or a command that exited non-zero); a settings file's PostToolUse, after one that did not.
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 KEYS = frozenset({"command", "matcher", "timeout", "sandbox"})
 DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code's: a formatter or a test run fits, a hang does not hold a turn long
 FROM_USER = "config.toml"
 FROM_PROJECT = "the workspace's .nanohermes/config.toml"
+FROM_CLAUDE_USER = "Claude Code's settings.json"  # ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR's
+FROM_CLAUDE_PROJECT = "the workspace's .claude/settings.json"
+FROM_CLAUDE_LOCAL = "the workspace's .claude/settings.local.json"
+USER_SOURCES = frozenset({FROM_USER, FROM_CLAUDE_USER})
+CLAUDE_SOURCES = frozenset({FROM_CLAUDE_USER, FROM_CLAUDE_PROJECT, FROM_CLAUDE_LOCAL})
+# A command names the workspace so (Claude Code's scripts: "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh).
+PROJECT_DIR_WORDS = (
+    "${CLAUDE_PROJECT_DIR}",
+    "$CLAUDE_PROJECT_DIR",
+    "${NANOHERMES_PROJECT_DIR}",
+    "$NANOHERMES_PROJECT_DIR",
+)
 SCRIPT_BYTES = 1_000_000  # a hook script named by a project's hook, hashed with its definition; more is no script
 
 
@@ -42,25 +60,38 @@ SCRIPT_BYTES = 1_000_000  # a hook script named by a project's hook, hashed with
 class HookSpec:
     event: str
     command: str  # run by bash in the workspace
-    matcher: str | None = None  # a regex the whole tool name must match (None, "" or "*": every tool)
+    matcher: str | None = None  # what the tool name must match (None, "" or "*": every tool); hooks/vocabulary.py
     timeout: float = DEFAULT_TIMEOUT
     source: str = FROM_USER
     sandbox: bool | None = None  # the user's choice; None: by the event (sandbox/actors.py)
 
     @property
     def from_user(self) -> bool:
-        """From the user's own config.toml: only such a hook's "allow" may skip a question."""
-        return self.source == FROM_USER
+        """From the user's own files (config.toml, Claude Code's ~/.claude): only such a hook's "allow"
+        may skip a question."""
+        return self.source in USER_SOURCES
+
+    @property
+    def claude(self) -> bool:
+        """From one of Claude Code's settings files: its matcher grammar, and Claude's tool names first."""
+        return self.source in CLAUDE_SOURCES
 
     @property
     def sandboxed(self) -> bool:
-        """Whether it runs confined (sandbox/actors.py: a workspace's always, the user's by event or choice)."""
-        return hook_sandboxed(self.event, not self.from_user, self.sandbox)
+        """Whether it runs confined (sandbox/actors.py: a workspace's always, the user's by event or choice;
+        a failed call's hook runs after the model as a finished call's does)."""
+        event = "PostToolUse" if self.event == "PostToolUseFailure" else self.event
+        return hook_sandboxed(event, not self.from_user, self.sandbox)
 
-    def matches(self, tool_name: str | None) -> bool:
-        if tool_name is None or self.matcher in (None, "", "*"):
-            return True
-        return re.fullmatch(self.matcher, tool_name) is not None
+    def told(self, value: str | None) -> str | None:
+        """The name the hook is told for the tool (or source, trigger) `value`: the one its matcher
+        took, in its file's vocabulary first; None when the matcher takes none (None: nothing to match)."""
+        if value is None:
+            return None if self.matcher in MATCH_ALL else value
+        return matched_name(self.matcher, value, self.claude)
+
+    def matches(self, value: str | None) -> bool:
+        return value is None or self.told(value) is not None
 
 
 @dataclass(frozen=True)
@@ -71,6 +102,9 @@ class HookSettings:
     project: tuple[HookSpec, ...] = ()
     project_digest: str = ""  # sha256 of the project's [hooks] and the scripts they name
     project_problem: str = ""  # why the project's hooks were not read (a warning: they could not run anyway)
+    warnings: tuple[str, ...] = ()  # a broken Claude Code settings file, or what in one NanoHermes cannot run
+    project_files: tuple[str, ...] = ()  # the workspace's files that define them, for the trust question
+    project_warnings: tuple[str, ...] = ()  # the same about the workspace's Claude Code files: said once trusted
 
 
 def parse_hooks_table(table, path: Path | str, source: str = FROM_USER) -> tuple[HookSpec, ...]:
@@ -96,13 +130,11 @@ def _spec(event: str, entry, where: str, source: str) -> HookSpec:
     matcher = entry.get("matcher")
     if matcher is not None:
         if event not in TOOL_EVENTS:
-            raise ConfigError(f"{where}: matcher applies to PreToolUse and PostToolUse only.")
+            raise ConfigError(f"{where}: matcher applies to PreToolUse, PostToolUse and PostToolUseFailure only.")
         if not isinstance(matcher, str):
             raise ConfigError(f"{where}: matcher must be a string (a regex over the tool name).")
-        try:
-            re.compile(matcher)
-        except re.error as exc:
-            raise ConfigError(f"{where}: matcher {matcher!r} is not a regex: {exc}.") from None
+        if error := matcher_error(matcher, claude=False):
+            raise ConfigError(f"{where}: matcher {error}.")
     timeout = checked_seconds(entry, "timeout", DEFAULT_TIMEOUT, where)
     sandbox = entry.get("sandbox")
     if sandbox is not None and not isinstance(sandbox, bool):
@@ -130,8 +162,11 @@ def definitions_digest(table: dict, specs: tuple[HookSpec, ...], workspace: Path
     digest = hashlib.sha256(json.dumps(table, sort_keys=True, default=str).encode())
     for spec in specs:
         for word in _words(spec.command):
+            named = word
+            for placeholder in PROJECT_DIR_WORDS:  # "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh names a workspace file
+                named = named.replace(placeholder, str(workspace))
             try:
-                path = (workspace / word).resolve()
+                path = (workspace / named).resolve()
                 if not (path.is_relative_to(workspace.resolve()) and path.is_file()):
                     continue
                 data = read_regular(path, SCRIPT_BYTES)

@@ -26,7 +26,7 @@ from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
-from nanohermes.prompt.mentions import named_files
+from nanohermes.prompt.mentions import Mentions, named_files
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
@@ -69,21 +69,21 @@ class Agent:
         """A run killed mid-tool left calls without results: answer them, so the history is valid."""
         self.transcript.answer_open_calls(history.NO_RESULT_AFTER_CRASH)
 
-    def run_turn(self, user_text: str, context: str = "", ask: str | None = None) -> ev.TurnResult:
-        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output; `ask`:
-        what the user asked in their own words when `user_text` holds more — a piped text's task, "" for
-        a command file's expansion — None: all of `user_text`). Ctrl-C and SIGTERM end it with a valid
-        history (SIGTERM raised again); cannot_ask: calls refused unasked."""
+    def run_turn(self, user_text: str, context: str = "", mentions: Mentions | None = None) -> ev.TurnResult:
+        """Run one user request to its answer (`context`: the user's addition, a `!command`'s output;
+        `mentions`: where files may be named, when not all of `user_text` is the user's words — its
+        `typed` words are also all the coaching keys on, loop/coach/). Ctrl-C and SIGTERM end it with a
+        valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
         self.runner.new_turn()
-        turn = Turn(user_text if ask is None else ask)
+        turn = Turn(user_text if mentions is None else mentions.typed)
         self.sender.usage = turn.usage
         try:
             self.learn_window()
             lean = self.settings.lean_tools
             turn.coach = coach = self.coaching.for_turn(turn.request, lean)
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
-            note = lambda files: coach.note(files, self._asked(files, ask), lean, self.tool_schemas())  # noqa: E731
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, note)
+            note = lambda files: coach.note(files, self._asked(files, mentions), lean, self.tool_schemas())  # noqa: E731
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, note, mentions)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -106,7 +106,7 @@ class Agent:
         self.fit_context()
         reply = self.request(turn, **turn.coach.options(ahead, self.config.temperature))
         turn.steps += 1
-        verdict = turn.coach.after_reply(reply, self.tool_schemas(), self._ctx.workspace)
+        verdict = turn.coach.after_reply(reply, self.tool_schemas(), self._ctx.workspace, self.messages)
         if verdict.repaired:  # calls written as text, or a file written whole, run as calls
             self.emit(ev.Notice(verdict.repaired, "warning"))
         reply = verdict.reply
@@ -154,13 +154,12 @@ class Agent:
         usage = turn.usage.event()
         return ev.TurnResult(history.INTERRUPTED, turn.steps, usage, "interrupted", ev.StopCode.INTERRUPTED)
 
-    def _asked(self, attached: dict[str, str], ask: str | None) -> dict[str, str]:
-        """Of the files attached to a request, those the user's own words name (all when `ask` is None)."""
-        if ask is None:
+    def _asked(self, attached: dict[str, str], mentions: Mentions | None) -> dict[str, str]:
+        """Of the files attached to a request, those the user typed (all when all of it is theirs)."""
+        if mentions is None:
             return attached
-        return {
-            path: attached[path] for path in (named_files(ask, self.ctx) if ask.strip() else []) if path in attached
-        }
+        typed = named_files(mentions.typed, self.ctx) if mentions.typed.strip() else []
+        return {path: attached[path] for path in typed if path in attached}
 
     def _nudge(self, nudge: Nudge) -> None:
         self.emit(ev.Notice(nudge.notice, "warning"))

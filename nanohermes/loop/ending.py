@@ -27,10 +27,11 @@ def said(agent, answered: Answered) -> str:
 def final_answer(agent, turn: Turn, stop: StopTurn) -> str:
     """One last request, tool calls off, its prompt the conversation's (a prefix cache serves it):
     the model's best answer from what it found, marked partial; "" when that request fails too.
-    A stop that carries its answer (a failing check's last lines): that, marked partial, with no request."""
+    A stop that carries its answer (a failing check's last lines): that, marked partial, with no request;
+    stopped by a hook's `continue: false`, nothing (what the model wrote this turn stands)."""
     if stop.answer:
         return said(agent, Answered(ev.PARTIAL_MARK + stop.answer, written=True))
-    if stop.code is ev.StopCode.MAX_COST:  # one more request would spend past the cap
+    if stop.code in (ev.StopCode.MAX_COST, ev.StopCode.HOOK_STOPPED):  # over the cap, or a hook said stop
         return ""
     request = turn.coach.final_request(stop)
     agent.transcript.add_note(request.kind, request.text, alternate=True)

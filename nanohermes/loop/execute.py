@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from nanohermes import events as ev
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
-from nanohermes.hooks import AfterTool, Hooks
+from nanohermes.hooks import AfterTool, Hooks, ToolVerdict
 from nanohermes.loop import changes
 from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.coach.protocol import Ran
@@ -30,10 +31,14 @@ from nanohermes.loop.turn import StopTurn, Turn
 from nanohermes.prompt.mentions import already_attached
 from nanohermes.provider import AssistantTurn
 from nanohermes.signals import deferred
-from nanohermes.text import valid_unicode
+from nanohermes.text import head_tail_text, valid_unicode
 from nanohermes.tools import Tool, ToolContext, ToolResult, dispatch
 
 SUMMARY_LINE_CHARS = 120  # the one line a finished call shows
+HOOK_STOPPED_CALL = "not run: a PreToolUse hook ({command}) stopped the session here; the user was told why."
+HOOK_STOPPED_BEFORE = "not run: a {event} hook stopped the session before this {name} call."
+REWRITTEN = "[a PreToolUse hook rewrote this call to: {arguments}]"
+REWRITTEN_CHARS = 600  # the rewritten arguments the model is shown: enough to see what changed
 # Read-only calls of one reply that wait on another machine (a page, an MCP server) run this many
 # at a time: a reply rarely has more than five, and the network is shared with everything else.
 READ_WORKERS = 4
@@ -84,6 +89,8 @@ class ToolRunner:
             with deferred():  # what the front ends show stays coherent: every start has its finish
                 self._finish_open()
             raise
+        if (stop := turn.hook_stop) is not None:  # `continue: false`: no request more this turn
+            raise StopTurn(StopCode.HOOK_STOPPED, event=stop.event, command=stop.command, reason=stop.reason)
         if self.guard.stuck:  # the same calls again and again: nothing new will come
             raise StopTurn(StopCode.REPEATING)
         return ran
@@ -117,16 +124,28 @@ class ToolRunner:
         repeated = refusal is not None
         tool = self.tools.get(call.name)
         call_ctx = replace(ctx, call_id=call.id, progress=lambda text: self._progress(ctx, call.id, call.name, text))
-        if refusal is None and tool is not None:
-            refusal = turn.coach.before_call(call.name, call.arguments)
+        if turn.hook_stop is not None:  # a hook ended the turn: the reply's other calls are not run
+            refusal = HOOK_STOPPED_BEFORE.format(name=call.name, event=turn.hook_stop.event)
+        elif refusal is None and tool is not None:
+            refusal = turn.coach.before_call(call.name, call.arguments)  # a test file when tests are the spec
         if refusal is None and tool is not None:
             verdict = self.hooks.before_tool(call.name, call.arguments, call.id)
-            refusal = self.approvals.refusal(tool, call.arguments, call_ctx, verdict)
+            if verdict is not None and verdict.arguments is not None:  # judged, run and shown as rewritten
+                call = call._replace(arguments=_known(tool, verdict.arguments), rewritten=True)
+            refusal = self._judged(turn, tool, call, call_ctx, verdict)
         if (
             refusal is None and tool is not None
         ):  # what the tool finds it must ask about while it runs (a local address)
             call_ctx = replace(call_ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
         return _Ready(call, call_ctx, refusal, repeated)
+
+    def _judged(self, turn: Turn, tool: Tool, call: Call, ctx: ToolContext, verdict: ToolVerdict | None) -> str | None:
+        """The approvals' say on a call, with what the PreToolUse hooks said of it; a hook's
+        `continue: false` refuses it and ends the turn."""
+        if verdict is not None and verdict.stop is not None:
+            turn.hook_stop = verdict.stop
+            return HOOK_STOPPED_CALL.format(name=call.name, command=verdict.stop.command)
+        return self.approvals.refusal(tool, call.arguments, ctx, verdict)
 
     def _outcomes(self, turn: Turn, prepared: list[_Ready]) -> Iterator[tuple[ToolResult, float]]:
         """(result, seconds) of each call in order: refused ones at once; two or more approved
@@ -176,15 +195,21 @@ class ToolRunner:
         self, turn: Turn, ctx: ToolContext, ready: _Ready, result: ToolResult, seconds: float, transcript: Transcript
     ) -> Ran:
         """A result joins the history (in the model's order), the repeat guard sees it, the front ends its finish."""
-        call_id, name, arguments, _ = ready.call
+        call_id, name, arguments = ready.call[:3]
         read_again = self._attached(turn, transcript, name, result)
         if read_again:  # the same text is in the request: not twice
             result = replace(result, content=already_attached(result.content))
         after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
         if ready.refusal is None:
-            after = self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, result.facts.to_dict())
+            facts = result.facts.to_dict()
+            after = self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, facts, result.streams)
+            turn.hook_stop = turn.hook_stop or after.stop
         if after.added:
             result = replace(result, content=result.content + after.added, full=result.full + after.added)
+        if ready.call.rewritten:  # the model must not take the result for its own call's
+            shown = ctx.redactor.text(head_tail_text(arguments, REWRITTEN_CHARS))
+            note = REWRITTEN.format(arguments=shown)
+            result = replace(result, content=f"{note}\n{result.content}", full=f"{note}\n{result.full}")
         same_look = False
         if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
             self.guard.forget_looks()
@@ -229,6 +254,14 @@ class Call(NamedTuple):
     name: str
     arguments: str
     reads: bool = False  # read-only: may run beside the read-only calls next to it
+    rewritten: bool = False  # the arguments are a PreToolUse hook's updatedInput, not the model's
+
+
+def _known(tool: Tool, arguments: str) -> str:
+    """A hook's rewritten arguments without keys the tool does not take (Claude Code's names of
+    keys NanoHermes has none for): the tool would refuse the whole call for them."""
+    args = json.loads(arguments)
+    return json.dumps({key: value for key, value in args.items() if key in tool.parameters["properties"]})
 
 
 @dataclass(frozen=True)

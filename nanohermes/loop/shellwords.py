@@ -241,10 +241,15 @@ def _outside(candidate: str, root: str, resolve: Callable[[str], str]) -> bool:
 def simple_commands(command: str) -> list[str]:
     """Each simple command a command line may run, for deny and ask rules: the pieces between
     control operators, each with the words before it dropped one by one (`sudo rm -rf x` holds
-    `rm -rf x`), and quoted words that are commands themselves (`bash -c 'rm -rf x'`)."""
+    `rm -rf x`), a program named by its path also by its name (`/bin/rm x` holds `rm x`), and
+    quoted words that are commands themselves (`bash -c 'rm -rf x'`)."""
     found: list[str] = []
     for piece in COMMAND_SEPARATORS.split(command):
         words = rough_words(piece)
-        found += [" ".join(words[i:]) for i in range(len(words))]
+        for i in range(len(words)):
+            found.append(" ".join(words[i:]))
+            name = words[i].rstrip("/").rsplit("/", 1)[-1].lstrip("\\")  # /bin/rm, ./rm, \rm: the program rm
+            if name and name != words[i]:
+                found.append(" ".join([name, *words[i + 1 :]]))
         found += [inner for w in words if len(w.split()) > 1 for inner in simple_commands(w)]
     return [f.strip() for f in found if f.strip()]

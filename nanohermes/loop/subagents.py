@@ -112,7 +112,7 @@ def answer_for_parent(label: str, session_name: str, result: ev.TurnResult) -> s
             f"[interrupted by user: helper {label!r} was stopped after {_steps(result.steps)}; {where}]"
         )
     if result.stopped_reason is not None:
-        why = about_helper(result.stop_code, _steps(result.steps))
+        why = about_helper(result.stop_code, _steps(result.steps), result.stop_detail)
         if said.startswith(ev.PARTIAL_MARK.strip()):  # its last request, tools off, gave the best it had
             raise ToolError(
                 f"helper {label!r} stopped {why} ({where}). Its partial answer: {_capped(said, session_name)} "

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from nanohermes.errors import ToolInterrupted
 from nanohermes.loop import history
 from nanohermes.memory.block import attach_block
-from nanohermes.prompt.mentions import attachment
+from nanohermes.prompt.mentions import Mentions, attachment
 from nanohermes.redact import Redactor
 from nanohermes.storage.session import Session
 from nanohermes.synthetic import synthetic_message
@@ -41,16 +41,18 @@ class Transcript:
         ctx: ToolContext,
         context: str = "",
         ask: Callable[[dict[str, str]], str] = lambda attached: "",
+        mentions: Mentions | None = None,
     ) -> dict[str, str]:
         """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
-        files it names (prompt/mentions.py), `context` the user added (a `!command`'s output, which
-        names no file), the loop's note `ask(attached)` gives after the files (the turn's coach, loop/coach/) and the
-        memory block `memory_for(text)` gives; the session keeps them beside the user's words. Returns
-        what was attached of each file."""
+        files it names (prompt/mentions.py; `mentions`: the words that may name them, when not all
+        of `text` is the user's: a command file's prompt, piped text), `context` the user added (a
+        `!command`'s output, which names no file), the loop's note `ask(attached)` gives after the
+        files (the turn's coach, loop/coach/) and the memory block `memory_for(text)` gives; the session keeps them
+        beside the user's words. Returns what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         text = self.redactor.text(valid_unicode(text))
-        files, attached = attachment(text, ctx)
+        files, attached = attachment(text, ctx, mentions)
         files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files, ask(attached)) if part)))
         block = self.redactor.text(memory_for(text))  # memory.json may predate a secret's redaction
         self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})

@@ -21,6 +21,7 @@ class Turn:
     streamed: list[str] = field(default_factory=list)  # the reply in flight, as it arrived
     attached: dict[str, str] = field(default_factory=dict)  # files the request named -> their text as attached
     mark: str = ""  # put before the streamed text of a stopped run's final answer
+    hook_stop: object = None  # a hook's `continue: false` (hooks.HookStop): the turn ends after this reply's calls
     coach: object = None  # the turn's strategy (loop/coach/protocol.py), chosen once the window is known
 
 

@@ -10,6 +10,7 @@ must not choose the model's endpoint either).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -106,7 +107,11 @@ def read_project_file(workspace: Path, home: Path) -> tuple[dict, str]:
             return {}, ""
     except OSError:  # either is missing: they are not one file
         pass
+    from nanohermes.repo_files import Boundary
+
     try:
+        if os.path.lexists(path):  # the repository-file rule (repo_files.py): no link out of the workspace
+            Boundary.of(home, workspace).check(path)
         raw = read_regular(path, PROJECT_CONFIG_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):  # NotADirectory: the sandbox's placeholder for a missing one
         return {}, ""
@@ -120,8 +125,10 @@ def read_project_file(workspace: Path, home: Path) -> tuple[dict, str]:
 def _toml(raw: bytes, path: Path) -> dict:
     import tomllib
 
+    from nanohermes.bounded import parse_toml
+
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        return parse_toml(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{path} is not UTF-8 text; TOML files must be UTF-8. Fix or remove it.") from None
     except tomllib.TOMLDecodeError as exc:

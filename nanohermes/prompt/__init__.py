@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from nanohermes.fileio import read_regular
 from nanohermes.prompt.overview import workspace_overview
 from nanohermes.prompt.skills import Skills, discover_skills
+from nanohermes.repo_files import REPOSITORY, USER, Boundary
 from nanohermes.tools.workspace import list_workspace
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
@@ -116,10 +116,13 @@ def load_template() -> str:
     return resources.files("nanohermes.prompt").joinpath("templates/system.md").read_text(encoding="utf-8")
 
 
-def read_text_file(path: Path, warnings: list[str]) -> str | None:
-    """The file's text; None when missing (silently) or unreadable / not UTF-8 (with a warning)."""
+def read_text_file(
+    path: Path, warnings: list[str], boundary: Boundary, owner: str = REPOSITORY, root: Path | None = None
+) -> str | None:
+    """The file's text, read by the repository-file rule (repo_files.py: a link out of `root` or into
+    a hidden path refused); None when missing (silently), refused, unreadable or not UTF-8 (with a warning)."""
     try:
-        return read_regular(path).decode("utf-8")  # an AGENTS.md that is a FIFO must not hang the start
+        return boundary.read_text(path, owner, root)  # an AGENTS.md that is a FIFO must not hang the start
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnicodeDecodeError as exc:
@@ -137,8 +140,16 @@ def _canonical(path: Path) -> str:
         return str(path)
 
 
-def read_project_guidance(paths: Iterable[Path], limit: int = MAX_PROJECT_DOCS) -> tuple[str, list[str]]:
-    """Read the candidate AGENTS.md files (skipping missing ones and repeats) and join them."""
+def read_project_guidance(
+    paths: Iterable[Path], limit: int = MAX_PROJECT_DOCS, boundary: Boundary | None = None
+) -> tuple[str, list[str]]:
+    """Read the candidate AGENTS.md files (skipping missing ones and repeats) and join them. The one in
+    the state directory is the user's own; any other may not link out of its own directory (a
+    repository's AGENTS.md cannot bring ~/.bash_history into the prompt) nor into a hidden path."""
+    if boundary is None:
+        from nanohermes.config import home_dir
+
+        boundary = Boundary.of(home_dir(), Path.cwd())
     warnings: list[str] = []
     seen: set[str] = set()
     parts: list[tuple[str, str]] = []
@@ -147,22 +158,30 @@ def read_project_guidance(paths: Iterable[Path], limit: int = MAX_PROJECT_DOCS) 
         if key in seen:
             continue
         seen.add(key)
-        text = read_text_file(path, warnings)
+        own = _canonical(path.parent) == str(boundary.state_dir)
+        text = read_text_file(path, warnings, boundary, USER if own else REPOSITORY, path.parent)
         if text and text.strip():
             parts.append((str(path), text))
     return join_project_guidance(parts, limit), warnings
 
 
 def gather_prompt_inputs(
-    config, *, skills: Skills | None = None, today: datetime.date | None = None, mcp_listing: str = ""
+    config,
+    *,
+    skills: Skills | None = None,
+    today: datetime.date | None = None,
+    mcp_listing: str = "",
+    window: int | None = None,
 ) -> tuple[PromptInputs, list[str]]:
     """Read the template, the AGENTS.md chain, NANOHERMES.md and (unless given) the skills for
-    `config` (a Config). Returns the inputs and warnings about skipped files (never raised or printed)."""
+    `config` (a Config), the skills listed for a model of `window` tokens (None: not known yet).
+    Returns the inputs and warnings about skipped files (never raised or printed)."""
     workspace = Path(config.workspace)
-    guidance, warnings = read_project_guidance(agents_md_candidates(config.home, workspace))
-    nanohermes_md = read_text_file(workspace / NANOHERMES_MD, warnings) or ""
+    boundary = Boundary.for_config(config)
+    guidance, warnings = read_project_guidance(agents_md_candidates(config.home, workspace), boundary=boundary)
+    nanohermes_md = read_text_file(workspace / NANOHERMES_MD, warnings, boundary) or ""
     if skills is None:
-        skills, skill_warnings = discover_skills(config.home, workspace)
+        skills, skill_warnings = discover_skills(config.home, workspace, boundary)
         warnings += skill_warnings
     inputs = PromptInputs(
         template=load_template(),
@@ -173,7 +192,7 @@ def gather_prompt_inputs(
         persona=config.system_prompt,
         project_guidance=guidance,
         nanohermes_md=nanohermes_md,
-        skills_listing=skills.listing(),
+        skills_listing=skills.listing(window),
         mcp_listing=mcp_listing,
         overview=workspace_overview(list_workspace(workspace, exclude=Path(config.home))),
     )

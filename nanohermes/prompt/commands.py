@@ -28,12 +28,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nanohermes.config import claude_home, codex_home
-from nanohermes.fileio import read_regular
+from nanohermes.config import claude_home, codex_home, home_dir
 from nanohermes.prompt.frontmatter import FrontMatterError, parse_front_matter, split_front_matter, text_value
+from nanohermes.repo_files import REPOSITORY, USER, Boundary
+from nanohermes.text import neutralize
 
 COMMAND_SUFFIX = ".md"
 MAX_COMMANDS_PER_DIR = 200  # a directory holding more is not a command collection; start-up stays fast
@@ -57,6 +58,7 @@ class CustomCommand:
     path: Path
     model: str = ""  # read, not acted on (the module says why)
     allowed_tools: str = ""  # read, not acted on: a command file never widens what is allowed
+    owner: str = USER  # repo_files.REPOSITORY for the workspace's: read by the repository's rule, its @ words bounded
 
     @property
     def usage(self) -> str:
@@ -72,15 +74,15 @@ class CustomCommand:
         return str(self.path)
 
 
-def command_dirs(home: Path, workspace: Path) -> list[tuple[Path, str]]:
-    """(directory, namespace its files get) lowest precedence first; "" for none."""
+def command_dirs(home: Path, workspace: Path) -> list[tuple[Path, str, str]]:
+    """(directory, namespace its files get ("" for none), whose files they are) lowest precedence first."""
     workspace = Path(workspace)
     return [
-        (codex_home() / "prompts", CODEX_NAMESPACE),
-        (claude_home() / "commands", ""),
-        (Path(home) / "commands", ""),
-        (workspace / ".claude" / "commands", ""),
-        (workspace / ".nanohermes" / "commands", ""),
+        (codex_home() / "prompts", CODEX_NAMESPACE, USER),
+        (claude_home() / "commands", "", USER),
+        (Path(home) / "commands", "", USER),
+        (workspace / ".claude" / "commands", "", REPOSITORY),
+        (workspace / ".nanohermes" / "commands", "", REPOSITORY),
     ]
 
 
@@ -88,12 +90,13 @@ def command_from_text(text: str, path: Path, name: str) -> CustomCommand:
     """The command a file describes; FrontMatterError when its front matter is not YAML."""
     meta, body = parse_front_matter(text)
     description = text_value(meta, "description") or next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
+    description = neutralize(description)  # ESC or BEL in a repository's words never reach a screen raw
     if len(description) > MAX_DESCRIPTION_CHARS:
         description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
     hint = meta.get("argument-hint")
     if isinstance(hint, list):  # `argument-hint: [file]` is a YAML list; its writer meant the brackets
         hint = " ".join(f"[{text_value({'v': item}, 'v')}]" for item in hint)
-    argument_hint = text_value({"v": hint}, "v")
+    argument_hint = neutralize(text_value({"v": hint}, "v"))
     if len(argument_hint) > MAX_HINT_CHARS:
         argument_hint = argument_hint[: MAX_HINT_CHARS - 1] + "…"
     return CustomCommand(
@@ -110,15 +113,17 @@ def _files(root: Path, namespace: str) -> Iterable[tuple[str, Path]]:
 
 
 def discover_commands(
-    home: Path, workspace: Path, reserved: Iterable[str] = ()
+    home: Path, workspace: Path, reserved: Iterable[str] = (), boundary: Boundary | None = None
 ) -> tuple[dict[str, CustomCommand], list[str]]:
-    """Every command file, by name (sorted), and warnings: a file unreadable, not UTF-8, with front
-    matter that is not YAML, a name that cannot be typed, or a built-in's name (`reserved`, with or
-    without the slash) is skipped, named, with the reason."""
+    """Every command file, by name (sorted), and warnings: a file the repository-file rule refuses
+    (repo_files.py), unreadable, not UTF-8, with front matter that is not bounded YAML, a name that
+    cannot be typed, or a built-in's name (`reserved`, with or without the slash) is skipped, named,
+    with the reason."""
     taken = {name.lstrip("/") for name in reserved}
+    boundary = boundary or Boundary.of(home, workspace)
     found: dict[str, CustomCommand] = {}
     warnings: list[str] = []
-    for root, namespace in command_dirs(home, workspace):
+    for root, namespace, owner in command_dirs(home, workspace):
         try:
             files = list(_files(root, namespace)) if root.is_dir() else []
         except OSError as exc:
@@ -132,7 +137,8 @@ def discover_commands(
                 warnings.append(f"skipped command {path}: {problem}")
                 continue
             try:
-                found[name] = command_from_text(read_regular(path).decode("utf-8"), path, name)
+                text = boundary.read_text(path, owner, Path(workspace))
+                found[name] = replace(command_from_text(text, path, name), owner=owner)
             except UnicodeDecodeError:
                 warnings.append(f"skipped command {path}: not UTF-8 text")
             except OSError as exc:
@@ -157,10 +163,12 @@ def available_commands(home: Path, workspace: Path, reserved: Iterable[str] = ()
     return [(c.name, c.description, c.argument_hint) for c in commands.values()]
 
 
-def read_body(command: CustomCommand) -> str:
-    """The file's body, read fresh (edited since start-up: the new text), without its front matter,
-    capped at MAX_BODY_CHARS with a note. OSError or UnicodeDecodeError when it cannot be read."""
-    _, body = split_front_matter(read_regular(command.path).decode("utf-8"))
+def read_body(command: CustomCommand, boundary: Boundary | None = None) -> str:
+    """The file's body, read fresh (edited since start-up: the new text) by the repository-file rule,
+    without its front matter, capped at MAX_BODY_CHARS with a note. OSError (RefusedFile: a link the
+    rule refuses) or UnicodeDecodeError when it cannot be read."""
+    boundary = boundary or Boundary.of(home_dir(), Path.cwd())
+    _, body = split_front_matter(boundary.read_text(command.path, command.owner))
     if len(body) > MAX_BODY_CHARS:
         body = (
             body[:MAX_BODY_CHARS] + f"\n… command truncated ({len(body) - MAX_BODY_CHARS} more chars in {command.path})"
@@ -176,19 +184,47 @@ def split_arguments(arguments: str) -> list[str]:
         return arguments.split()
 
 
-def substitute(body: str, arguments: str) -> str:
-    """`body` with its placeholders filled from `arguments` (the module says which); arguments
-    given to a body that has no placeholder follow it on an `ARGUMENTS:` line, so none is lost."""
-    arguments = arguments.strip()
-    words = split_arguments(arguments)
-    named: dict[str, str] = {}
-    positional: list[str] = []
-    for word in words:  # NAME=value fills $NAME when the body has it (Codex); any other word is positional
-        match = _NAMED_ARGUMENT.match(word)
-        if match is not None and f"${match.group(1)}" in body:
-            named[match.group(1)] = match.group(2)
-        else:
-            positional.append(word)
+@dataclass(frozen=True)
+class Arguments:
+    """What follows `/NAME`: all of it, its shell-style words that are positional, and Codex's NAME=value ones."""
+
+    text: str
+    positional: tuple[str, ...] = ()
+    named: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, arguments: str, body: str) -> Arguments:
+        """NAME=value fills $NAME when `body` has it (Codex); any other word is positional."""
+        arguments = arguments.strip()
+        named: dict[str, str] = {}
+        positional: list[str] = []
+        for word in split_arguments(arguments):
+            match = _NAMED_ARGUMENT.match(word)
+            if match is not None and f"${match.group(1)}" in body:
+                named[match.group(1)] = match.group(2)
+            else:
+                positional.append(word)
+        return cls(arguments, tuple(positional), tuple(named.items()))
+
+    def words(self, key: str) -> list[str] | None:
+        """The words a placeholder stands for (None: it is no placeholder of these arguments)."""
+        if key == "ARGUMENTS":
+            return split_arguments(self.text)
+        if key.isdigit():
+            index = int(key) - 1
+            return [self.positional[index]] if index < len(self.positional) else []
+        return [value for name, value in self.named if name == key] or None
+
+    def prose(self, key: str) -> str | None:
+        """A placeholder's text in the prompt's prose: the arguments as typed, or the one word."""
+        words = self.words(key)
+        return self.text if key == "ARGUMENTS" else None if words is None else " ".join(words)
+
+
+def _filled(text: str, arguments: Arguments, shell: bool) -> tuple[str, bool]:
+    """`text` with its placeholders filled (`shell`: quoted for the quotes each one sits in, so
+    each argument is one shell word, never a new command or line), and whether any was used."""
+    states = _quote_states(text) if shell else []
     used = False
 
     def fill(match: re.Match) -> str:
@@ -196,22 +232,93 @@ def substitute(body: str, arguments: str) -> str:
         key = match.group(1)
         if key == "$":
             return "$"
-        if key == "ARGUMENTS":
-            used = True
-            return arguments
-        if key.isdigit():
-            used = True
-            index = int(key) - 1
-            return positional[index] if index < len(positional) else ""
-        if key in named:
-            used = True
-            return named[key]
-        return match.group(0)  # `$HOME` in a shell snippet stays as written
+        words = arguments.words(key)
+        if words is None:
+            return match.group(0)  # `$HOME` in a shell snippet stays as written
+        used = True
+        return _shell_quoted(words, states[match.start()]) if shell else arguments.prose(key) or ""
 
-    text = _PLACEHOLDER.sub(fill, body)
-    if arguments and not used:
-        text += f"\n\nARGUMENTS: {arguments}"
-    return text
+    return _PLACEHOLDER.sub(fill, text), used
+
+
+def _quote_states(line: str) -> list[str | None]:
+    """For each character of a shell line, the quote it sits in before it: None, "'" or '"'."""
+    states: list[str | None] = []
+    state, escaped = None, False
+    for char in line:
+        states.append(state)
+        if state == "'":
+            state = None if char == "'" else state
+        elif escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif state == '"':
+            state = None if char == '"' else state
+        elif char in "'\"":
+            state = char
+    return states
+
+
+def _shell_quoted(words: list[str], quote: str | None) -> str:
+    """Words as the shell reads them where they land: each one word outside quotes; inside double
+    or single quotes, text those quotes keep (nothing they hold can close them). Line breaks in an
+    argument become spaces: an argument never adds a line to a command."""
+    words = [" ".join(word.splitlines()) for word in words]
+    if quote is None:
+        return " ".join(shlex.quote(word) for word in words)
+    joined = " ".join(words)
+    if quote == '"':
+        return re.sub(r'([\\"$`])', r"\\\1", joined)
+    return joined.replace("'", "'\\''")
+
+
+def substitute(body: str, arguments: str) -> str:
+    """`body` with its placeholders filled from `arguments` (the module says which), as prose;
+    arguments given to a body that has no placeholder follow it on an `ARGUMENTS:` line, so none is lost."""
+    args = Arguments.of(arguments, body)
+    text, used = _filled(body, args, shell=False)
+    return text + (f"\n\nARGUMENTS: {args.text}" if args.text and not used else "")
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """A command file's prompt for one run."""
+
+    text: str  # what the model gets
+    ran: int  # `!` commands run
+    authored: str  # the file's own words, without its `!` commands and placeholders: where it may name files
+
+
+def expand(
+    body: str, arguments: str, run: Callable[[str], str], run_inline: Callable[[str], str] | None = None
+) -> Expanded:
+    """The prompt of `body` run with `arguments`, in one pass over the file as written: placeholders
+    in its prose filled as text, in its `!` commands shell-quoted (_shell_quoted), and each `!`
+    command (at most MAX_SHELL_COMMANDS, the rest left as written with a note) replaced by what
+    `run(command)` returns (`run_inline(command)` for Claude Code's inline form, when given) — which
+    is never read again, for placeholders, `!` commands or `@` names. Arguments given to a body that
+    uses none follow it on an `ARGUMENTS:` line."""
+    args = Arguments.of(arguments, body)
+    parts: list[str] = []
+    at, count, used = 0, 0, False
+    for match in _SHELL.finditer(body):
+        prose, filled = _filled(body[at : match.start()], args, shell=False)
+        parts.append(prose)
+        used |= filled
+        count += 1
+        command, filled = _filled((match.group("line") or match.group("inline")).strip(), args, shell=True)
+        used |= filled
+        runner = run_inline if match.group("inline") is not None and run_inline is not None else run
+        parts.append(runner(command) if count <= MAX_SHELL_COMMANDS else match.group(0))
+        at = match.end()
+    prose, filled = _filled(body[at:], args, shell=False)
+    text = "".join([*parts, prose]) + (f"\n\nARGUMENTS: {args.text}" if args.text and not (used or filled) else "")
+    if count > MAX_SHELL_COMMANDS:
+        left = count - MAX_SHELL_COMMANDS
+        text += f"\n\n[{left} more `!` commands of this command file were not run (at most {MAX_SHELL_COMMANDS})]"
+    authored = _PLACEHOLDER.sub("", _SHELL.sub("", body))
+    return Expanded(text, min(count, MAX_SHELL_COMMANDS), authored)
 
 
 def expand_shell(
@@ -219,21 +326,7 @@ def expand_shell(
 ) -> tuple[str, int]:
     """`text` with each `!command` line and inline !`command` replaced by what `run(command)` returns
     (`run_inline(command)` for the inline form, when given), in the order written, at most
-    MAX_SHELL_COMMANDS (the rest stay as written, a note after them); and how many were run."""
-    count = 0
-
-    def replace(match: re.Match) -> str:
-        nonlocal count
-        count += 1
-        if count > MAX_SHELL_COMMANDS:
-            return match.group(0)
-        inline = match.group("inline")
-        if inline is not None and run_inline is not None:
-            return run_inline(inline.strip())
-        return run((match.group("line") or inline).strip())
-
-    expanded = _SHELL.sub(replace, text)
-    if count > MAX_SHELL_COMMANDS:
-        left = count - MAX_SHELL_COMMANDS
-        expanded += f"\n\n[{left} more `!` commands of this command file were not run (at most {MAX_SHELL_COMMANDS})]"
-    return expanded, min(count, MAX_SHELL_COMMANDS)
+    MAX_SHELL_COMMANDS (the rest stay as written, a note after them); and how many were run.
+    (expand() does this and the arguments together, as a command file runs.)"""
+    expanded = expand(text.replace("$", "$$"), "", run, run_inline)
+    return expanded.text, expanded.ran

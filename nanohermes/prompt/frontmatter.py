@@ -7,15 +7,26 @@ Files written for Claude Code's lenient reader hold lines YAML rejects (`argumen
 means (not one that opens a quote and never closes it: that is a mistake). Anything else that is
 not YAML raises FrontMatterError with the parser's reason and line.
 
+Front matter comes from cloned repositories, so the parse is bounded: its size, how deep it nests and
+how many values it holds once YAML's aliases are expanded (an anchor bomb: nine anchors of nine
+aliases each is 9^9 values when a description is made text of it; a block nested 100,000 deep
+overflows the parser's recursion). Past a bound the file fails at once with FrontMatterError, and
+the skill or command is skipped with a warning naming the file — never a hang or a traceback.
+
 `split_front_matter` is pure text; `parse_front_matter` adds the YAML.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 # A top-level `key: value` line of the block; only these are candidates for the lenient reading.
 _TOP_LEVEL_LINE = re.compile(r"^([A-Za-z][\w-]*):[ \t]+(\S.*)$")
+# Bounds, far above any real front matter (Anthropic's skills: ~1 KB, two levels, a few values):
+MAX_FRONT_MATTER_CHARS = 64_000
+MAX_DEPTH = 32  # nesting levels of lists and mappings
+MAX_VALUES = 10_000  # values once aliases are expanded (each alias counts what it stands for)
 
 
 class FrontMatterError(ValueError):
@@ -40,25 +51,82 @@ def parse_front_matter(text: str) -> tuple[dict[str, object], str]:
     block, body = split_front_matter(text)
     if block is None or not block.strip():
         return {}, body
+    if len(block) > MAX_FRONT_MATTER_CHARS:
+        raise FrontMatterError(f"the front matter is over {MAX_FRONT_MATTER_CHARS:,} characters; it holds a few keys")
     meta = _load(block)
     if not isinstance(meta, dict):
         raise FrontMatterError(f"the front matter is a {type(meta).__name__}, not `key: value` lines")
     return {str(k).strip().lower(): v for k, v in meta.items()}, body
 
 
+def unclosed_front_matter(text: str) -> bool:
+    """The text opens a front matter block (a first `---` line) that no `---` line closes."""
+    lines = text.lstrip("\ufeff").splitlines()
+    return bool(lines) and lines[0].strip() == "---" and split_front_matter(text)[0] is None
+
+
 def _load(block: str) -> object:
     import yaml  # only when a file has front matter: start-up without skills or commands never pays for it
 
     try:
-        return yaml.safe_load(block)
+        return _bounded_load(block, yaml)
     except yaml.YAMLError as exc:
         lenient = _as_plain_text(block, yaml)
         if lenient != block:
             try:
-                return yaml.safe_load(lenient)
+                return _bounded_load(lenient, yaml)
             except yaml.YAMLError:
                 pass
         raise FrontMatterError(_reason(exc)) from None
+
+
+def _bounded_load(text: str, yaml) -> object:
+    """yaml.safe_load within MAX_DEPTH and MAX_VALUES (FrontMatterError past either)."""
+    loader = _bounded_loader(yaml)(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:  # a bound above should come first; never a traceback whatever the input
+        raise FrontMatterError(f"the front matter nests deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+
+
+@functools.cache
+def _bounded_loader(yaml) -> type:
+    """PyYAML's SafeLoader, counting as it composes: the depth of each node and the values it stands
+    for with aliases expanded (an alias is the node it names: counted again each time it is used)."""
+
+    class BoundedLoader(yaml.SafeLoader):
+        def __init__(self, stream):
+            super().__init__(stream)
+            self.depth, self.sizes = 0, {}
+
+        def compose_node(self, parent, index):
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    raise FrontMatterError(f"the front matter nests deeper than {MAX_DEPTH} levels")
+                node = super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+            size = self.sizes.get(id(node))
+            if size is None:
+                size = self.sizes[id(node)] = 1 + sum(self.sizes.get(id(child), 1) for child in _children(node))
+            if size > MAX_VALUES:
+                raise FrontMatterError(
+                    f"the front matter holds over {MAX_VALUES:,} values once its YAML aliases are expanded "
+                    "(an alias bomb?)"
+                )
+            return node
+
+    return BoundedLoader
+
+
+def _children(node) -> list:
+    value = node.value
+    if isinstance(value, list):
+        return [part for item in value for part in (item if isinstance(item, tuple) else (item,))]
+    return []
 
 
 def _as_plain_text(block: str, yaml) -> str:
@@ -77,7 +145,7 @@ def _as_plain_text(block: str, yaml) -> str:
 
 def _loads_alone(value: str, yaml) -> bool:
     try:
-        yaml.safe_load(f"k: {value}")
+        _bounded_load(f"k: {value}", yaml)
     except yaml.YAMLError:
         return False
     return True

@@ -13,18 +13,26 @@ listing travels instead (the files .gitignore leaves in), as Claude Code attache
 MAX_FILES of them; each is capped as a read_file result is, and all of them at MAX_SHARE of
 that, every cut noted with how to read the rest. An @ word that looks like a path (it holds a
 dot or a slash) and names nothing is `missing_mentions`: the REPL says so before sending.
+
+Names count only in words a person wrote (`Mentions`): the user's request, and a command file's
+own text — never what a command printed (a `!cat notes.txt` line that says `@.env`), nor piped
+text. A repository's command file (`.claude/commands/` of the workspace) names only files that
+.gitignore leaves in: its `@.env` attaches nothing (the user's own `@.env`, typed, does). Every
+target passes the repository-file rule (repo_files.py): inside the workspace, outside
+NanoHermes's state directory and every hidden path.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from nanohermes.errors import ToolError
+from nanohermes.repo_files import Boundary, RefusedFile
 from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 from nanohermes.tools import ToolContext
 from nanohermes.tools.files import read_file
-from nanohermes.tools.workspace import Listing, list_workspace, state_dir
+from nanohermes.tools.workspace import Listing, is_ignored, list_workspace, state_dir
 
 MAX_FILES = 4  # a request that names more is about them, not asking to read them all
 MAX_SHARE = 2  # all files together: at most twice what one read_file result may hold
@@ -39,10 +47,22 @@ _AT_WORD = re.compile(r"(?<![\w./-])@([\w./-]+)")
 DIRECTORY_NOTE = "(the files .gitignore leaves in; glob with path= lists them again)"
 
 
-def named_files(text: str, ctx: ToolContext) -> list[str]:
+@dataclass(frozen=True)
+class Mentions:
+    """The words a request's files may be named in: `typed`, what the user typed (any file of the
+    workspace; also all the coaching keys on, loop/coach/); `authored`, a command file's own words —
+    a repository's name only a file .gitignore leaves in, the user's own file's (`anywhere`) any file."""
+
+    typed: str
+    authored: str = ""
+    anywhere: bool = False
+
+
+def named_files(text: str, ctx: ToolContext, tracked_only: bool = False) -> list[str]:
     """Workspace-relative paths of the files `text` names, in the order named, at most MAX_FILES;
     a directory named with an @ ends in "/" (its listing is attached). Notes NanoHermes put before
-    the user's words (`[The user ran /undo: …]` lines) don't count."""
+    the user's words (`[The user ran /undo: …]` lines) don't count. `tracked_only`: a file or
+    directory .gitignore leaves out is not named (a repository's command file)."""
     words = users_words(text)
     explicit = {m.group(1).rstrip(".") for m in _AT_WORD.finditer(words)}
     found: list[str] = []
@@ -52,11 +72,21 @@ def named_files(text: str, ctx: ToolContext) -> list[str]:
         path = names.file(word, explicit=word in explicit)
         if path is None and word in explicit:
             path = names.directory(word)
+        if path is not None and tracked_only and is_ignored(ctx.workspace, path):
+            path = None
         if path is not None and path not in found:
             found.append(path)
         if len(found) == MAX_FILES:
             break
     return found
+
+
+def mentioned(mentions: Mentions, ctx: ToolContext) -> list[str]:
+    """The files both kinds of words name, the user's first, at most MAX_FILES."""
+    typed = named_files(mentions.typed, ctx)
+    tracked_only = not mentions.anywhere
+    authored = named_files(mentions.authored, ctx, tracked_only) if mentions.authored.strip() else []
+    return list(dict.fromkeys([*typed, *authored]))[:MAX_FILES]
 
 
 def missing_mentions(text: str, ctx: ToolContext) -> list[str]:
@@ -85,6 +115,7 @@ class _Names:
 
     def __init__(self, ctx: ToolContext):
         self.ctx = ctx
+        self.boundary = Boundary.for_tools(ctx)
         self._listing: Listing | None = None
 
     def file(self, word: str, explicit: bool) -> str | None:
@@ -96,7 +127,15 @@ class _Names:
         if path is None and "/" not in word:
             same = [f for f in self.listing.files if f.rsplit("/", 1)[-1] == word]
             path = same[0] if len(same) == 1 else None
-        return path
+        return path if path is None or self.allowed(path) else None
+
+    def allowed(self, path: str) -> bool:
+        """The repository-file rule (repo_files.py): not a hidden path, whatever links lead there."""
+        try:
+            self.boundary.check(self.ctx.workspace / path)
+        except RefusedFile:
+            return False
+        return True
 
     def directory(self, word: str) -> str | None:
         """A directory of the workspace, as `dir/` ("./" for the workspace itself)."""
@@ -110,7 +149,8 @@ class _Names:
             return None
         if state in target.parents:
             return None
-        return "./" if target == root else target.relative_to(root).as_posix() + "/"
+        shown = "./" if target == root else target.relative_to(root).as_posix() + "/"
+        return shown if self.allowed(shown) else None
 
     @property
     def listing(self) -> Listing:
@@ -139,11 +179,11 @@ def _existing(ctx: ToolContext, word: str) -> str | None:
     return target.relative_to(root).as_posix()
 
 
-def attachment(text: str, ctx: ToolContext) -> tuple[str, dict[str, str]]:
-    """The block that travels with the request: each named file as read_file shows it ("" when
-    the request names none), and what was attached of each (path -> read_file's text). A file
-    that cannot be read (binary, too large) is left out."""
-    paths = named_files(text, ctx)
+def attachment(text: str, ctx: ToolContext, mentions: Mentions | None = None) -> tuple[str, dict[str, str]]:
+    """The block that travels with the request: each file named in `mentions` (None: all of `text`
+    is the user's words) as read_file shows it ("" when the request names none), and what was
+    attached of each (path -> read_file's text). A file that cannot be read (binary, too large) is left out."""
+    paths = mentioned(mentions or Mentions(text), ctx)
     budget = ctx.max_output * MAX_SHARE
     parts, attached = [], {}
     for i, path in enumerate(paths):

@@ -30,24 +30,30 @@ class SystemPrompt:
         """`mcp_listing(mode)`: the MCP section now (it changes only when a server's tools do)."""
         self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
         self.mcp_listing = mcp_listing or (lambda mode: "")
+        # The model's window, once known (the runtime points this at the Agent's): the skills listing
+        # follows it (prompt/skills.py), set before the first request, so the prefix stays stable.
+        self.window: Callable[[], int | None] = lambda: config.context_window
         self.text = ""
         self.memory_block = ""  # the latest one, for /context
         self.rebuild()
 
     def rebuild(self) -> None:
         listing = self.mcp_listing(self.config.mode)
-        inputs, warnings = gather_prompt_inputs(self.config, skills=self.skills, mcp_listing=listing)
+        inputs, warnings = gather_prompt_inputs(
+            self.config, skills=self.skills, mcp_listing=listing, window=self.window()
+        )
         self.inputs = inputs
         self.text = valid_unicode(build_system_prompt(inputs))  # a workspace name that is not UTF-8, say
         for warning in warnings:
             self.warn(warning)
 
     def system(self) -> str:
-        """The system message; the same text request after request, but for a mode switch and
-        an MCP server whose tools changed (its listing is rebuilt once per change)."""
-        listing = self.mcp_listing(self.config.mode)
-        if listing != self.inputs.mcp_listing:
-            self.inputs = replace(self.inputs, mcp_listing=listing)
+        """The system message; the same text request after request, but for a mode switch, an MCP
+        server whose tools changed (its listing is rebuilt once per change) and the window learned
+        before the first request (the skills listing's budget)."""
+        listing, skills = self.mcp_listing(self.config.mode), self.skills.listing(self.window())
+        if listing != self.inputs.mcp_listing or skills != self.inputs.skills_listing:
+            self.inputs = replace(self.inputs, mcp_listing=listing, skills_listing=skills)
             self.text = valid_unicode(build_system_prompt(self.inputs))
         return self.text
 

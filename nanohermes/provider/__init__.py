@@ -126,7 +126,7 @@ class Provider:
                     raise exc.__cause__ from None
                 if isinstance(exc, (NanoHermesError, TypeError, AttributeError, UnicodeError)):  # ours, or a bug
                     raise
-                kind, info = classify(exc)
+                kind, info = classify(exc, self.redactor.text)  # the server may echo the key back
                 rule = RETRY_POLICY[kind]
                 limit = retry_limit(rule, configured)
                 if attempt >= limit:
@@ -155,6 +155,7 @@ class Provider:
         text = advice.format(url=url, model=self.config.model, ask=base_url_question(url), **info)
         if "{detail}" not in advice and info["detail"] and kind != "timeout":
             text += f" The server said: {info['detail']}"  # its own words, whatever the kind
+        text = self.redactor.text(text)  # a base URL may carry a password too
         if kind == "overflow":
             return ContextOverflowError(text, n_ctx=info["n_ctx"], n_prompt=info["n_prompt"], kind=kind, info=info)
         return ProviderError(text, kind=kind, info=info)

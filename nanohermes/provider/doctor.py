@@ -95,7 +95,8 @@ def sandbox_checks(config: Config) -> list[Check]:
     from nanohermes.runtime import sandbox_for
     from nanohermes.sandbox.proof import NOT_TRIED, prove
 
-    policy, summary = sandbox_for(config)
+    policy, enforcement = sandbox_for(config)
+    summary = enforcement.summary
     if policy is None:
         return [Check("sandbox", WARN, summary, "leave [sandbox] level at its default to confine commands", False)]
     try:

@@ -8,6 +8,7 @@ import math
 import random
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nanohermes.provider.client import APIConnectionError, APIError, APITimeoutError
@@ -137,11 +138,13 @@ _CONNECT_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH, er
 NOTHING_HERE_STATUSES = (404, 405, 501)
 
 
-def classify(exc: Exception) -> tuple[str, dict]:
-    """Map a client.py (or httpx) exception to a RETRY_POLICY kind plus details for messages."""
+def classify(exc: Exception, redact: Callable[[str], str] = lambda text: text) -> tuple[str, dict]:
+    """Map a client.py (or httpx) exception to a RETRY_POLICY kind plus details for messages. The
+    server's words pass `redact` whole, before any cut (a 400 that echoes the API key must not print
+    a part of it that a redaction of the cut text would miss)."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
-    detail = _error_text(exc, body)
+    detail = redact(_error_text(exc, body))
     info = {
         "status": status,
         "detail": detail[:DETAIL_CHARS],
@@ -155,11 +158,12 @@ def classify(exc: Exception) -> tuple[str, dict]:
         return "dropped", info
     page = _page(exc, body)
     if page is not None:  # what came back in a few words (a page's title), not its raw HTML
-        info["detail"] = page
+        info["detail"] = redact(page)
         if status in NOTHING_HERE_STATUSES:
             return "web_page", info
     if isinstance(exc, json.JSONDecodeError):  # an event whose data is not JSON
-        return "not_api", {**info, "detail": f"an event stream whose data is not JSON ({exc.doc[:SNIPPET_CHARS]!r})"}
+        snippet = redact(exc.doc)[:SNIPPET_CHARS]
+        return "not_api", {**info, "detail": f"an event stream whose data is not JSON ({snippet!r})"}
     if isinstance(exc, StreamCut):
         return "incomplete_stream", info
     if isinstance(exc, ReplyTimeout):
@@ -170,7 +174,7 @@ def classify(exc: Exception) -> tuple[str, dict]:
         refused = _connect_failure(exc)
         if refused is not None:
             return "refused", {**info, "detail": refused}
-        return "connection", {**info, "detail": root_cause(exc)[:DETAIL_CHARS]}
+        return "connection", {**info, "detail": redact(root_cause(exc))[:DETAIL_CHARS]}
     if status == 413 or (status in (400, None) and _OVERFLOW_PATTERNS.search(detail + " " + _error_code(body))):
         return "overflow", info
     if status == 429:

@@ -11,9 +11,10 @@ at all (a web page, JSON) is named here too (NotTheAPI).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import deque
+
+from nanohermes.bounded import parse_json
 
 DONE = "[DONE]"  # the OpenAI stream's last event
 
@@ -143,7 +144,7 @@ class EventStream:
             if data.startswith(DONE):
                 self._done = True
                 return
-            self._ready.append(_chunk(json.loads(data), self.response))
+            self._ready.append(_chunk(parse_json(data), self.response))  # nesting past the limit: not JSON
 
 
 def _data_lines(event: str):

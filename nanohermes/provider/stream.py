@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nanohermes.bounded import TOO_DEEP, parse_json
 from nanohermes.provider.runaway import CHECK_EVERY_CHARS, MIN_BLOCK_CHARS, REPEATS, Repetition, find_repetition
 from nanohermes.provider.sse import reject_non_stream
 from nanohermes.provider.usage_readers import normalise_usage
@@ -19,6 +20,8 @@ FINISH_REPEATED = "repeated"
 # generating), the text up to the cap kept with TOO_LONG_NOTE after it; a tool call being written
 # is kept cut, for the loop to refuse as it refuses one cut by max_tokens (loop/coach/plain.py).
 FINISH_TOO_LONG = "too_long"
+DEEP_ARGUMENTS = 500  # brackets in a call's arguments past which they are checked for nesting a parser cannot read
+DEEP_HEAD_CHARS = 200  # kept of such arguments: what the model sent, in its words
 MAX_REPLY_CHARS = 8 * 2**20  # text and call arguments: a max_tokens of 1M tokens is ~4 MB; twice that is a flood
 TOO_LONG_NOTE = f"\n\n[NanoHermes cut this reply at {MAX_REPLY_CHARS // 2**20} MB: the rest was not read.]"
 # A reply is looked at for a loop again once it grew by this fraction of its length (at least
@@ -256,9 +259,24 @@ class _Assembly:
             while call_id in seen:
                 call_id = f"{slot['id'] or 'call'}_{n}_{random.randrange(16**4):04x}"
             seen.add(call_id)
-            function = {"name": valid_unicode(slot["name"]), "arguments": valid_unicode("".join(slot["arguments"]))}
+            arguments = _readable(valid_unicode("".join(slot["arguments"])))
+            function = {"name": valid_unicode(slot["name"]), "arguments": arguments}
             turn.tool_calls.append({"id": call_id, "type": "function", "function": function})
         return turn
+
+
+def _readable(arguments: str) -> str:
+    """A call's arguments as sent, unless they nest past what a JSON parser can read (`[[[[…`
+    100,000 deep made every reader of the call fail with a RecursionError): then their head and a
+    mark, which no reader takes for JSON, so the call is answered as one with bad arguments."""
+    if arguments.count("[") + arguments.count("{") < DEEP_ARGUMENTS:  # cheap: only many brackets can nest so
+        return arguments
+    try:
+        parse_json(arguments)
+    except ValueError as exc:
+        if str(exc).startswith(TOO_DEEP):
+            return arguments[:DEEP_HEAD_CHARS] + f"… [arguments {TOO_DEEP}: cut]"
+    return arguments
 
 
 def _raise_if_dropped(exc: Exception) -> None:

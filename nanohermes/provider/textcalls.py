@@ -34,6 +34,7 @@ _CALL_KEYS = ({"name", "arguments"}, {"name", "parameters"})  # OpenAI's and Lla
 _OPTIONAL_KEYS = {"type", "id"}  # {"type": "function", …} as Llama 3.2 writes it; an id it made up
 _DECODER = json.JSONDecoder(strict=False)  # control characters in strings taken literally
 _loads = _DECODER.decode
+_LINE_NUMBER = re.compile(r"^ *\d+\t", re.MULTILINE)  # read_file numbers each line it shows: "12\t"
 
 
 def tool_calls_from_text(text: str, tools: Iterable[dict]) -> list[dict] | None:
@@ -63,6 +64,14 @@ def tool_calls_from_text(text: str, tools: Iterable[dict]) -> list[dict] | None:
         }
         for name, args in written
     ]
+
+
+def echoes(text: str, shown: Iterable[str]) -> bool:
+    """Whether `text` (a reply) is, whitespace aside, a part of what the model was shown as data: a
+    tool result, a file attached to a request. Such calls are what a file or a command's output said
+    (a README's example, a test fixture), read back, not calls the model chose to make."""
+    wanted = " ".join(text.split())
+    return bool(wanted) and any(wanted in " ".join(_LINE_NUMBER.sub("", seen).split()) for seen in shown)
 
 
 def _block(text: str, at: int, schemas: dict[str, dict]) -> tuple[list[tuple[str, dict]], int] | None:

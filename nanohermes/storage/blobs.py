@@ -11,7 +11,7 @@ import secrets
 import zlib
 from pathlib import Path
 
-from nanohermes.fileio import open_regular, read_bounded
+from nanohermes.fileio import make_private_dirs, open_regular, read_bounded
 
 
 def digest(data: bytes) -> str:
@@ -24,7 +24,7 @@ def put_blob(blobs: Path, data: bytes, name: str | None = None) -> str:
     name = name or digest(data)
     path = blobs / name
     if not path.exists():
-        blobs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(blobs)
         tmp = blobs / f".{name}.{os.getpid()}.tmp"
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
             f.write(data)
@@ -60,7 +60,7 @@ class BlobStore:
             return 0
         packed = zlib.compress(data, ZLIB_LEVEL)
         if self._pack is None:
-            self.packs.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private_dirs(self.packs)
             self._pack_name = f"{secrets.token_hex(6)}.pack"
             fd = os.open(self.packs / self._pack_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             self._pack = os.fdopen(fd, "wb")  # open for the session: close() ends it

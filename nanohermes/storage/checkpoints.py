@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nanohermes.fileio import NotRegularFile, open_regular, read_bounded
+from nanohermes.fileio import NotRegularFile, make_private_dirs, open_regular, read_bounded
 from nanohermes.storage.blobs import digest, put_blob
 
 # An old content above this is not kept (write_file may overwrite a huge file): the change
@@ -181,7 +181,7 @@ class Checkpoints:
         return put_blob(self.root / "blobs", data)
 
     def _append(self, record: dict) -> None:
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.root)
         fd = os.open(self.root / "index.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with open(fd, "a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from nanohermes.errors import SessionError
-from nanohermes.fileio import open_regular
+from nanohermes.fileio import make_private_dirs, open_regular
 from nanohermes.storage.session import FORMAT_VERSION, check_name, generate_name, sessions_dir
 
 _META = b'{"type":"meta"'
@@ -81,7 +81,8 @@ def _copy_checkpoints(src: Path, dst: Path) -> None:
         except OSError:
             shutil.copy2(a, b)
 
-    dst.mkdir(parents=True, mode=0o700)
+    make_private_dirs(dst.parent)
+    dst.mkdir(mode=0o700)
     for entry in os.scandir(src):
         if entry.is_dir(follow_symlinks=False) and entry.name in ("blobs", "packs"):
             shutil.copytree(entry.path, dst / entry.name, copy_function=link_or_copy, ignore=_indexes)

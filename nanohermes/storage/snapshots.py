@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nanohermes.fileio import read_bounded
+from nanohermes.fileio import make_private_dirs, read_bounded
 from nanohermes.storage.blobs import BlobStore, digest
 from nanohermes.storage.scan import DEFAULT_LIMITS, SHA, SIZE, WHY, Entry, Limits, Scan, scan
 
@@ -146,7 +146,7 @@ class Snapshots:
         line = {"seq": seq, "prompt": prompt, "kind": kind, "label": label, "time": time.time()}
         line |= {"scanned_ns": now.started_ns, "complete": now.complete, "set": delta, "gone": gone}
         line["changed"] = sorted(changed)  # by content: a touch is in `set`, not here
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.root)
         fd = os.open(self.index, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with open(fd, "a", encoding="utf-8") as f:
             f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")

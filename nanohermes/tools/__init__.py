@@ -108,10 +108,11 @@ class ToolOutput(str):
     one when it has facts to report, else a plain str; either way it is the text."""
 
     facts: ResultFacts
+    streams: tuple[str, str] | None  # a command's stdout and stderr apart (a PostToolUse hook reads them)
 
-    def __new__(cls, text: str, facts: ResultFacts = NO_FACTS) -> ToolOutput:
+    def __new__(cls, text: str, facts: ResultFacts = NO_FACTS, streams: tuple[str, str] | None = None) -> ToolOutput:
         self = super().__new__(cls, text)
-        self.facts = facts
+        self.facts, self.streams = facts, streams
         return self
 
 
@@ -121,6 +122,7 @@ class ToolResult:
     full: str  # the whole output, kept in the session for `recall`
     ok: bool = True
     facts: ResultFacts = NO_FACTS
+    streams: tuple[str, str] | None = None  # a command's stdout and stderr apart, redacted; not kept in the session
 
 
 _JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -242,11 +244,11 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
     if tool_ is None:
         text = f"error: unknown tool {name!r}. Available tools: {', '.join(sorted(tools))}"
         return ToolResult(text, text, ok=False)
-    facts = NO_FACTS
+    facts, streams = NO_FACTS, None
     try:
         args = parse_arguments(tool_, raw_arguments)
         output = tool_.func(ctx, **args)
-        facts = getattr(output, "facts", NO_FACTS)
+        facts, streams = getattr(output, "facts", NO_FACTS), getattr(output, "streams", None)
         output, ok = str(output), True
     except ToolError as exc:
         output, ok = f"error: {exc}", False
@@ -262,5 +264,7 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
             found=ctx.redactor.text(valid_unicode(facts.found)),
             path=valid_unicode(facts.path) if facts.path else facts.path,
         )
+    if streams is not None:
+        streams = tuple(ctx.redactor.text(valid_unicode(stream)) for stream in streams)
     content, cut = clamp_counted(output, ctx.max_output)
-    return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts)
+    return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts, streams)

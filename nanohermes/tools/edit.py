@@ -115,9 +115,15 @@ def _loose_edit(target: Path, shown: str, content: str, old_text: str, new_text:
 
 
 def _match_line_endings(content: str, old_text: str, new_text: str) -> tuple[str, str]:
-    """read_file shows CRLF files without the CR; accept old_text copied from there."""
-    if "\r\n" in content and "\r\n" not in old_text and "\n" in old_text and old_text not in content:
-        return old_text.replace("\n", "\r\n"), new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+    """read_file shows CRLF files without the CR; accept old_text copied from there. A file whose
+    line breaks are all CRLF keeps them: new_text's lines end in CRLF too, however it was written."""
+    if "\r\n" not in content:
+        return old_text, new_text
+    crlf = content.count("\n") == content.count("\r\n")
+    if "\r\n" not in old_text and "\n" in old_text and old_text not in content:
+        old_text, crlf = old_text.replace("\n", "\r\n"), True
+    if crlf:
+        new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
     return old_text, new_text
 
 

@@ -226,7 +226,18 @@ def run_foreground(
 
         if note := no_tests_note(text):
             text += "\n" + note
-    return ToolOutput(text, facts)
+    return ToolOutput(text, facts, _streams(outcome, ctx.max_output))
+
+
+def _streams(outcome: _Outcome, max_output: int) -> tuple[str, str]:
+    """stdout and stderr apart, each within max_output bytes (cut as the result's are, the cut said)."""
+    return tuple(
+        _render(capture, name, max_output) if capture.total else ""
+        for name, capture in (
+            ("stdout", outcome.stdout),
+            ("stderr", outcome.stderr),
+        )
+    )
 
 
 def run_shell(

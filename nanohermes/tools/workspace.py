@@ -206,6 +206,21 @@ def walk(
             yield rel, entry
 
 
+def is_ignored(workspace: Path, rel: str) -> bool:
+    """Whether the walk leaves out `rel` (a workspace-relative path): .gitignore (a file's own rule,
+    or one of a directory it is in), or .git."""
+    base = Path(workspace).resolve()
+    parts = [part for part in rel.split("/") if part not in ("", ".")]
+    rules: Rules = ()
+    directory = base
+    for i, part in enumerate(parts):
+        rules = _with_gitignore(rules, directory, base)
+        if part in ALWAYS_SKIPPED or _ignored(rules, "/".join(parts[: i + 1]), i < len(parts) - 1):
+            return True
+        directory = directory / part
+    return False
+
+
 def _open_dir(directory: Path | str, base: Path, rules: Rules) -> tuple[Iterator[os.DirEntry], Rules]:
     """Sorted entries of directory and the rules that apply inside it."""
     try:

@@ -12,6 +12,7 @@ from nanohermes.ui import (
     memory_commands,
     permission_commands,
     rewind_commands,
+    sandbox_view,
     session_commands,
     show_commands,
     switch_commands,
@@ -28,6 +29,7 @@ HELP_ORDER = (
     edit_commands,  # /diff, /undo
     rewind_commands,  # /rewind, /fork
     permission_commands,  # /permissions
+    sandbox_view,  # /sandbox
     switch_commands,  # /model, /mode, /resume
     background_commands,  # /tasks
     mcp_commands,  # /mcp, /mcp:SERVER:PROMPT

@@ -44,11 +44,11 @@ def run_custom(repl, invocation: Invocation) -> None:
     repl.say(f"· /{command.name}: the prompt of {command.shown_path(repl.runtime.config.workspace)}", "dim")
     repl.keys_on()
     try:
-        text = prompt_for(invocation, repl.runtime.agent, lambda note: repl.say(f"· {note}", "dim"))
+        prompt = prompt_for(invocation, repl.runtime.agent, lambda note: repl.say(f"· {note}", "dim"))
     finally:
         repl.keys_off(take=True)
         repl.renderer.area.stop()
-    repl.turn(text, ask="")  # the file's words, not the user's: no coaching keys on them
+    repl.turn(prompt.text, prompt.mentions)
 
 
 def _not_run(repl, arg: str) -> bool:  # /help's rows are never run from the table

@@ -22,6 +22,9 @@ from nanohermes.ui.toolview import Line, coloured_diff, unified_diff
 
 DIFF_COMMAND_LINES = 400  # per file: /diff is asked for, so show much, but not a whole generated file
 UNDO_DIFF_LINES = 40
+NOTHING_TO_UNDO = (
+    "nothing to undo: /undo takes back write_file and edit_file changes; what commands changed, /rewind does"
+)
 
 
 def _text(data: bytes | None) -> str:
@@ -97,7 +100,7 @@ def undo_lines(checkpoints: Checkpoints | None) -> tuple[list[Line], str | None]
         return _failed("not undone", exc), None
     change = outcome.checkpoint
     if outcome.status == NOTHING:
-        return [[("nothing to undo (no write_file or edit_file change left in this session)", "dim")]], None
+        return [[(NOTHING_TO_UNDO, "dim")]], None
     shown = neutralize(change.shown)
     if outcome.status == CHANGED_SINCE:
         return [

@@ -15,9 +15,10 @@ def trust_question(say: Callable[[str], None], ask: Callable[[str], str]) -> Cal
     def trust(hooks: tuple) -> bool:
         if hooks in declined:
             return False
+        files = sorted({spec.source.removeprefix("the workspace's ") for spec in hooks})
         say(
-            "This workspace's .nanohermes/config.toml defines hooks: commands NanoHermes would run as you, "
-            "outside the sandbox, on these events:"
+            f"This workspace defines hooks in {' and '.join(files)}: commands NanoHermes would run in the "
+            "sandbox on these events:"
         )
         for spec in hooks:
             matcher = f" [{spec.matcher}]" if spec.matcher else ""

@@ -5,17 +5,18 @@ Claude Code's and Codex's /init ask the model to write the file; here the draft 
 the workspace's own manifests (pyproject.toml, package.json, Makefile, Cargo.toml, go.mod, …):
 instant, free, the same on any model, and it cannot make up a command. The draft is shown, then
 written only on a yes; an existing AGENTS.md is replaced only on a yes to a question that
-says it exists.
+says it exists. The manifests are read, and AGENTS.md written, by the repository-file rule
+(repo_files.py): never through a symlink (dangling or not) that leaves the workspace.
 `draft_agents_md` is pure: the file list and a reader in, the text out.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from collections.abc import Callable, Sequence
 
+from nanohermes.bounded import parse_json, parse_toml
 from nanohermes.ui.command_table import command
 from nanohermes.ui.escape import neutralize
 
@@ -41,18 +42,19 @@ def _about(read: Reader, files: Sequence[str]) -> str:
 def _python(read: Reader, files: Sequence[str]) -> list[str]:
     commands = []
     try:
-        pyproject = tomllib.loads(read("pyproject.toml") or "") if "pyproject.toml" in files else {}
+        pyproject = parse_toml(read("pyproject.toml") or "") if "pyproject.toml" in files else {}
     except tomllib.TOMLDecodeError:
         pyproject = {}
-    if pyproject.get("project") or "setup.py" in files:
-        extras = pyproject.get("project", {}).get("optional-dependencies", {})
+    project = _table(pyproject, "project")
+    if project or "setup.py" in files:
+        extras = _table(project, "optional-dependencies")
         extra = next((name for name in ("dev", "test", "tests") if name in extras), "")
         commands.append(
             f"Set up: `python3 -m venv .venv && .venv/bin/pip install -e '.{f'[{extra}]' if extra else ''}'`"
         )
     elif "requirements.txt" in files:
         commands.append("Set up: `python3 -m venv .venv && .venv/bin/pip install -r requirements.txt`")
-    tool = pyproject.get("tool", {})
+    tool = _table(pyproject, "tool")
     if "pytest" in tool or any(f.startswith(("tests/", "test/")) or "/test_" in f for f in files):
         commands.append("Test: `python -m pytest`")
     if "ruff" in tool or "ruff.toml" in files:
@@ -62,9 +64,15 @@ def _python(read: Reader, files: Sequence[str]) -> list[str]:
     return commands
 
 
+def _table(table: dict, key: str) -> dict:
+    """`table[key]` when it is a table, else {} (a repository's file may hold anything there)."""
+    value = table.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _node(read: Reader) -> list[str]:
     try:
-        package = json.loads(read("package.json") or "{}")
+        package = parse_json(read("package.json") or "{}")
     except ValueError:
         return []
     scripts = package.get("scripts") if isinstance(package, dict) else None
@@ -111,22 +119,27 @@ def draft_agents_md(project: str, files: Sequence[str], read: Reader) -> str:
 
 @command("/init", "/init", "draft a short AGENTS.md from the workspace (shown first, written on yes)")
 def _init(repl, arg: str) -> bool:
-    from nanohermes.fileio import read_regular
+    from nanohermes.repo_files import Boundary, RefusedFile
     from nanohermes.tools.workspace import list_workspace
 
     config = repl.runtime.config
     root = config.workspace
+    boundary = Boundary.for_config(config)
     files = list_workspace(root, exclude=config.home.resolve()).files
 
     def read(path: str) -> str | None:
         try:
-            return read_regular(root / path).decode("utf-8", "replace")
-        except OSError:
+            return boundary.read_bytes(root / path).decode("utf-8", "replace")
+        except OSError:  # missing, refused by the rule, a FIFO
             return None
 
     draft = draft_agents_md(root.name or "this project", files, read)
     repl.show([[("draft AGENTS.md:", "bold")], *([(neutralize("  " + line), "")] for line in draft.splitlines())])
-    target = root / AGENTS_FILE
+    try:
+        target = boundary.check(root / AGENTS_FILE)  # a link out of the workspace is never written through
+    except RefusedFile as exc:
+        repl.say(f"· {AGENTS_FILE} not written: {exc}", "yellow")
+        return True
     existing = read(AGENTS_FILE)
     if existing is not None:
         question = f"{AGENTS_FILE} exists ({len(existing.splitlines())} lines); replace it with this draft? [y/N] "
@@ -136,7 +149,7 @@ def _init(repl, arg: str) -> bool:
         repl.say(f"· {AGENTS_FILE} left as it was", "dim")
         return True
     try:
-        target.write_text(draft, encoding="utf-8")
+        _write(target, draft)
     except OSError as exc:
         repl.say(f"error: cannot write {target}: {exc.strerror or exc}", "red")
         return True
@@ -144,3 +157,11 @@ def _init(repl, arg: str) -> bool:
         f"· {AGENTS_FILE} written ({len(draft.splitlines())} lines); sessions read it from the next start or /reset"
     )
     return True
+
+
+def _write(target, draft: str) -> None:
+    """`draft` into `target` (a path the rule resolved), never following a link put there since."""
+    from nanohermes.fileio import create_regular
+
+    with create_regular(target, 0o644) as f:
+        f.write(draft.encode("utf-8"))

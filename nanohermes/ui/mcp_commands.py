@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from nanohermes.errors import NanoHermesError
 from nanohermes.mcp.prompts import PromptError, prompt_lines, prompt_text
+from nanohermes.prompt.mentions import Mentions
 from nanohermes.ui.command_table import FALLBACKS, command
 
 
@@ -27,7 +28,7 @@ def _mcp(repl, arg: str) -> bool:
     except PromptError as exc:
         raise PromptError(f"{exc}; /mcp lists the prompts") from None
     repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
-    repl.turn(text, ask="")  # the server's words, not the user's
+    repl.turn(text, Mentions(rest))  # the server's text names no file to attach: only what was typed
     return True
 
 
@@ -43,7 +44,7 @@ def prompt_command(repl, line: str) -> bool | None:
     server, name, typed = found
     text = prompt_text(hub, server, name, typed)
     repl.say(f"· prompt {server}:{name} ({len(text):,} chars) sent as your message", "dim")
-    repl.turn(text, ask="")  # the server's words, not the user's
+    repl.turn(text, Mentions(typed))  # the server's text names no file to attach: only what was typed
     return True
 
 

@@ -303,9 +303,9 @@ class Repl:
         self._held_back = ""
         self.turn(line)
 
-    def turn(self, text: str, ask: str | None = None) -> None:
-        """One request; `ask`: what the user asked in their own words when `text` is not that ("" for a
-        command file's or an MCP prompt's text: loop/coach/ coaches only what the user wrote)."""
+    def turn(self, text: str, mentions=None) -> None:
+        """One turn of `text`; `mentions`: where files may be named (prompt/mentions.py), when not all
+        of it is the user's words (a command file's prompt)."""
         started = time.monotonic()
         self.notifier.seen()
         if self.notes_for_model:
@@ -314,7 +314,7 @@ class Repl:
         context, self.context_for_model = "\n\n".join(self.context_for_model), []
         self.keys_on()
         try:
-            result = self.runtime.agent.run_turn(text, context, ask=ask)
+            result = self.runtime.agent.run_turn(text, context, mentions)
         except NanoHermesError as exc:  # provider, session (disk full), config
             self.renderer.end_turn()
             self.say(f"error: {exc}", "red")

@@ -104,16 +104,40 @@ def build(repl, session_name: str | None, trust_workspace: bool) -> None:
 
 def say_start(repl) -> None:
     """The lines before the first prompt (or above it, for a session built while it waits)."""
+    from nanohermes.ui.sandbox_view import network_words, sandbox_line
     from nanohermes.ui.show_commands import resumed_calls
 
-    config = repl.runtime.config
+    runtime = repl.runtime
+    config, width = runtime.config, repl.console.width
     with repl.console:  # one write: above a waiting prompt, the lines come as one block
-        repl.say(f"NanoHermes · {config.model} · {config.workspace} · mode {config.mode}")
-        repl.say(f"· sandbox: {repl.runtime.sandbox_summary}", "dim")
+        repl.say(header(config.model, shown_workspace(config.workspace), config.mode, width))
+        line = sandbox_line(runtime.sandbox_backend, network_words(runtime.sandbox), config.mode, width)
+        repl.say(f"· {line}", "dim" if runtime.sandbox_backend else "yellow")
         repl.say_session()
         for warning in repl.custom.warnings:
             repl.say(f"· {warning}", "yellow")
     repl.renderer.ran = resumed_calls(repl.runtime.agent.messages)
+
+
+MIN_PATH_CHARS = 12  # a path cut shorter than this names nothing
+
+
+def header(model: str, workspace: str, mode: str, width: int) -> str:
+    """The first line, kept on one line: a long workspace path keeps its end (`…/proj/ws`)."""
+    line = f"NanoHermes · {model} · {{}} · mode {mode}"
+    room = width - 1 - len(line) + 2
+    if len(workspace) > room:
+        workspace = "…" + workspace[-max(room - 1, MIN_PATH_CHARS) :]
+    return line.format(workspace)
+
+
+def shown_workspace(path) -> str:
+    """The workspace as a person writes it: ~ for the home directory."""
+    from pathlib import Path
+
+    home = Path.home()
+    path = Path(path)
+    return "~" + str(path)[len(str(home)) :] if path == home or home in path.parents else str(path)
 
 
 class StartMenu(Mapping):

@@ -225,7 +225,10 @@ def start_lines(runtime) -> tuple[dict, list[str]]:
         "workspace": str(config.workspace),
         "sandbox": runtime.sandbox_summary,
     }
-    sandbox = f"· sandbox: {runtime.sandbox_summary}"
+    from nanohermes.ui.sandbox_view import network_words, sandbox_line
+
+    brief = sandbox_line(runtime.sandbox_backend, network_words(runtime.sandbox), config.mode)
+    sandbox = f"· {brief}"
     if not resumed:
         hint = f"· session {session.name} (resume with --session {session.name})"
         return line, [hint, sandbox] if session.generated else [sandbox]

@@ -14,8 +14,9 @@ from nanohermes.ui.command_table import command
 MODE_CYCLE = ("ask", "plan", "accept-edits", "auto")
 RESUME_CHOICES = 10  # the most recent sessions /resume offers; older ones by name
 MODE_HELP = (
-    "plan: read-only tools · ask: edits, writes and commands outside the sandbox ask first · "
-    "accept-edits: edits are made and shown, the rest asks as in ask · auto: nothing asks (but ask and deny rules)"
+    "plan: read-only tools, commands read-only in the sandbox · ask: edits, writes and commands outside the "
+    "sandbox ask first, commands in it run unasked (/rewind undoes them) · accept-edits: edits are made and "
+    "shown, the rest as in ask · auto: nothing asks (but ask and deny rules)"
 )
 
 

@@ -56,7 +56,10 @@ def test_hook_tables_are_checked_once_with_the_file_named():
         ({"PreToolUses": [{"command": "x"}]}, "no event 'PreToolUses'"),
         ({"Stop": {"command": "x"}}, "[[hooks.Stop]] tables"),
         ({"Stop": [{"command": ""}]}, "command must be a non-empty string"),
-        ({"Stop": [{"command": "x", "matcher": "a"}]}, "matcher applies to PreToolUse and PostToolUse only"),
+        (
+            {"Stop": [{"command": "x", "matcher": "a"}]},
+            "matcher applies to PreToolUse, PostToolUse and PostToolUseFailure only",
+        ),
         ({"PreToolUse": [{"command": "x", "matcher": "("}]}, "is not a regex"),
         ({"Stop": [{"command": "x", "timeout": 0}]}, "timeout must be a number of seconds"),
         ({"Stop": [{"command": "x", "when": 1}]}, "unknown key(s) when"),

@@ -35,7 +35,10 @@ def test_a_trusted_workspaces_hooks_run_in_the_repl_after_one_question(server, w
     term = Terminal(server, workspace, "--mode", "auto", rows=40, wait_ready=False)
     term.expect("Trust this workspace's hooks")
     screen = "\n".join(term.display())
-    assert "PostCompact: cat .nanohermes/after-compact.md" in screen and "outside the sandbox" in screen
+    assert (
+        "PostCompact: cat .nanohermes/after-compact.md" in screen
+        and "defines hooks in .nanohermes/config.toml" in screen
+    )
     assert not (workspace / "started").exists()  # nothing ran before the answer
     term.send("y\r")
     term.ready()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from nanohermes.cli import app
 from nanohermes.provider.watch import FINISH_GRACE_S
 from tests.support import raw_servers as raw
-from tests.support.scripted_server import RawSSE, Reply, text
+from tests.support.scripted_server import RawSSE, Reply, call, text
 
 RAW_DONE_GRACE_S = 6.0  # a kept reply without [DONE] returns after the 2 s grace; room for a loaded machine
 
@@ -151,3 +151,21 @@ def test_a_200_that_is_not_the_api_is_named_not_called_unreachable(serve, worksp
     r = one_shot(server.url, workspace)
     assert r.code == 1 and "Cannot reach" not in r.err and "answered" in r.err, r.err
     assert len(server.posts()) <= 2 and "retry 2/" not in r.err
+
+
+def test_a_call_whose_arguments_nest_100000_deep_is_answered_as_bad_arguments(server, workspace):
+    """Issue 44, item 5: a model server's `[[[[…` 100,000 deep in a call's arguments ended the run
+    with a RecursionError (every reader of the call parses them)."""
+    deep = '{"path": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    server.add(call("read_file", deep), text("sorry"))
+    r = CliRunner().invoke(app, ["-p", "go", "--base-url", server.url, "-C", str(workspace)])
+    assert r.exit_code == 0 and "sorry" in r.stdout, r.stderr
+    result = next(m for m in server.chat_requests()[1]["messages"] if m["role"] == "tool")["content"]
+    assert "arguments for read_file are not valid JSON" in result
+
+
+def test_a_stream_event_nested_100000_deep_is_named_not_json(serve, workspace):
+    deep = '{"choices": [], "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    server = serve(raw.http_response("200 OK", "text/event-stream", f"data: {deep}\n\ndata: [DONE]\n\n"))
+    r = one_shot(server.url, workspace)
+    assert r.code == 1 and "an event stream whose data is not JSON" in r.err and "Traceback" not in r.err

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from nanohermes.prompt.frontmatter import FrontMatterError, parse_front_matter, text_value
-from nanohermes.prompt.skills import LISTING_HEADER, MAX_LISTING_CHARS, discover_skills
+from nanohermes.prompt.skills import DEFAULT_LISTING_CHARS, LISTING_HEADER, NAMES_ONLY, discover_skills
 
 # The shape of Anthropic's own SKILL.md files: a `|-` block description over several lines, a
 # license key and metadata NanoHermes does not know.
@@ -90,12 +90,13 @@ def test_skills_from_claude_codes_directories_and_a_broken_one_named_with_its_re
     assert skills.body(skills.get("pdf-tools")) == "# PDF tools\n\nStep one."
 
 
-def test_the_listing_stays_within_its_budget_with_many_skills(workspace, isolated_home):
+def test_the_listing_names_every_skill_within_its_budget_with_many_skills(workspace, isolated_home):
     for i in range(60):
         write(isolated_home / "skills" / f"s{i:02}" / "SKILL.md", f"---\ndescription: {'word ' * 40}\n---\nx")
     listing = discover_skills(isolated_home, workspace)[0].listing()
     lines = listing.splitlines()
-    assert lines[0] == LISTING_HEADER and len(listing) <= MAX_LISTING_CHARS + 200
-    assert lines[-1].startswith("- … ") and "more skills" in lines[-1]
-    shown = len(lines) - 2
-    assert f"{60 - shown} more skills" in lines[-1]
+    assert lines[0] == LISTING_HEADER and [line.split(":")[0] for line in lines[1:61]] == [
+        f"- s{i:02}" for i in range(60)
+    ]
+    assert len(listing) <= DEFAULT_LISTING_CHARS + len(NAMES_ONLY) + 1
+    assert lines[-1] == NAMES_ONLY  # 60 shares of what the names leave would each say nothing

@@ -70,7 +70,7 @@ def test_a_script_without_yes_runs_sandboxed_commands_and_refuses_the_unsandboxe
         text("half done"),
     )
     r = run_cli(["-p", "go", "--base-url", server.url], workspace)
-    assert r.returncode == 3 and "· sandbox: commands run in" in r.stderr
+    assert r.returncode == 3 and "· commands run unasked in the sandbox" in r.stderr
     assert (workspace / "inside.txt").read_text() == "made\n" and not outside.exists()
     assert tool_results(server)[-1].startswith("refused: run_command needs the user's approval")
 
@@ -112,7 +112,7 @@ def test_level_off_runs_commands_unconfined_and_says_so(server, workspace, tmp_p
     server.add(call("run_command", {"command": f"touch {outside}"}), text("done"))
     r = run_cli(["-p", "go", "--yes", "--sandbox", "off", "--base-url", server.url], workspace)
     assert r.returncode == 0 and outside.exists()
-    assert "· sandbox: off: commands run unconfined" in r.stderr
+    assert "· sandbox off: the model's commands run unasked, with your rights" in r.stderr
 
 
 def test_an_mcp_stdio_server_that_opts_in_runs_inside_the_sandbox(workspace, isolated_home, tmp_path):

@@ -114,7 +114,7 @@ def test_help_lists_every_command_in_its_fixed_order(repl):
     listed = [line.split()[0] for line in repl.out[-1].splitlines() if line.startswith("  /")]
     assert listed == [
         *("/help", "/exit", "/quit", "/clear", "/reset", "/session", "/compact", "/context", "/cost", "/show"),
-        *("/memory", "/diff", "/undo", "/rewind", "/fork", "/permissions", "/model", "/mode", "/resume"),
+        *("/memory", "/diff", "/undo", "/rewind", "/fork", "/permissions", "/sandbox", "/model", "/mode", "/resume"),
         *("/tasks", "/mcp", "/init"),
     ]
     assert listed == list(COMMANDS)

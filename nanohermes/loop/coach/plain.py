@@ -21,7 +21,7 @@ from nanohermes.loop.turn import StopTurn
 from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED, FINISH_TOO_LONG, MAX_REPLY_CHARS
-from nanohermes.provider.textcalls import tool_calls_from_text
+from nanohermes.provider.textcalls import echoes, tool_calls_from_text
 from nanohermes.stops import TO_MODEL
 from nanohermes.text import strip_thinking
 
@@ -112,22 +112,31 @@ class Plain:
         """Tool calls off for an answer asked for so."""
         return {"tool_choice": "none"} if nudge and nudge.tools_off else {}
 
-    def after_reply(self, reply: AssistantTurn, schemas: list[dict], workspace: Path) -> Verdict:
+    def after_reply(
+        self, reply: AssistantTurn, schemas: list[dict], workspace: Path, messages: list[dict] = ()
+    ) -> Verdict:
         """A reply that is nothing but tool calls written as text runs as the calls it means (recorded as
-        real calls, so the next request's history is valid); a reply to send back rather than act on has
-        its nudge (counted); StopTurn when replies keep being cut mid tool call."""
+        real calls, so the next request's history is valid) — unless it only echoes text the model was
+        shown in `messages` (a tool result, a request's files: what a file said is never run as a call);
+        a reply to send back rather than act on has its nudge (counted); StopTurn when replies keep being
+        cut mid tool call."""
         if self.seen is not None:
             self.seen.reply(reply, schemas)
         offered = names(schemas)
-        repaired = self.repaired(reply, schemas, workspace)
+        repaired = self.repaired(reply, schemas, workspace, messages)
         if repaired is not None:
             reply = repaired[0]
         return Verdict(reply, repaired[1] if repaired else None, self.sent_back(reply, offered))
 
-    def repaired(self, reply: AssistantTurn, schemas: list[dict], workspace: Path) -> tuple[AssistantTurn, str] | None:
+    def repaired(
+        self, reply: AssistantTurn, schemas: list[dict], workspace: Path, messages: list[dict]
+    ) -> tuple[AssistantTurn, str] | None:
         if reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
             return None
         if calls := tool_calls_from_text(reply.content, schemas):
+            shown = (str(m.get("content") or "") for m in messages if m.get("role") in ("tool", "user"))
+            if echoes(reply.content, shown):
+                return None
             return replace(reply, content="", tool_calls=calls, finish_reason="tool_calls"), CALL_REPAIRED
         return None
 

@@ -6,8 +6,8 @@ A strategy (plain.py, small.py) is one object per turn holding that turn's state
     before_request(schemas) -> Nudge | None        a note before the next request; may end the turn
                                                    (Answered, StopTurn)
     options(nudge, temperature) -> dict            the next request's options (tool_choice, temperature)
-    after_reply(reply, schemas, workspace) -> Verdict   a reply as it came: run as it is, repaired, or
-                                                   sent back with a nudge; may end the turn (StopTurn)
+    after_reply(reply, schemas, workspace, messages) -> Verdict   a reply as it came: run as it is, repaired,
+                                                   or sent back with a nudge; may end the turn (StopTurn)
     before_call(name, arguments) -> str | None     a refusal for a call about to run, or None
     after_results(reply, results, schemas) -> Nudge | None   a reply's calls ran (results: one Ran each,
                                                    in order); may end the turn (StopTurn)
@@ -62,7 +62,9 @@ class Coach(Protocol):
 
     def options(self, nudge: Nudge | None, temperature: float | None) -> dict: ...
 
-    def after_reply(self, reply: AssistantTurn, schemas: list[dict], workspace: Path) -> Verdict: ...
+    def after_reply(
+        self, reply: AssistantTurn, schemas: list[dict], workspace: Path, messages: list[dict]
+    ) -> Verdict: ...
 
     def before_call(self, name: str, arguments: str) -> str | None: ...
 

@@ -59,6 +59,7 @@ from nanohermes.loop.turn import Answered, StopTurn
 from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED
+from nanohermes.provider.textcalls import tool_calls_from_text
 
 CHANGE_VERBS = re.compile(
     r"\b(fix|change|edit|modify|implement|complete|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
@@ -174,14 +175,18 @@ class Small(Plain):
         self.resample = False
         return options
 
-    def repaired(self, reply: AssistantTurn, schemas: list[dict], workspace: Path) -> tuple[AssistantTurn, str] | None:
+    def repaired(
+        self, reply: AssistantTurn, schemas: list[dict], workspace: Path, messages: list[dict]
+    ) -> tuple[AssistantTurn, str] | None:
         """Plain's calls written as text, or a reply that holds the whole new file the request asked to
         change, as its write_file call (wholefile.py)."""
         asked = self.whole_reply = self.whole_asked
         self.whole_asked = False
-        found = super().repaired(reply, schemas, workspace)
+        found = super().repaired(reply, schemas, workspace, messages)
         if found is not None or reply.tool_calls or reply.finish_reason == FINISH_REPEATED:
             return found
+        if tool_calls_from_text(reply.content, schemas):
+            return None  # calls that only echo what the model was shown (plain's): never a file either
         path = self.target
         if path is None or "write_file" not in names(schemas) or not asks_for_a_change(self.request):
             return None
