@@ -112,3 +112,22 @@ def test_a_bang_commands_output_names_no_file_to_change(server, workspace):
     assert agent.run_turn("Fix it.", f"$ git diff HEAD\n{diff}").final_text == "The tax is added in total."
     [sent] = server.chat_requests()
     assert "# fix: add the tax" in sent["messages"][-1]["content"] and sent.get("tool_choice") is None
+
+
+def test_a_command_files_own_words_naming_a_file_to_change_draw_no_coaching(workspace, isolated_home):
+    """The file's own words name src/app.py (attached: it is tracked) and ask to change it: still the
+    command's words, not the user's — the request goes out with the tools on, and a plain answer ends it."""
+    git_workspace(workspace)
+    (workspace / ".claude" / "commands").mkdir(parents=True)
+    (workspace / ".claude" / "commands" / "tidy.md").write_text("Fix the style of src/app.py, then say what changed.\n")
+    server = ScriptedServer(n_ctx=8192)
+    try:
+        server.add(text("It is tidy already."), text("(a request too many)"))
+        r = cli(server, workspace, "-p", "/tidy", "--yes", "--sandbox", "off")
+        [sent] = server.chat_requests()
+    finally:
+        server.close()
+    request = sent["messages"][-1]["content"]
+    assert "return sum(items) * 1.2" in request  # attached, as the file's own words name it
+    assert sent.get("tool_choice") is None and WHOLE_ASK not in request
+    assert r.stdout.strip() == "It is tidy already."
