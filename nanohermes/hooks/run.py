@@ -26,8 +26,8 @@ from nanohermes.tools.processes import (
     READ_CHUNK,
     SHELL,
     end_child,
+    end_marked,
     signal_group,
-    signal_marked,
     start_child,
 )
 
@@ -76,7 +76,7 @@ def run_hook(
                 run.timed_out = True
     finally:
         end_child(proc)  # the group ends: a timed-out or flooding hook, and whatever it started
-        signal_marked(mark, signal.SIGKILL)  # and what left the group
+        end_marked(mark)  # and what left the group
     run.stdout, run.stderr = _text(out), _text(err)
     run.seconds = time.monotonic() - started
     return run

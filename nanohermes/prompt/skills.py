@@ -119,6 +119,10 @@ class Skills:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
+    def folders(self) -> list[Path]:
+        """Each skill's own folder (its SKILL.md's), where the files it names live."""
+        return [skill.path.parent for skill in self._by_name.values()]
+
     def listing(self, window: int | None = None) -> str:
         """The listing for a model of `window` tokens (None: not known yet)."""
         return skills_listing([self._by_name[n] for n in self.names()], listing_budget(window))

@@ -50,6 +50,7 @@ BASE_FLAGS = ("--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare
 ORDER = {"writable": 0, "read_only": 1, "hidden": 2}  # at equal depth, the stricter mount last
 PROC_NET_UNIX_BYTES = 4_000_000  # a desktop lists a few hundred sockets, ~150 bytes each
 MAX_MASKED_SOCKETS = 2_000  # one mount each; bubblewrap's argv stays far below the kernel's limit
+OWN_SOCKET_DIRS = ("nanohermes-proxy-",)  # sandbox/proxy.py's folders: the command's own way out, never masked
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,8 @@ def unix_sockets(allowed: tuple[Path, ...], limit: int = MAX_MASKED_SOCKETS) -> 
         if len(fields) < 8 or not fields[7].startswith("/"):  # unbound, or abstract (@name)
             continue
         path = Path(fields[7])
+        if path.parent.name.startswith(OWN_SOCKET_DIRS):  # NanoHermes's proxies: one a command, come and gone
+            continue
         try:
             if not stat.S_ISSOCK(path.lstat().st_mode) or path.resolve() in allowed or path in allowed:
                 continue

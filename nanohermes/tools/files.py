@@ -79,7 +79,7 @@ class _Page:
 )
 def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int | None = None) -> ToolOutput:
     """Read a text file as numbered lines."""
-    target = resolve_path(ctx, path)
+    target = resolve_path(ctx, path, skill_files=True)
     shown = display_path(ctx, target)
     size = require_file(target, shown)
     if size > MAX_FILE_BYTES and offset is None and limit is None:

@@ -54,7 +54,7 @@ def skill(ctx: ToolContext, name: str) -> str:
         body = skills.body(found)
     except (OSError, UnicodeDecodeError) as exc:
         raise ToolError(f"cannot read skill {found.name} at {found.path}: {exc}") from None
-    return f"skill {found.name} ({found.path})\n\n{body}"
+    return f"skill {found.name} ({found.path}; read_file reads the files it names under {found.path.parent}/)\n\n{body}"
 
 
 KNOWLEDGE_TOOLS = [remember, skill]

@@ -37,8 +37,10 @@ def shown_path(text: str) -> str:
     return valid_unicode(text)
 
 
-def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Path:
-    """The real path a tool may touch, or a ToolError that says why not."""
+def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True, skill_files: bool = False) -> Path:
+    """The real path a tool may touch, or a ToolError that says why not. `skill_files`: a read may
+    also reach the files of an installed skill's folder (its SKILL.md names them: `forms.md`,
+    `scripts/fill.py`), wherever the skill is installed; nothing under it may lead out of it."""
     raw = (path or "").strip()
     if not raw:
         raise ToolError("path is empty; give a path relative to the workspace")
@@ -58,6 +60,10 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Pat
         resolved = candidate.resolve()  # follows every symlink on the way
     except (OSError, RuntimeError) as exc:  # a symlink loop
         raise ToolError(f"cannot resolve {shown_path(raw)}: {exc}") from None
+    if skill_files and (folder := _skill_folder(ctx, lexical, resolved)) is not None:
+        if must_exist and not os.path.lexists(resolved):
+            raise ToolError(f"{shown_path(raw)} does not exist in the skill's folder {folder}")
+        return resolved
     home = ctx.home.resolve()
     if lexical.is_relative_to(home) or resolved.is_relative_to(home):
         raise ToolError(
@@ -73,6 +79,17 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True) -> Pat
     if must_exist and not os.path.lexists(resolved):
         raise missing_path_error(ctx, raw, lexical)
     return resolved
+
+
+def _skill_folder(ctx: ToolContext, lexical: Path, resolved: Path) -> Path | None:
+    """The folder of an installed skill that holds `lexical`, its real place too (a link inside a
+    skill's folder leads nowhere else), else None."""
+    if ctx.skills is None:
+        return None
+    for folder in ctx.skills.folders():
+        if lexical.is_relative_to(folder) and resolved.is_relative_to(folder.resolve()):
+            return folder
+    return None
 
 
 def display_path(ctx: ToolContext, path: Path) -> str:

@@ -179,6 +179,16 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+def end_marked(mark: str, settle: float = KILL_GRACE) -> None:
+    """KILL every process still marked `mark`, again until none is left or `settle` seconds pass: a
+    child caught mid-fork or mid-exec (its environment not readable yet) is found on a later look."""
+    deadline, empty_looks = time.monotonic() + settle, 0
+    while empty_looks < 2 and time.monotonic() < deadline:  # two looks a poll apart find none
+        signal_marked(mark, signal.SIGKILL)
+        time.sleep(GROUP_POLL_S)
+        empty_looks = 0 if marked_pids(mark) else empty_looks + 1
+
+
 def signal_marked(mark: str, sig: int) -> None:
     for pid in marked_pids(mark):
         try:

@@ -10,6 +10,7 @@ from nanohermes.prompt.skills import (
     discover_skills,
 )
 from nanohermes.tools import ToolContext, dispatch
+from nanohermes.tools.files import read_file
 from nanohermes.tools.knowledge import KNOWLEDGE_TOOLS
 
 TOOLS = {t.name: t for t in KNOWLEDGE_TOOLS}
@@ -147,3 +148,28 @@ def test_skill_edited_after_start_is_read_fresh(workspace, isolated_home):
 def test_knowledge_tool_schemas_are_short():
     for t in KNOWLEDGE_TOOLS:
         assert t.description.count(".") == 1 and len(t.description) < 80
+
+
+def test_read_file_reads_the_files_a_skill_names_in_its_own_folder_and_nothing_past_it(
+    workspace, isolated_home, tmp_path, monkeypatch
+):
+    """Anthropic's skills name files beside SKILL.md (`forms.md`, `scripts/…`); installed in the
+    user's folders they lie outside the workspace, and read_file still reads them — only them."""
+    claude = isolated_home / "claude-home" / "skills"
+    write_skill(claude, "pdf", "pdf", "PDF work", "For forms, read forms.md.")
+    (claude / "pdf" / "forms.md").write_text("fill forms like this\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not the skill's")
+    (claude / "pdf" / "escape.md").symlink_to(secret)
+    state_skill = write_skill(global_dir(isolated_home), "notes", "notes", "notes", "see extra.md")
+    (state_skill.parent / "extra.md").write_text("extra notes\n")
+    skills, _ = discover_skills(isolated_home, workspace)
+    ctx = ToolContext(workspace=workspace, home=isolated_home, skills=skills)
+    loaded = dispatch(ctx, {**TOOLS, "read_file": read_file}, "skill", {"name": "pdf"})
+    assert f"read_file reads the files it names under {claude / 'pdf'}/" in loaded.content
+    read = lambda path: dispatch(ctx, {"read_file": read_file}, "read_file", {"path": str(path)})  # noqa: E731
+    assert "fill forms like this" in read(claude / "pdf" / "forms.md").content
+    assert "extra notes" in read(state_skill.parent / "extra.md").content  # a skill in the state directory too
+    refused = read(claude / "pdf" / "escape.md")
+    assert not refused.ok and "not the skill's" not in refused.content
+    assert not read(claude / "other.md").ok and not read(isolated_home / "config.toml").ok
