@@ -111,6 +111,9 @@ def run(
     allow_unpriced: bool = typer.Option(
         False, "--allow-unpriced", help="With --max-cost: run even when the model has no known price (uncounted)."
     ),
+    coach: str | None = typer.Option(
+        None, "--coach", metavar="HOW", help="How the model is coached: auto (default) | plain | small (see README)."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -142,6 +145,7 @@ def run(
             allow=allow or (),
             deny=deny or (),
             max_cost=max_cost,
+            coach=coach,
             defaults=ONE_SHOT_DEFAULTS if prompt is not None else None,
         )
         if max_cost is not None and not allow_unpriced:

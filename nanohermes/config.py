@@ -79,6 +79,10 @@ class Config:
     notify: str = "off"
     notify_after: float = 30.0  # seconds a turn must have taken for its end to be notified
     theme: str = "auto"  # "auto" (asks the terminal for its background), "dark" or "light" (ui/theme.py)
+    # How the loop coaches the model (loop/coach/): "plain" (every model's: broken replies sent back, going
+    # round answered), "small" (plain's, and a small model's: a file asked for whole, an unmade change sent
+    # back, the user's check answered, resampling) or "auto": by what the model does (loop/coach/choice.py).
+    coach: str = "auto"
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
     # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
@@ -169,7 +173,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "notify_after": (0.0, 86_400.0),  # seconds; 0: every turn's end
 }
 # Settings that take one of a few words.
-CHOICES: dict[str, tuple[str, ...]] = {"notify": ("off", "bell", "osc"), "theme": ("auto", "dark", "light")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "notify": ("off", "bell", "osc"),
+    "theme": ("auto", "dark", "light"),
+    "coach": ("auto", "plain", "small"),  # loop/coach/choice.py's COACHES
+}
 
 
 MAX_SECONDS = 86_400.0  # a day, as for command_timeout and request_timeout: a timer any clock and library can hold

@@ -71,7 +71,7 @@ def prompt_for(invocation: Invocation, agent, say: Callable[[str], None]) -> Com
     expanded = expand(body, invocation.arguments, run, lambda line: inline_output(run(line)))
     if not by_user:  # a repository's own words name only files .gitignore leaves in (prompt/mentions.py)
         return CommandPrompt(expanded.text, Mentions(invocation.arguments, expanded.authored))
-    return CommandPrompt(expanded.text, Mentions(f"{invocation.arguments}\n{expanded.authored}"))
+    return CommandPrompt(expanded.text, Mentions(invocation.arguments, expanded.authored, anywhere=True))
 
 
 def inline_output(text: str) -> str:

@@ -30,8 +30,8 @@ import bench_exercism as bench
 import exercism_agents as agents
 from usage_proxy import UsageProxy
 
-from nanohermes.loop.nudges import RESAMPLE_TEMPERATURE  # a second ask is sampled so
-from nanohermes.loop.wholefile import FENCED
+from nanohermes.loop.coach.small_texts import RESAMPLE_TEMPERATURE  # a second ask is sampled so
+from nanohermes.loop.coach.wholefile import FENCED
 
 EXPLAIN_FIRST = "Say in one sentence what makes it fail, then reply with the whole"
 

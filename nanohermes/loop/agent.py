@@ -3,8 +3,9 @@
 One small class owns the conversation (its transcript) and the tool context. A turn (turn.py)
 lives for one request and leaves the loop by an exception — Answered, StopTurn (a code the front
 ends word, stops.py) or an interrupt — with the history valid whichever way. Collaborators: the
-sender, the keeper, the tool runner, nudges and ending (a turn's answer when the model gave none);
-front ends see events and the last properties.
+sender, the keeper, the tool runner, the turn's coaching strategy (loop/coach/: what to do about a
+reply beyond running it) and ending (a turn's answer when the model gave none); front ends see events
+and the last properties.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from dataclasses import replace
 from nanohermes import events as ev
 from nanohermes.config import Config
 from nanohermes.errors import ContextOverflowError, Terminated, ToolInterrupted
-from nanohermes.loop import ending, history, nudges
+from nanohermes.loop import ending, history
 from nanohermes.loop.approvals import Approvals
+from nanohermes.loop.coach.choice import Coaching
 from nanohermes.loop.execute import ToolRunner
 from nanohermes.loop.keeper import ContextKeeper
+from nanohermes.loop.nudges import CUT_ANSWER_NOTICES, Nudge
 from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
-from nanohermes.prompt.mentions import Mentions
+from nanohermes.prompt.mentions import Mentions, named_files
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
@@ -58,6 +61,7 @@ class Agent:
         self.sender = RequestSender(provider, session.record_usage, self.keeper.observe, say)
         self.runner = ToolRunner(self.tools, approvals, say, hooks)  # its hooks serve compaction's events too
         self.hooks = self.keeper.hooks = self.runner.hooks
+        self.coaching = Coaching.for_config(config, self.hooks, say)
         self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction
         self._ctx = replace(ctx, subagents=Subagents(self)) if "task" in self.tools else ctx
 
@@ -67,16 +71,19 @@ class Agent:
 
     def run_turn(self, user_text: str, context: str = "", mentions: Mentions | None = None) -> ev.TurnResult:
         """Run one user request to its answer (`context`: the user's addition, a `!command`'s output;
-        `mentions`: where files may be named, when not all of `user_text` is the user's words). Ctrl-C
-        and SIGTERM end it with a valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
+        `mentions`: where files may be named, when not all of `user_text` is the user's words — its
+        `typed` words are also all the coaching keys on, loop/coach/). Ctrl-C and SIGTERM end it with a
+        valid history (SIGTERM raised again); cannot_ask: calls refused unasked."""
         self.runner.new_turn()
-        turn = Turn(user_text, hooks=self.hooks)  # Stop (loop/nudges.py)
+        turn = Turn(user_text if mentions is None else mentions.typed)
         self.sender.usage = turn.usage
         try:
             self.learn_window()
+            lean = self.settings.lean_tools
+            turn.coach = coach = self.coaching.for_turn(turn.request, lean)
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
-            ask = lambda files: nudges.whole_at_once(turn, files, self.settings.lean_tools, self.tool_schemas())  # noqa: E731
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, ask, mentions)
+            note = lambda files: coach.note(files, self._asked(files, mentions), lean, self.tool_schemas())  # noqa: E731
+            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, note, mentions)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -94,15 +101,16 @@ class Agent:
         if turn.steps >= self.config.max_steps:
             raise StopTurn(ev.StopCode.MAX_STEPS, steps=turn.steps, max_steps=self.config.max_steps)
         self.sender.cap.check()  # the spending cap: before a request, never in the middle of one
-        if answer_now := nudges.answer_now(turn, self.tool_schemas()):
-            self._nudge(answer_now)
+        if ahead := turn.coach.before_request(self.tool_schemas()):
+            self._nudge(ahead)
         self.fit_context()
-        reply = self.request(turn, **nudges.request_options(turn, answer_now, self.config.temperature))
+        reply = self.request(turn, **turn.coach.options(ahead, self.config.temperature))
         turn.steps += 1
-        if repair := nudges.repaired(turn, reply, self.tool_schemas(), self._ctx.workspace, self.messages):
-            self.emit(ev.Notice(repair[1], "warning"))
-            reply = repair[0]
-        if nudge := nudges.after_reply(turn, reply, self.tool_schemas()):
+        verdict = turn.coach.after_reply(reply, self.tool_schemas(), self._ctx.workspace, self.messages)
+        if verdict.repaired:  # calls written as text, or a file written whole, run as calls
+            self.emit(ev.Notice(verdict.repaired, "warning"))
+        reply = verdict.reply
+        if nudge := verdict.nudge:
             self.transcript.add(nudge.kept_of(reply))
             self.emit(ev.AssistantMessageDone(reply.content, True))  # what streamed of it is over
             self._nudge(nudge)
@@ -110,11 +118,11 @@ class Agent:
         self.transcript.add(reply.as_message())
         if not reply.tool_calls:
             self.emit(ev.AssistantMessageDone(reply.content, False))
-            if cut := nudges.CUT_ANSWER_NOTICES.get(reply.finish_reason or ""):  # never pass a cut answer as whole
+            if cut := CUT_ANSWER_NOTICES.get(reply.finish_reason or ""):  # never pass a cut answer as whole
                 self.emit(ev.Notice(cut, "warning"))
             raise Answered(reply.content)
-        self.runner.run(turn, reply, self.ctx, self.transcript)
-        if nudge := nudges.unmade_change(turn, reply.content, self.tool_schemas()):  # shown beside a re-run
+        results = self.runner.run(turn, reply, self.ctx, self.transcript)
+        if nudge := turn.coach.after_results(reply, results, self.tool_schemas()):
             self._nudge(nudge)
         self.fit_context()
 
@@ -146,7 +154,14 @@ class Agent:
         usage = turn.usage.event()
         return ev.TurnResult(history.INTERRUPTED, turn.steps, usage, "interrupted", ev.StopCode.INTERRUPTED)
 
-    def _nudge(self, nudge: nudges.Nudge) -> None:
+    def _asked(self, attached: dict[str, str], mentions: Mentions | None) -> dict[str, str]:
+        """Of the files attached to a request, those the user typed (all when all of it is theirs)."""
+        if mentions is None:
+            return attached
+        typed = named_files(mentions.typed, self.ctx) if mentions.typed.strip() else []
+        return {path: attached[path] for path in typed if path in attached}
+
+    def _nudge(self, nudge: Nudge) -> None:
         self.emit(ev.Notice(nudge.notice, "warning"))
         self.transcript.add_note(nudge.kind, nudge.text)
 
@@ -165,6 +180,7 @@ class Agent:
         """/model or /mode, from the next request: besides /reset, the one place the prompt prefix
         changes in a session (the mode line, which the caller rebuilt; plan mode's fewer tools)."""
         self.config = self.sender.provider.config = config
+        self.coaching = Coaching.for_config(config, self.hooks, self.emit)  # another model: its own evidence
         self.keeper.reuse_prefix(config.effective_summary_model == config.model)
         self.approvals.mode = config.mode
         self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}

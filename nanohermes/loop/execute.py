@@ -1,5 +1,6 @@
-"""Running a reply's tool calls, in order: the repeat guard first, then the PreToolUse hooks and
-the approvals, then the tool (and its PostToolUse hooks); each result joins the history with its
+"""Running a reply's tool calls, in order: the repeat guard first, then the turn's coach (a test file
+when the tests are the spec), the PreToolUse hooks and the approvals, then the tool (and its PostToolUse
+hooks); each result joins the history with its
 facts, its full output kept for `recall`. The front ends see a start and a finish event per call
 (a call Ctrl-C stopped finishes too, with what it kept); the time a call waited for an approval
 is not counted as its own."""
@@ -16,12 +17,13 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from nanohermes import events as ev
-from nanohermes.calls import WRITING_TOOLS, ResultFacts
+from nanohermes.calls import ResultFacts
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.hooks import AfterTool, Hooks, ToolVerdict
 from nanohermes.loop import changes
 from nanohermes.loop.approvals import Approvals
+from nanohermes.loop.coach.protocol import Ran
 from nanohermes.loop.guard import LOOK_TOOLS, RepeatGuard
 from nanohermes.loop.together import Together
 from nanohermes.loop.transcript import Transcript
@@ -68,27 +70,30 @@ class ToolRunner:
         offered = self.approvals.offered(list(self.tools.values()))
         return [t.schema(lean) for t in offered if (t.name != "recall" or recall_offered) and (t.lean or not lean)]
 
-    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, transcript: Transcript) -> None:
-        """Run every call and add each result to `transcript` with its facts, in the model's order;
-        StopTurn when the model is stuck in a loop. On Ctrl-C the Agent answers the calls left without a result;
-        each call started here is finished (as interrupted) first."""
+    def run(self, turn: Turn, reply: AssistantTurn, ctx: ToolContext, transcript: Transcript) -> list[Ran]:
+        """Run every call and add each result to `transcript` with its facts, in the model's order; what
+        each call came to, for the turn's coach. StopTurn when the model is stuck in a loop. On Ctrl-C
+        the Agent answers the calls left without a result; each call started here is finished (as
+        interrupted) first."""
         self.emit(ev.AssistantMessageDone(reply.content, True))
         calls = [Call(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in reply.tool_calls]
         self._open = {}
+        ran: list[Ran] = []
         try:
             for group in self._groups(calls):
                 prepared = [self._prepare(turn, ctx, call) for call in group]  # in order, one by one
                 with contextlib.closing(self._outcomes(turn, prepared)) as outcomes:
                     for ready, (result, seconds) in zip(prepared, outcomes, strict=True):
-                        self._finish(turn, ctx, ready, result, seconds, transcript)
+                        ran.append(self._finish(turn, ctx, ready, result, seconds, transcript))
         except (KeyboardInterrupt, Terminated):
             with deferred():  # what the front ends show stays coherent: every start has its finish
                 self._finish_open()
             raise
         if (stop := turn.hook_stop) is not None:  # `continue: false`: no request more this turn
             raise StopTurn(StopCode.HOOK_STOPPED, event=stop.event, command=stop.command, reason=stop.reason)
-        if self.guard.stuck or turn.hopeless:  # asked for its answer, it went round again: nothing new will come
+        if self.guard.stuck:  # the same calls again and again: nothing new will come
             raise StopTurn(StopCode.REPEATING)
+        return ran
 
     def _finish_open(self) -> None:
         """The calls a stop left started and unfinished, shown as interrupted (the Agent answers them)."""
@@ -112,17 +117,18 @@ class ToolRunner:
         return groups
 
     def _prepare(self, turn: Turn, ctx: ToolContext, call: Call) -> _Ready:
-        """A call's start: shown, then the repeat guard, then the approvals (which may ask)."""
+        """A call's start: shown, then the repeat guard, the coach, then the approvals (which may ask)."""
         self._open[call.id] = call.name  # first: a Ctrl-C just after the start shown still finishes it
         self.emit(ev.ToolStarted(call.id, call.name, ctx.redactor.text(call.arguments)))  # shown to a client
         refusal = self.guard.see(call.name, call.arguments)
-        if refusal is not None:
-            turn.repeated(call.name)
+        repeated = refusal is not None
         tool = self.tools.get(call.name)
         call_ctx = replace(ctx, call_id=call.id, progress=lambda text: self._progress(ctx, call.id, call.name, text))
         if turn.hook_stop is not None:  # a hook ended the turn: the reply's other calls are not run
             refusal = HOOK_STOPPED_BEFORE.format(name=call.name, event=turn.hook_stop.event)
         elif refusal is None and tool is not None:
+            refusal = turn.coach.before_call(call.name, call.arguments)  # a test file when tests are the spec
+        if refusal is None and tool is not None:
             verdict = self.hooks.before_tool(call.name, call.arguments, call.id)
             if verdict is not None and verdict.arguments is not None:  # judged, run and shown as rewritten
                 call = call._replace(arguments=_known(tool, verdict.arguments), rewritten=True)
@@ -131,7 +137,7 @@ class ToolRunner:
             refusal is None and tool is not None
         ):  # what the tool finds it must ask about while it runs (a local address)
             call_ctx = replace(call_ctx, confirm=lambda preview: self.approvals.confirm(tool, preview))
-        return _Ready(call, call_ctx, refusal)
+        return _Ready(call, call_ctx, refusal, repeated)
 
     def _judged(self, turn: Turn, tool: Tool, call: Call, ctx: ToolContext, verdict: ToolVerdict | None) -> str | None:
         """The approvals' say on a call, with what the PreToolUse hooks said of it; a hook's
@@ -139,10 +145,7 @@ class ToolRunner:
         if verdict is not None and verdict.stop is not None:
             turn.hook_stop = verdict.stop
             return HOOK_STOPPED_CALL.format(name=call.name, command=verdict.stop.command)
-        refusal = self.approvals.refusal(tool, call.arguments, ctx, verdict)
-        if refusal is not None:
-            turn.refused(call.name, call.arguments)
-        return refusal
+        return self.approvals.refusal(tool, call.arguments, ctx, verdict)
 
     def _outcomes(self, turn: Turn, prepared: list[_Ready]) -> Iterator[tuple[ToolResult, float]]:
         """(result, seconds) of each call in order: refused ones at once; two or more approved
@@ -190,12 +193,12 @@ class ToolRunner:
 
     def _finish(
         self, turn: Turn, ctx: ToolContext, ready: _Ready, result: ToolResult, seconds: float, transcript: Transcript
-    ) -> None:
+    ) -> Ran:
         """A result joins the history (in the model's order), the repeat guard sees it, the front ends its finish."""
         call_id, name, arguments = ready.call[:3]
-        if self._attached(turn, transcript, name, result):  # the same text is in the request: not twice
+        read_again = self._attached(turn, transcript, name, result)
+        if read_again:  # the same text is in the request: not twice
             result = replace(result, content=already_attached(result.content))
-            turn.read_again = True  # for a change to one file, reason enough to ask for it whole (nudges.py)
         after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
         if ready.refusal is None:
             facts = result.facts.to_dict()
@@ -207,21 +210,22 @@ class ToolRunner:
             shown = ctx.redactor.text(head_tail_text(arguments, REWRITTEN_CHARS))
             note = REWRITTEN.format(arguments=shown)
             result = replace(result, content=f"{note}\n{result.content}", full=f"{note}\n{result.full}")
+        same_look = False
         if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
             self.guard.forget_looks()
         elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
-            turn.went_round()
+            same_look = True
             result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
         transcript.add_result(
             {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
         )
-        same_write = name in WRITING_TOOLS and result.ok and not result.facts.changed
-        turn.ran(name, result.facts.changed, after, same_write, arguments)
-        turn.resample |= name in WRITING_TOOLS and not result.facts.changed  # the same write again, at temperature 0
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         ok = result.ok and not result.facts.failed  # a command that exited 1 ran, but did not succeed
         self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), ok, seconds, result.facts))
         self._open.pop(call_id, None)
+        refused = ready.refusal is not None and not ready.repeated
+        changed = result.facts.changed
+        return Ran(name, arguments, result.ok, changed, after, ready.repeated, refused, same_look, read_again)
 
     @staticmethod
     def _attached(turn: Turn, transcript: Transcript, name: str, result: ToolResult) -> bool:
@@ -267,6 +271,7 @@ class _Ready:
     call: Call
     ctx: ToolContext
     refusal: str | None
+    repeated: bool = False  # the refusal is the repeat guard's
 
 
 def _via(together: Together, ready: _Ready) -> _Ready:

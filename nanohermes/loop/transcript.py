@@ -47,7 +47,7 @@ class Transcript:
         files it names (prompt/mentions.py; `mentions`: the words that may name them, when not all
         of `text` is the user's: a command file's prompt, piped text), `context` the user added (a
         `!command`'s output, which names no file), the loop's note `ask(attached)` gives after the
-        files (loop/nudges.py) and the memory block `memory_for(text)` gives; the session keeps them
+        files (the turn's coach, loop/coach/) and the memory block `memory_for(text)` gives; the session keeps them
         beside the user's words. Returns what was attached of each file."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
@@ -65,7 +65,7 @@ class Transcript:
         return any(m.get("role") == "user" and text in str(m.get("content") or "") for m in self.messages)
 
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
-        """A message the loop writes for the model (loop/nudges.py), tagged as such; `alternate`:
+        """A message the loop writes for the model (a Nudge: loop/nudges.py), tagged as such; `alternate`:
         after an empty assistant message if it would follow a user message (strict templates)."""
         if alternate and self.messages[-1]["role"] == "user":
             self.add({"role": "assistant", "content": ""})

@@ -49,11 +49,13 @@ DIRECTORY_NOTE = "(the files .gitignore leaves in; glob with path= lists them ag
 
 @dataclass(frozen=True)
 class Mentions:
-    """The words a request's files may be named in: `typed`, the user's (any file of the workspace);
-    `authored`, a repository command file's own (only a file .gitignore leaves in)."""
+    """The words a request's files may be named in: `typed`, what the user typed (any file of the
+    workspace; also all the coaching keys on, loop/coach/); `authored`, a command file's own words —
+    a repository's name only a file .gitignore leaves in, the user's own file's (`anywhere`) any file."""
 
     typed: str
     authored: str = ""
+    anywhere: bool = False
 
 
 def named_files(text: str, ctx: ToolContext, tracked_only: bool = False) -> list[str]:
@@ -82,7 +84,8 @@ def named_files(text: str, ctx: ToolContext, tracked_only: bool = False) -> list
 def mentioned(mentions: Mentions, ctx: ToolContext) -> list[str]:
     """The files both kinds of words name, the user's first, at most MAX_FILES."""
     typed = named_files(mentions.typed, ctx)
-    authored = named_files(mentions.authored, ctx, tracked_only=True) if mentions.authored.strip() else []
+    tracked_only = not mentions.anywhere
+    authored = named_files(mentions.authored, ctx, tracked_only) if mentions.authored.strip() else []
     return list(dict.fromkeys([*typed, *authored]))[:MAX_FILES]
 
 

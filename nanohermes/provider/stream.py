@@ -18,7 +18,7 @@ from nanohermes.text import strip_thinking, valid_unicode
 FINISH_REPEATED = "repeated"
 # The finish_reason of a reply stopped at MAX_REPLY_CHARS: the stream was closed (the server stops
 # generating), the text up to the cap kept with TOO_LONG_NOTE after it; a tool call being written
-# is kept cut, for the loop to refuse as it refuses one cut by max_tokens (loop/nudges.py).
+# is kept cut, for the loop to refuse as it refuses one cut by max_tokens (loop/coach/plain.py).
 FINISH_TOO_LONG = "too_long"
 DEEP_ARGUMENTS = 500  # brackets in a call's arguments past which they are checked for nesting a parser cannot read
 DEEP_HEAD_CHARS = 200  # kept of such arguments: what the model sent, in its words

@@ -212,7 +212,7 @@ def test_a_one_shot_run_the_auto_test_keeps_refusing_exits_3_with_the_checks_las
     wrong = "def add(a, b):\n    return a * b\n"
     server = ScriptedServer().add(call("write_file", {"path": "calc.py", "content": wrong}))
     server.add(text(f"```python\n{wrong}```"), text(f"```python\n{wrong}```"))
-    result = _one_shot(server, home, workspace, "--output-format", "json")
+    result = _one_shot(server, home, workspace, "--coach", "small", "--output-format", "json")
     assert result.returncode == 3, result.stderr
     assert len(server.chat_requests()) == 3  # the write, the file asked for whole, asked again sampled
     [outcome] = [json.loads(line) for line in result.stdout.splitlines() if '"type": "result"' in line]
@@ -227,7 +227,7 @@ def test_a_one_shot_run_ends_when_the_file_asked_for_whole_passes_the_auto_test(
     home, workspace = _auto_tested(tmp_path)
     server = ScriptedServer().add(call("write_file", {"path": "calc.py", "content": "def add(a, b):\n    return a\n"}))
     server.add(text("```python\ndef add(a, b):\n    return a + b\n```"))
-    result = _one_shot(server, home, workspace)
+    result = _one_shot(server, home, workspace, "--coach", "small")
     assert result.returncode == 0, result.stderr
     assert (
         len(server.chat_requests()) == 2

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
-from nanohermes.loop.nudges import TOO_LONG_CALL_RETRY
+from nanohermes.loop.coach.plain import TOO_LONG_CALL_RETRY
 from nanohermes.provider.stream import MAX_REPLY_CHARS, TOO_LONG_NOTE
 from tests.support import raw_servers as raw
 from tests.support.scripted_server import Reply, call, text

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from nanohermes import events as ev
 from nanohermes.cli import EXIT_UNFINISHED, app
-from nanohermes.loop.nudges import FINAL_ANSWER_REQUEST, NO_ANSWER_BUT_CALLS
+from nanohermes.loop.coach.plain import FINAL_ANSWER_REQUEST, NO_ANSWER_BUT_CALLS
 from nanohermes.stops import TO_MODEL
 from tests.support.scripted_server import Error, call, text
 

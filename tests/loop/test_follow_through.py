@@ -8,16 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes import events as ev
+from nanohermes.loop.coach.plain import ANSWER_NOW
+from nanohermes.loop.coach.small import asks_for_a_change, shows_an_unmade_change
+from nanohermes.loop.coach.small_texts import CHECK_THE_CHANGE, MAKE_IT_NOW, MAKE_THE_CHANGE, NOTHING_CHANGED
 from nanohermes.loop.guard import RepeatGuard
-from nanohermes.loop.nudges import (
-    ANSWER_NOW,
-    CHECK_THE_CHANGE,
-    MAKE_IT_NOW,
-    MAKE_THE_CHANGE,
-    NOTHING_CHANGED,
-    asks_for_a_change,
-    shows_an_unmade_change,
-)
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import TEST_TOOLS, make_agent
 from tests.support.scripted_server import call, calls, text
@@ -61,7 +55,7 @@ def test_a_fix_shown_in_a_code_block_gets_one_nudge_to_make_it(server, workspace
         text("Done: pricing.py has the key."),
     )
     events = []
-    agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS, events=events)
     result = agent.run_turn("The test fails with a KeyError; fix it.")
     assert result.final_text == "Done: pricing.py has the key."
     assert (workspace / "pricing.py").read_text() == "VAT_RATES = {'FOOD': 0.0}\n"
@@ -74,7 +68,7 @@ def test_a_fix_shown_in_a_code_block_gets_one_nudge_to_make_it(server, workspace
 def test_an_answer_that_changed_nothing_a_request_to_change_a_named_file_asked_for_is_sent_back_once(server, workspace):
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     server.add(text("calc.py adds two numbers."), call("edit_file", ADD_FIXED), text("Fixed."))
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     assert agent.run_turn("modify calc.py so that add adds").final_text == "Fixed."
     second = server.chat_requests()[1]["messages"]
     assert second[-1] == {"role": "user", "content": NOTHING_CHANGED}
@@ -88,7 +82,7 @@ def test_an_answer_that_changed_nothing_a_request_to_change_a_named_file_asked_f
 
 def test_the_nudge_comes_once_a_turn_and_never_for_a_question_or_without_edit_tools(server, workspace):
     server.add(text(FIX_SHOWN), text(FIX_SHOWN))
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     assert agent.run_turn("fix the KeyError").final_text == FIX_SHOWN  # nudged once; the second reply stands
     assert len(server.chat_requests()) == 2
     server.add(text(FIX_SHOWN))
@@ -102,7 +96,7 @@ def test_the_nudge_comes_once_a_turn_and_never_for_a_question_or_without_edit_to
 
 def test_a_fix_shown_beside_a_rerun_of_the_test_is_nudged_after_the_run(server, workspace):
     server.add(call("echo", {"text": "test fails"}, content=FIX_SHOWN), text("I made the change."))
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     agent.run_turn("fix the failing test")
     second = server.chat_requests()[1]["messages"]
     assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
@@ -115,7 +109,7 @@ def test_a_look_that_finds_the_same_as_before_is_said_so_and_the_answer_asked_fo
     read_a, read_b = ("read_file", {"path": "a.ini"}), ("read_file", {"path": "b.py"})
     server.add(calls(read_a), calls(read_b), calls(read_a), text("Port 8443."))
     events = []
-    agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS, events=events)
     result = agent.run_turn("which port?")
     assert any(isinstance(e, ev.Notice) and "going round in circles" in e.text for e in events)
     assert result.final_text == "Port 8443." and result.stop_code is None
@@ -150,7 +144,7 @@ def test_a_nudge_to_make_a_change_keeps_the_tools_on(server, workspace):
     reply needs them, so the nudge wins."""
     echo_x = ("echo", {"text": "x"})
     server.add(calls(echo_x), calls(echo_x), call("echo", {"text": "x"}, content=FIX_SHOWN), text("made it"))
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     agent.run_turn("fix it")
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, None, None]
@@ -169,7 +163,7 @@ def test_a_failed_read_between_two_same_looks_does_not_make_the_second_fresh(ser
         calls(read_a),
         text("x is 1"),
     )
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     assert agent.run_turn("what is x?").final_text == "x is 1"
     assert [r.get("tool_choice") for r in server.chat_requests()] == [None, None, None, "none"]
 
@@ -179,7 +173,7 @@ def test_going_round_before_a_change_asked_for_is_made_asks_for_the_change_with_
     read = ("read_file", {"path": "calc.py"})
     server.add(calls(read), calls(read), call("edit_file", ADD_FIXED), text("Fixed add."))
     events = []
-    agent = make_agent(server, workspace, tools=FILE_TOOLS, events=events)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS, events=events)
     assert agent.run_turn("fix add in calc.py").final_text == "Fixed add."
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, None, None]
@@ -195,7 +189,7 @@ def test_a_model_asked_for_its_change_that_goes_on_reading_the_same_is_stopped(s
             calls(("read_file", {"path": "calc.py"})), calls(("read_file", {"path": "notes.md", "offset": 9 + i}))
         )
     server.add(text("I could not make the change."))
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     result = agent.run_turn("fix add in calc.py")
     assert result.stop_code == ev.StopCode.REPEATING
     assert len(server.chat_requests()) <= 10  # asked at the second round, stopped three rounds later, one last request
@@ -223,7 +217,7 @@ def test_a_read_again_after_a_failed_edit_is_a_fresh_look(server, workspace):
         calls(("edit_file", {"path": "a.py", "old_text": "x = 1", "new_text": "x = 3"})),
         text("done"),
     )
-    agent = make_agent(server, workspace, tools=FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=FILE_TOOLS)
     assert agent.run_turn("set x to 3").final_text == "done"
     assert (workspace / "a.py").read_text() == "x = 3\n"
     assert all(r.get("tool_choice") is None for r in server.chat_requests())
@@ -272,7 +266,7 @@ def test_a_change_answered_without_running_the_tests_the_request_named_is_sent_b
         text("Fixed, and the test run says 1 passed."),
     )
     events = []
-    agent = make_agent(server, workspace, tools=CODING_TOOLS, events=events)
+    agent = make_agent(server, workspace, coach="small", tools=CODING_TOOLS, events=events)
     result = agent.run_turn("Fix add in calc.py so that test_calc.py passes")
     assert result.final_text == "Fixed, and the test run says 1 passed."
     third = server.chat_requests()[2]["messages"]
@@ -299,7 +293,7 @@ def test_no_check_is_asked_for_without_tests_named_a_change_made_and_unchecked_a
 ):
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     server.add(*script)
-    agent = make_agent(server, workspace, tools=CODING_TOOLS if tools == "coding" else FILE_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=CODING_TOOLS if tools == "coding" else FILE_TOOLS)
     agent.run_turn(request_text)
     assert len(server.chat_requests()) == len(script)
     assert CHECK_THE_CHANGE not in user_notes(server)
@@ -308,6 +302,6 @@ def test_no_check_is_asked_for_without_tests_named_a_change_made_and_unchecked_a
 def test_the_check_is_asked_for_once_a_turn(server, workspace):
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     server.add(call("edit_file", ADD_FIXED), text("Done."), text("Still done."))
-    agent = make_agent(server, workspace, tools=CODING_TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=CODING_TOOLS)
     assert agent.run_turn("fix calc.py for the tests").final_text == "Still done."
     assert len(server.chat_requests()) == 3

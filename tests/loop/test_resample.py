@@ -1,19 +1,21 @@
-"""A model that went round in circles is sampled on its next request: at temperature 0 the same
-conversation brings the same call again (Qwen2.5-Coder-1.5B wrote the same failing file three
-times running). Through the real CLI (`-p`) and the scripted server over real HTTP."""
+"""The small strategy samples a model that went round in circles on its next request: at temperature 0
+the same conversation brings the same call again (Qwen2.5-Coder-1.5B wrote the same failing file three
+times running). Through the real CLI (`-p --coach small`) and the scripted server over real HTTP."""
 
 from __future__ import annotations
 
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
-from nanohermes.loop.nudges import RESAMPLE_TEMPERATURE
+from nanohermes.loop.coach.small_texts import RESAMPLE_TEMPERATURE
 from tests.support.scripted_server import call, text
 
 
 def run(server, workspace, *args):
     return CliRunner().invoke(
-        app, ["-p", "what does notes.txt say?", "--yes", "--base-url", server.url, "-C", str(workspace), *args]
+        app,
+        ["-p", "what does notes.txt say?", "--yes", "--coach", "small", "--base-url", server.url, "-C", str(workspace)]
+        + list(args),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from nanohermes import events as ev
-from nanohermes.loop.nudges import CALL_AS_TEXT_RETRY, REPEATED_RETRY
+from nanohermes.loop.coach.plain import CALL_AS_TEXT_RETRY, REPEATED_RETRY
 from nanohermes.ui.plain import usage_line
 from tests.support.agents import make_agent
 from tests.support.scripted_server import Reply, text

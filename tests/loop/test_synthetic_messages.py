@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from nanohermes.acp.updates import history
-from nanohermes.loop.nudges import ANSWER_NOW, CALL_AS_TEXT_RETRY
+from nanohermes.loop.coach.plain import ANSWER_NOW, CALL_AS_TEXT_RETRY
 from nanohermes.storage.session import Session
 from nanohermes.synthetic import SYNTHETIC
 from nanohermes.ui.context_view import context_parts

@@ -1,4 +1,4 @@
-"""A change written as the whole file in a code block, run as a write_file call (loop/wholefile.py):
+"""A change written as the whole file in a code block, run as a write_file call (loop/coach/wholefile.py):
 the pure parts directly, the loop through the scripted server over real HTTP."""
 
 from __future__ import annotations
@@ -9,17 +9,20 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes.events import PARTIAL_MARK, StopCode, TextDelta
 from nanohermes.hooks import AfterTool, Hooks
 from nanohermes.hooks.settings import HookSpec
-from nanohermes.loop.ending import CHECK_LAST_LINES, CHECK_STILL_FAILS, check_still_fails
-from nanohermes.loop.nudges import (
-    ANSWER_NOW,
+from nanohermes.loop.coach.plain import ANSWER_NOW, AnswerNow
+from nanohermes.loop.coach.small import Small
+from nanohermes.loop.coach.small_texts import (
     CHECK_FAILED,
+    CHECK_LAST_LINES,
     CHECK_PASSED,
+    CHECK_STILL_FAILS,
     GOING_ROUND,
     GOING_ROUND_AFTER_CHANGE,
     MAX_WHOLE_FILE_ASKS,
@@ -31,8 +34,7 @@ from nanohermes.loop.nudges import (
     WHOLE_PASSED,
     asked_for_again,
 )
-from nanohermes.loop.turn import AnswerNow, Turn
-from nanohermes.loop.wholefile import as_write, asked_for, change_target
+from nanohermes.loop.coach.wholefile import as_write, asked_for, change_target
 from nanohermes.provider import AssistantTurn
 from nanohermes.stops import stop_message
 from nanohermes.synthetic import synthetic_kind
@@ -164,7 +166,7 @@ def test_reading_an_attached_file_again_asks_for_the_file_whole_tools_off_and_wr
     _workspace(workspace)
     server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED, "calc.py\n")), text("Fixed add."))
     events = []
-    agent = make_agent(server, workspace, tools=TOOLS, events=events)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, events=events)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, "none", None]
@@ -181,7 +183,7 @@ def test_a_small_window_asks_for_the_file_whole_with_the_request_itself_tools_of
     a small window the ask travels with the request, after its files, and that request offers no call."""
     _workspace(workspace)
     server.add(text(block(FIXED, "calc.py\n")), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, context_window=8_192)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     first, second = server.chat_requests()
     assert first.get("tool_choice") == "none" and second.get("tool_choice") is None
@@ -191,7 +193,9 @@ def test_a_small_window_asks_for_the_file_whole_with_the_request_itself_tools_of
     assert request.index("read_file calc.py lines 1–6 of 6") < request.index(WHOLE_AT_ONCE)
     assert (workspace / "calc.py").read_text() == FIXED
     agent.session.close()
-    resumed = make_agent(server, workspace, tools=TOOLS, context_window=8_192, session_name=agent.session.name)
+    resumed = make_agent(
+        server, workspace, coach="small", tools=TOOLS, context_window=8_192, session_name=agent.session.name
+    )
     assert resumed.messages[1]["content"] == request  # what was sent is what a resumed session sends again
 
 
@@ -199,7 +203,7 @@ def test_a_json_call_in_place_of_the_file_asked_for_is_not_written_and_the_file_
     _workspace(workspace)
     call = '```json\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n```'
     server.add(text(call), text(block(FIXED)), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, context_window=8_192)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     first, again, _ = server.chat_requests()
     assert (workspace / "calc.py").read_text() == FIXED
@@ -221,7 +225,7 @@ def test_the_request_carries_no_ask_with_a_large_window_a_question_or_two_code_f
     for request, kw in asks:
         server.add(text("Done."), text("Done."))  # an answer that changed nothing is sent back once
         first = len(server.chat_requests())
-        make_agent(server, workspace, tools=TOOLS, **kw).run_turn(request)
+        make_agent(server, workspace, coach="small", tools=TOOLS, **kw).run_turn(request)
         sent = server.chat_requests()[first]
         assert sent.get("tool_choice") is None
         assert WHOLE_AT_ONCE not in sent["messages"][1]["content"]
@@ -232,7 +236,7 @@ def test_going_round_on_a_change_asks_for_the_file_whole(server, workspace):
     (workspace / "notes.txt").write_text("add must add\n")
     read = ("read_file", {"path": "notes.txt"})  # not attached: the second read is the round
     server.add(calls(read), calls(read), text(block(FIXED, "calc.py\n")), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, "none", None]
@@ -243,7 +247,7 @@ def test_going_round_on_a_change_asks_for_the_file_whole(server, workspace):
 def test_a_question_about_the_file_is_not_asked_for_it_whole_when_an_attached_file_is_read(server, workspace):
     _workspace(workspace)
     server.add(calls(("read_file", {"path": "calc.py"})), text("add subtracts."))
-    agent = make_agent(server, workspace, tools=TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS)
     assert agent.run_turn("What does add in calc.py do?").final_text == "add subtracts."
     assert [r.get("tool_choice") for r in server.chat_requests()] == [None, None]
 
@@ -251,7 +255,7 @@ def test_a_question_about_the_file_is_not_asked_for_it_whole_when_an_attached_fi
 def test_a_reply_showing_the_whole_new_file_is_written_without_a_nudge(server, workspace):
     _workspace(workspace)
     server.add(text(block(FIXED, "Here's the modified `calc.py` file:\n\n")), text("Done."))
-    agent = make_agent(server, workspace, tools=TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS)
     assert agent.run_turn(REQUEST).final_text == "Done."
     assert (workspace / "calc.py").read_text() == FIXED
     assert len(server.chat_requests()) == 2
@@ -260,7 +264,7 @@ def test_a_reply_showing_the_whole_new_file_is_written_without_a_nudge(server, w
 def test_an_answer_that_changed_nothing_is_asked_for_the_file_whole(server, workspace):
     _workspace(workspace)
     server.add(text("calc.py already adds."), text(block(FIXED)), text("Done."))
-    agent = make_agent(server, workspace, tools=TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS)
     assert agent.run_turn(REQUEST).final_text == "Done."
     second = server.chat_requests()[1]
     assert second.get("tool_choice") == "none"
@@ -277,38 +281,41 @@ def test_the_block_run_as_a_call_still_needs_the_approval(server, workspace):
         return "no"
 
     server.add(text(block(FIXED, "The new calc.py:\n")), text("Left as it was."), text("As you said."))
-    agent = make_agent(server, workspace, tools=TOOLS, mode="ask", approve=refuse)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, mode="ask", approve=refuse)
     assert agent.run_turn(REQUEST).final_text == "Left as it was."  # refused: not asked for the file again
     assert asked == [("write_file", "calc.py")]
     assert (workspace / "calc.py").read_text() == CALC
     assert all(r.get("tool_choice") is None for r in server.chat_requests())
 
 
-def test_a_refused_write_of_another_file_still_leaves_the_target_to_ask_for(server, workspace):
-    """The tests are read-only (a deny rule, the user's no): the model tried to rewrite them; calc.py is still asked for."""
+@pytest.mark.parametrize("other, asked_first", [("README.md", ["README.md"]), ("test_calc.py", [])])
+def test_a_refused_write_of_another_file_still_leaves_the_target_to_ask_for(server, workspace, other, asked_first):
+    """The model tried to rewrite another file, refused (the user's no; a test file, by the tests being the
+    spec, before any question: loop/coach/spec.py); calc.py is still asked for."""
     _workspace(workspace)
+    before = (workspace / "test_calc.py").read_text()
     answers = []
 
     def only_calc(tool, args, preview):
         answers.append(args["path"])
         return "yes" if args["path"] == "calc.py" else "no"
 
-    rewrite_test = ("write_file", {"path": "test_calc.py", "content": "def test_add():\n    pass\n"})
-    server.add(calls(rewrite_test), text("Done."), text(block(FIXED)), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, mode="ask", approve=only_calc)
+    rewrite = ("write_file", {"path": other, "content": "def test_add():\n    pass\n"})
+    server.add(calls(rewrite), text("Done."), text(block(FIXED)), text("Fixed add."))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, mode="ask", approve=only_calc)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
-    assert answers == ["test_calc.py", "calc.py"]
-    assert (workspace / "calc.py").read_text() == FIXED
+    assert answers == [*asked_first, "calc.py"]
+    assert (workspace / "calc.py").read_text() == FIXED and (workspace / "test_calc.py").read_text() == before
 
 
 def test_a_question_or_a_request_without_write_file_is_answered_as_it_came(server, workspace):
     _workspace(workspace)
     answer = block(FIXED, "calc.py would read:\n")
     server.add(text(answer))
-    agent = make_agent(server, workspace, tools=TOOLS)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS)
     assert agent.run_turn("What would calc.py look like if add added?").final_text == answer
     server.add(text(answer), text("ok"))
-    agent = make_agent(server, workspace, tools=[t for t in TOOLS if t.name != "write_file"])
+    agent = make_agent(server, workspace, coach="small", tools=[t for t in TOOLS if t.name != "write_file"])
     agent.run_turn(REQUEST)
     assert (workspace / "calc.py").read_text() == CALC
 
@@ -323,7 +330,7 @@ def test_going_round_after_a_write_asks_for_the_file_whole_again_a_bounded_numbe
     for n in range(1, MAX_WHOLE_FILE_ASKS + 1):
         server.add(calls(read), calls(read), text(block(versions[n], "calc.py\n")))
     server.add(calls(read), calls(read), text("I could not make the test pass."))
-    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, temperature=0)
     result = agent.run_turn(REQUEST)
     requests = server.chat_requests()
     asks = [r["messages"][-1]["content"] for r in requests if r.get("tool_choice") == "none"]
@@ -364,7 +371,7 @@ def test_a_write_the_users_auto_test_hook_refuses_is_asked_for_whole_again_with_
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(FIXED)))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_auto_test(workspace))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_auto_test(workspace))
     assert agent.run_turn(REQUEST).final_text == WHOLE_PASSED.format(path="calc.py")
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, "none"]
@@ -385,7 +392,7 @@ def test_the_file_asked_for_whole_that_passes_the_check_is_the_end_with_no_reque
     server.add(calls(("read_file", {"path": "calc.py"})), text(block(FIXED, before="Here it is:\n")))
     server.add(text("Done."))  # the next turn's
     events = []
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), events=events)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace), events=events)
     result = agent.run_turn(REQUEST)
     assert [r.get("tool_choice") for r in server.chat_requests()] == [None, "none"]
     assert result.final_text == WHOLE_PASSED.format(path="calc.py") and result.stopped_reason is None
@@ -408,34 +415,34 @@ def test_only_a_write_of_the_target_asked_for_whole_that_passes_counts_as_done()
         (True, passed, of("INSTRUCTIONS.md"), False),  # another file, written as a call in the reply
         (False, passed, of("calc.py"), False),  # the model's own write: a frontier model's edits go on
     ]:
-        turn = Turn(REQUEST, attached=attached)
-        turn.whole_reply = whole_reply
-        turn.ran("write_file", True, after, arguments=arguments)
-        assert turn.whole_passed is done, (whole_reply, after, arguments)
+        coach = Small(REQUEST, asked=attached)
+        coach.whole_reply = whole_reply
+        coach.ran("write_file", True, after, arguments=arguments)
+        assert coach.whole_passed is done, (whole_reply, after, arguments)
 
 
 def test_a_turn_keeps_the_verdict_of_the_last_check_of_a_write_and_reads_the_same_write_by_it():
     passed, blocked, unchecked = AfterTool(ran=True), AfterTool(ran=True, blocked=True), AfterTool()
-    turn = Turn(REQUEST)
-    turn.ran("write_file", True, passed)
-    assert turn.check_passed and not turn.check_failed and turn.answer_now is AnswerNow.NOT_NEEDED
-    turn.ran("run_command", False, unchecked)  # the tests run by hand: no hook, the verdict stands
-    turn.ran("write_file", False, unchecked)  # refused (not a same write): nothing follows from it
-    assert turn.check_passed and turn.answer_now is AnswerNow.NOT_NEEDED
-    turn.ran("write_file", False, passed, same_write=True)  # done, and writing the same file again
-    assert turn.answer_now is AnswerNow.DUE
-    turn = Turn(REQUEST)
-    turn.ran("edit_file", True, blocked)
-    assert turn.check_failed and not turn.check_passed
-    turn.check_failed = False  # answered (nudges.answer_now)
-    turn.ran("write_file", False, blocked, same_write=True)  # the same failing file again: asked again
-    assert turn.check_failed and turn.same_failed and turn.answer_now is AnswerNow.NOT_NEEDED
-    turn.check_failed = turn.same_failed = False
-    turn.repeated("write_file")  # once more, refused by the repeat guard: the same failing file still
-    assert turn.check_failed and turn.same_failed and turn.answer_now is AnswerNow.DUE
-    turn = Turn(REQUEST)
-    turn.repeated("write_file")  # no check ran: only going round
-    assert not turn.check_failed and not turn.same_failed and turn.answer_now is AnswerNow.DUE
+    coach = Small(REQUEST)
+    coach.ran("write_file", True, passed)
+    assert coach.check_passed and not coach.check_failed and coach.answer_now is AnswerNow.NOT_NEEDED
+    coach.ran("run_command", False, unchecked)  # the tests run by hand: no hook, the verdict stands
+    coach.ran("write_file", False, unchecked)  # refused (not a same write): nothing follows from it
+    assert coach.check_passed and coach.answer_now is AnswerNow.NOT_NEEDED
+    coach.ran("write_file", False, passed, same_write=True)  # done, and writing the same file again
+    assert coach.answer_now is AnswerNow.DUE
+    coach = Small(REQUEST)
+    coach.ran("edit_file", True, blocked)
+    assert coach.check_failed and not coach.check_passed
+    coach.check_failed = False  # answered (before_request)
+    coach.ran("write_file", False, blocked, same_write=True)  # the same failing file again: asked again
+    assert coach.check_failed and coach.same_failed and coach.answer_now is AnswerNow.NOT_NEEDED
+    coach.check_failed = coach.same_failed = False
+    coach.repeated("write_file")  # once more, refused by the repeat guard: the same failing file still
+    assert coach.check_failed and coach.same_failed and coach.answer_now is AnswerNow.DUE
+    coach = Small(REQUEST)
+    coach.repeated("write_file")  # no check ran: only going round
+    assert not coach.check_failed and not coach.same_failed and coach.answer_now is AnswerNow.DUE
 
 
 def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(server, workspace):
@@ -445,7 +452,7 @@ def test_the_same_file_again_after_a_failed_check_is_asked_for_again_sampled(ser
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)))
     server.add(text(block(FIXED)))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     assert agent.run_turn(REQUEST).final_text == WHOLE_PASSED.format(path="calc.py")  # it passes: the end
     requests = server.chat_requests()
     assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
@@ -465,7 +472,7 @@ def test_the_same_failing_file_again_after_a_sampled_ask_stops_the_run(server, w
     _workspace(workspace)
     wrong = FIXED.replace("a + b", "a * b", 1)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(block(wrong)), text(block(wrong)))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": 2}
     requests = server.chat_requests()
@@ -485,7 +492,7 @@ def test_a_change_that_still_fails_the_check_after_the_last_ask_stops_the_run(se
     tries = [FIXED.replace("a + b", f"a * b * {n + 5}", 1) for n in range(MAX_WHOLE_FILE_ASKS + 1)]
     server.add(calls(("write_file", {"path": "calc.py", "content": tries[0]})))
     server.add(*[text(block(code)) for code in tries[1:]])
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), max_steps=50)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace), max_steps=50)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.stop_detail == {"tries": MAX_WHOLE_FILE_ASKS}
     assert result.final_text.startswith(PARTIAL_MARK) and result.final_text.endswith("1 failed: add(1, 2) != 3")
@@ -500,7 +507,7 @@ def test_the_same_file_written_again_after_the_check_passed_asks_for_the_answer(
     _workspace(workspace)
     write = ("write_file", {"path": "calc.py", "content": FIXED})
     server.add(calls(write), calls(write), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace))
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [r.get("tool_choice") for r in requests] == [None, None, "none"]
@@ -510,7 +517,7 @@ def test_the_same_file_written_again_after_the_check_passed_asks_for_the_answer(
 def test_a_change_the_auto_test_hook_passed_is_not_sent_back_to_run_the_tests(server, workspace):
     _workspace(workspace)
     server.add(calls(("write_file", {"path": "calc.py", "content": FIXED})), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS + RUN, hooks=_auto_test(workspace))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS + RUN, hooks=_auto_test(workspace))
     assert agent.run_turn(REQUEST).final_text == "Fixed add."  # no "run the tests": the hook ran them
     assert len(server.chat_requests()) == 2
 
@@ -521,7 +528,7 @@ def test_a_whole_file_reply_written_as_a_broken_call_is_asked_for_again_as_asked
     _workspace(workspace)
     broken = '```json\n{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\\n"]}\n```'
     server.add(calls(("read_file", {"path": "calc.py"})), text(broken), text(block(FIXED)), text("Fixed add."))
-    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, temperature=0)
     assert agent.run_turn(REQUEST).final_text == "Fixed add."
     requests = server.chat_requests()
     assert [(r.get("tool_choice"), r["temperature"]) for r in requests] == [
@@ -544,7 +551,7 @@ def test_a_failing_file_asked_for_whole_that_comes_as_a_broken_call_stops_the_ru
     wrong = FIXED.replace("a + b", "a * b", 1)
     broken = '```json\n{"name": "write_file", "arguments": {"path": "calc.py", "content": "def add(a, b):\\n"]}\n```'
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), text(broken), text("Ok."))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     result = agent.run_turn(REQUEST)
     assert result.stop_code == StopCode.CHECK_FAILING and result.final_text.endswith("1 failed: add(1, 2) != 3")
     assert len(server.chat_requests()) == 2
@@ -561,7 +568,7 @@ def test_a_cut_reply_to_the_ask_after_a_failed_check_is_still_asked_for_again(se
     loop = "    a = a.replace('-', ' ')\n    a = a.replace('.', ' ')\n    b = b.strip()\n"
     looping = Reply(content="```python\ndef add(a, b):\n" + loop * 60, delay=0.002)
     server.add(calls(("write_file", {"path": "calc.py", "content": wrong})), looping, text(block(FIXED)))
-    agent = make_agent(server, workspace, tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, hooks=_quick_check(workspace), temperature=0)
     assert agent.run_turn(REQUEST).final_text == WHOLE_PASSED.format(path="calc.py")
     assert len(server.chat_requests()) == 3 and (workspace / "calc.py").read_text() == FIXED
 
@@ -572,7 +579,7 @@ def test_a_whole_file_reply_that_loops_is_asked_for_again_sampled(server, worksp
     loop = "    a = a.replace('-', ' ')\n    a = a.replace('.', ' ')\n    b = b.strip()\n"
     looping = Reply(content="```python\ndef add(a, b):\n" + loop * 60, delay=0.002)
     server.add(text("calc.py already adds."), looping, text(block(FIXED)), text("Done."))
-    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, temperature=0)
     assert agent.run_turn(REQUEST).final_text == "Done."
     requests = server.chat_requests()
     assert [(r.get("tool_choice"), r.get("temperature")) for r in requests] == [
@@ -589,7 +596,7 @@ def test_a_whole_file_reply_cut_at_max_tokens_is_asked_for_again_not_taken_as_th
     _workspace(workspace)
     cut = Reply(content="```python\ndef add(a, b):\n    a = a.replace('-', ' ')\n", finish_reason="length")
     server.add(text("calc.py already adds."), cut, text(block(FIXED)), text("Done."))
-    agent = make_agent(server, workspace, tools=TOOLS, temperature=0)
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, temperature=0)
     assert agent.run_turn(REQUEST).final_text == "Done."
     third = server.chat_requests()[2]
     assert (third["tool_choice"], third["temperature"]) == ("none", RESAMPLE_TEMPERATURE)
@@ -598,12 +605,12 @@ def test_a_whole_file_reply_cut_at_max_tokens_is_asked_for_again_not_taken_as_th
 
 
 def test_a_run_stopped_on_a_failing_check_answers_with_the_checks_last_lines():
-    turn = Turn(REQUEST, attached={"calc.py": shown("calc.py", CALC)})
+    coach = Small(REQUEST, asked={"calc.py": shown("calc.py", CALC)})
     said = "\n\n[PostToolUse hook output]\n" + "\n".join(f"line {n}" for n in range(30)) + "\n\n3 failed, 1 passed\n"
-    turn.ran("write_file", True, AfterTool(said, ran=True, blocked=True))
-    answer = check_still_fails(turn)
+    coach.ran("write_file", True, AfterTool(said, ran=True, blocked=True))
+    answer = coach.check_still_fails()
     assert answer.startswith(CHECK_STILL_FAILS.format(path="calc.py") + CHECK_LAST_LINES)
     tail = answer.removeprefix(CHECK_STILL_FAILS.format(path="calc.py") + CHECK_LAST_LINES).splitlines()
     assert tail == [f"    line {n}" for n in range(23, 30)] + ["    3 failed, 1 passed"]
-    turn.ran("write_file", True, AfterTool("", ran=True))  # a later write passed: nothing of the old failure stays
-    assert turn.check_said == "" and check_still_fails(turn) == CHECK_STILL_FAILS.format(path="calc.py")
+    coach.ran("write_file", True, AfterTool("", ran=True))  # a later write passed: nothing of the old failure stays
+    assert coach.check_said == "" and coach.check_still_fails() == CHECK_STILL_FAILS.format(path="calc.py")

@@ -9,7 +9,7 @@ loop asks for that file whole, tools off, and runs the reply's block as a write_
 through the approvals, recorded as a real call, so the history stays valid. Going round after a
 write (the tests it was shown refuse the file), it is asked again, up to four asks a turn; a
 change the user's check (a PostToolUse hook) still refuses after those ends the run
-(loop/nudges.py). A reply that shows the whole new file unasked, introduced by its name, is
+(small.py). A reply that shows the whole new file unasked, introduced by its name, is
 taken the same way when it keeps every function and class the file has (a snippet never
 replaces a file).
 """
@@ -23,11 +23,11 @@ import secrets
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from nanohermes.loop.coach.spec import is_test_file
 from nanohermes.provider import AssistantTurn
 from nanohermes.tools.fences import PROSE_SUFFIXES
 
 WHOLE_FILE_MAX_CHARS = 8_000  # a file the model can write again whole within a small model's reply
-TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(test|spec)\.\w+$)")
 FENCED = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 SHOWN_WHOLE = re.compile(r"read_file (?P<path>.+) lines 1–(?P<last>\d+) of (?P=last)\n")
 WRITE_IT_WHOLE = "Reply with the whole new content of {path} in one {fence}, no tool call.]"
@@ -57,7 +57,7 @@ def is_code(path: str) -> bool:
         not path.endswith("/")
         and PurePosixPath(path).suffix != ""
         and not path.lower().endswith(PROSE_SUFFIXES)
-        and not TEST_FILE.search(path)
+        and not is_test_file(path)
     )
 
 
