@@ -86,6 +86,7 @@ class Proxy:
             return True
 
     def _serve(self, client: socket.socket) -> None:
+        upstream = None
         try:
             request = _read_head(client)
             if request is None:
@@ -116,6 +117,10 @@ class Proxy:
             pass
         finally:
             client.close()
+            with self._lock:  # a long-lived server's proxy holds only the connections still open
+                self._open.discard(client)
+                if upstream is not None:
+                    self._open.discard(upstream)
 
     def _refuse(self, host: str) -> None:
         shown = "".join(c if c.isprintable() else "?" for c in host)[:SHOWN_HOST_CHARS]

@@ -17,9 +17,11 @@ import select
 import selectors
 import socket
 import threading
+import time
 
 CHUNK = 65_536
 BACKLOG = 64
+ACCEPT_RETRY_S = 0.1
 
 
 def pump(a: socket.socket, b: socket.socket) -> None:
@@ -65,7 +67,8 @@ def serve(listener: socket.socket, socket_path: str) -> None:
     while True:
         try:
             client, _ = listener.accept()
-        except OSError:
+        except OSError:  # out of descriptors, say: wait for some to close rather than spin
+            time.sleep(ACCEPT_RETRY_S)
             continue
         threading.Thread(target=_relay_one, args=(client, socket_path), daemon=True).start()
 
