@@ -24,6 +24,7 @@ BAR_WIDTH = 30  # characters of the bar itself
 REDRAW_EVERY = 0.25  # seconds between redraws on a terminal
 LINE_EVERY = 10  # percent between lines when stderr is not a terminal (a log gets ten lines, not thousands)
 MB = 1_000_000
+CLEAR_TO_END = "\x1b[K"  # a redrawn line shorter than the one before leaves no tail
 
 
 def download(url: str, target: Path, size: int, progress=None) -> None:
@@ -37,7 +38,7 @@ def download(url: str, target: Path, size: int, progress=None) -> None:
     with holding(FileLock(target.with_name(target.name + ".lock")), LOCK_WAIT, LocalModelError, target):
         if target.exists():  # another process finished it while this one waited
             return
-        bar = progress or Progress(target.name)
+        bar = progress or Progress()
         try:
             last_error = _attempts(url, part, size, bar)
         finally:
@@ -124,8 +125,8 @@ def _reason(exc: Exception) -> str:
 class Progress:
     """A bar on stderr: redrawn in place on a terminal, a line per LINE_EVERY percent elsewhere."""
 
-    def __init__(self, name: str, stream=None):
-        self.name, self.stream = name, stream or sys.stderr
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.done_bytes = self.total = 0
         self._started = self._drawn = 0.0
@@ -145,7 +146,7 @@ class Progress:
     def done(self) -> None:
         """The bar's last state, on a line of its own."""
         if self._shown and self.tty:
-            self.stream.write("\r" + self.line() + "\n")
+            self.stream.write("\r" + self.line() + CLEAR_TO_END + "\n")
         elif self._shown and self._line_percent < 100:
             self.stream.write(self.line() + "\n")
         self.stream.flush()
@@ -156,8 +157,8 @@ class Progress:
         filled = BAR_WIDTH * percent // 100
         elapsed = time.monotonic() - self._started
         speed = (self.done_bytes - self._from) / elapsed / MB if elapsed > 0 else 0.0
-        return (
-            f"downloading {self.name} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {percent:3d}% "
+        return (  # ~60 columns: the file's name was said on the line before, and a wrapped line breaks the redraw
+            f"  [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {percent:3d}% "
             f"{self.done_bytes / MB:,.0f}/{self.total / MB:,.0f} MB {speed:.1f} MB/s"
         )
 
@@ -165,7 +166,7 @@ class Progress:
         now = time.monotonic()
         if self.tty:
             if force or now - self._drawn >= REDRAW_EVERY:
-                self.stream.write("\r" + self.line())
+                self.stream.write("\r" + self.line() + CLEAR_TO_END)
                 self._drawn, self._shown = now, True
         else:
             percent = self.done_bytes * 100 // self.total
