@@ -38,6 +38,9 @@ POLL_S = 0.25  # how often readiness is asked for while the model loads
 ASK_TIMEOUT = 5.0  # seconds one readiness request may take (a loading server answers 503 at once)
 STOP_GRACE = 10.0  # seconds between SIGTERM and SIGKILL: llama-server frees its memory and exits in well under one
 LAST_LINES = 12  # of the server's log, in the error when it dies at start
+# llama_cpp.server takes HOST and PORT from the environment over its own --host and --port, and a
+# CONFIG_FILE over every argument: a PORT set for something else would put it where nobody looks.
+PYTHON_SERVER_OVERRIDES = frozenset({"HOST", "PORT", "CONFIG_FILE"})
 PR_SET_PDEATHSIG = 1  # Linux prctl(2): the signal a process gets when its parent dies
 
 INSTALL_HINT = (
@@ -52,6 +55,11 @@ class ServerProgram:
     kind: str  # "llama-server" or "llama-cpp-python"
     command: tuple[str, ...]  # what runs it, before its arguments
     where: str  # how the user is told which one runs
+
+    def environ(self, base: dict[str, str]) -> dict[str, str]:
+        if self.kind != "llama-cpp-python":
+            return base
+        return {k: v for k, v in base.items() if k not in PYTHON_SERVER_OVERRIDES}
 
     def argv(self, model: Path, alias: str, port: int, context: int) -> list[str]:
         threads = str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
@@ -112,7 +120,7 @@ class RunningServer:
                     stdout=fd,
                     stderr=fd,
                     start_new_session=True,  # its own process group, ended whole
-                    env=child_env(),
+                    env=program.environ(child_env()),
                     preexec_fn=_die_with_parent(),
                 )
         except OSError as exc:

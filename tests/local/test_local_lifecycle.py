@@ -201,6 +201,25 @@ def test_no_server_program_says_how_to_get_one(workspace, tmp_path):
     assert "No local model server was found" in r.stderr and "nanohermes[local]" in r.stderr
 
 
+def test_llama_cpp_python_serves_when_no_llama_server_is_found(local, workspace, tmp_path):
+    """The `nanohermes[local]` extra's server, run by this interpreter: its own argument names, and
+    the environment's PORT (which it would take over --port) left out."""
+    package = tmp_path / "site" / "llama_cpp" / "server"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(f"import runpy\nrunpy.run_path({str(STANDIN)!r}, run_name='__main__')\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path / "site"), "PORT": "1"}
+    r = run_cli(["--local", "--model-file", str(local.model()), "-p", "hi"], workspace, env_extra=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "stand-in tiny-coder n_ctx 8192"
+    assert "llama-cpp-python's llama_cpp.server" in r.stderr
+    start = local.start()
+    assert argument(start["argv"], "--n_ctx") == "8192" and argument(start["argv"], "--model_alias") == "tiny-coder"
+    assert start["port_env"] is None
+    wait_gone(start["pid"], start["helper"])
+
+
 def test_the_first_run_without_a_key_suggests_local(workspace):
     r = run_cli(["-p", "hi"], workspace)
     assert r.returncode == 1 and "No API key is set" in r.stderr

@@ -1,5 +1,5 @@
-"""A stand-in for llama.cpp's llama-server, for `--local`'s lifecycle tests: a real process that
-takes llama-server's arguments and speaks the OpenAI API on the port it is given (the scripted
+"""A stand-in for llama.cpp's llama-server (and llama-cpp-python's `python -m llama_cpp.server`), for
+`--local`'s lifecycle tests: a real process that takes their arguments and speaks the OpenAI API on the port it is given (the scripted
 server, tests/support/scripted_server.py), without a model.
 
 What it does comes from words in the "model file" it is given (a GGUF magic, then words):
@@ -39,15 +39,15 @@ def record(**event) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("-m", dest="model", required=True)
-    parser.add_argument("-a", dest="alias", default="local-model")
+    parser.add_argument("-m", "--model", dest="model", required=True)  # llama-server's, llama_cpp.server's
+    parser.add_argument("-a", "--model_alias", dest="alias", default="local-model")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("-c", dest="ctx", type=int, default=4096)
+    parser.add_argument("-c", "--n_ctx", dest="ctx", type=int, default=4096)
     args, _ = parser.parse_known_args()
     words = Path(args.model).read_bytes()[4:].decode()
     helper = subprocess.Popen(["sleep", "3600"])  # same process group as this one
-    record(event="start", pid=os.getpid(), helper=helper.pid, argv=sys.argv[1:])
+    record(event="start", pid=os.getpid(), helper=helper.pid, argv=sys.argv[1:], port_env=os.environ.get("PORT"))
     if "die" in words:
         print("llama_model_load: error loading model: tensor 'blk.0.attn_q.weight' data is not within the file bounds")
         print("main: exiting due to model loading error", file=sys.stderr, flush=True)
