@@ -49,7 +49,13 @@ def test_local_answers_a_question_about_the_repository_with_no_key(kit_env, work
     )
     started = time.monotonic()
     r = run_cli(
-        ["--local", "--model-file", str(MODEL), "-p", "What does this repository do? One sentence."],
+        [
+            "--local",
+            "--model-file",
+            str(MODEL),
+            "-p",
+            "What does this repository do, according to README.md? One sentence.",
+        ],
         workspace,
         env_extra=kit_env,
         timeout=RUN_TIMEOUT,
