@@ -38,7 +38,7 @@ DEFAULT_MODEL = ModelSpec(
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     url="https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    size=1_117_320_736,
+    size=1_117_320_768,
     trained_context=32_768,
 )
 
