@@ -114,6 +114,12 @@ def run(
     coach: str | None = typer.Option(
         None, "--coach", metavar="HOW", help="How the model is coached: auto (default) | plain | small (see README)."
     ),
+    local: bool = typer.Option(
+        False, "--local", help="No key needed: run a small coding model on this computer (downloaded once)."
+    ),
+    model_file: Path | None = typer.Option(
+        None, "--model-file", metavar="PATH", help="With --local: serve this GGUF model file instead."
+    ),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
 ):
     if ctx.invoked_subcommand is not None:
@@ -134,6 +140,10 @@ def run(
         fail("--rewind applies to -p runs; in the REPL use /rewind.", EXIT_USAGE)
     if output_format != "text" and prompt is None:
         fail(f"--output-format {output_format} applies to -p runs; the REPL has its own display.", EXIT_USAGE)
+    local = local or model_file is not None
+    if local and (base_url or model):
+        fail("--local serves its own model; drop --base-url and --model (another GGUF file: --model-file).", EXIT_USAGE)
+    served = None  # the --local server, stopped however the run ends
     try:
         config = load(
             model=model,
@@ -146,8 +156,13 @@ def run(
             deny=deny or (),
             max_cost=max_cost,
             coach=coach,
-            defaults=ONE_SHOT_DEFAULTS if prompt is not None else None,
+            defaults=ONE_SHOT_DEFAULTS if prompt is not None and not local else None,  # a CPU model: the REPL's wait
         )
+        if local:
+            from nanohermes.local import serve_locally
+
+            served = serve_locally(config, model_file)
+            config = served.session_config(config)
         if max_cost is not None and not allow_unpriced:
             refuse_unpriced(config)
         if continue_:
@@ -175,6 +190,9 @@ def run(
         from nanohermes.crash import report_crash
 
         code = _report_failure(report_crash(exc), output_format if prompt is not None else "text")
+    finally:
+        if served is not None:
+            served.stop()
     raise typer.Exit(code)
 
 

@@ -83,6 +83,9 @@ class Config:
     # round answered), "small" (plain's, and a small model's: a file asked for whole, an unmade change sent
     # back, the user's check answered, resampling) or "auto": by what the model does (loop/coach/choice.py).
     coach: str = "auto"
+    # Seconds `--local` waits for its server to load the model (a 1.5B model loads in seconds; a slow
+    # disk, a first start after a reboot or a bigger --model-file can take minutes).
+    local_start_timeout: float = 300.0
     # Tables, each parsed by the part that uses it (configure.py; only when present): [mcp.servers.NAME]
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
     # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
@@ -113,7 +116,8 @@ class Config:
         raise ConfigError(
             'No API key is set. Export OPENAI_API_KEY=<your key> (or put api_key = "..." in '
             f"{self.home / 'config.toml'}), or point NanoHermes at another OpenAI-compatible server "
-            "with --base-url (e.g. --base-url http://127.0.0.1:8080/v1 for a local llama.cpp server)."
+            "with --base-url (e.g. --base-url http://127.0.0.1:8080/v1 for a local llama.cpp server). "
+            "No key and no server? `nanohermes --local` runs a small coding model on this computer."
         )
 
 
@@ -171,6 +175,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "slow_reply_notice": (0.0, 86_400.0),  # seconds; 0 turns the notice off
     "max_cost": (0.0001, 1_000_000.0),  # dollars: below a hundredth of a cent no request fits; above, no cap
     "notify_after": (0.0, 86_400.0),  # seconds; 0: every turn's end
+    "local_start_timeout": (1.0, 86_400.0),  # seconds; a day, as for the other timeouts
 }
 # Settings that take one of a few words.
 CHOICES: dict[str, tuple[str, ...]] = {

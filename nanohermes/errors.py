@@ -44,6 +44,11 @@ class SandboxUnavailable(NanoHermesError):
     started (fail closed); the message says what is missing and how to choose level "off"."""
 
 
+class LocalModelError(NanoHermesError):
+    """`--local` could not serve its model: no server program, a model file missing, broken or
+    not downloaded, or a server that died or never became ready (its last lines in the message)."""
+
+
 class SessionError(NanoHermesError):
     """A session file is locked by another process, corrupt, or unwritable."""
 

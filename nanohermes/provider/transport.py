@@ -72,7 +72,9 @@ def _proxy_for(scheme: str, host: str) -> str | None:
     return urllib.request.getproxies_environment().get(scheme)
 
 
-def _tls_context():
+def tls_context():
+    """TLS verified against certifi's bundle, or SSL_CERT_FILE / SSL_CERT_DIR when set (also for
+    local/download.py's model download)."""
     import ssl
 
     if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
@@ -155,5 +157,5 @@ class Connections:
         if not secure:
             return http.client.HTTPConnection(host, port, timeout=connect)
         if self._tls is None:
-            self._tls = _tls_context()
+            self._tls = tls_context()
         return http.client.HTTPSConnection(host, port, timeout=connect, context=self._tls)

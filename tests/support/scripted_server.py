@@ -146,7 +146,7 @@ POLL = 0.02
 
 
 class ScriptedServer:
-    def __init__(self, n_ctx: int | None = None):
+    def __init__(self, n_ctx: int | None = None, port: int = 0):
         self.script: deque = deque()
         self.requests: list[dict] = []
         self.handler = None  # fn(body) -> Reply | Error, used when the script is empty
@@ -155,7 +155,7 @@ class ScriptedServer:
         self.routes: dict[str, object] = {}  # "METHOD /path" -> body or fn(body) -> (status, body)
         self.native: list[tuple[str, dict | None]] = []  # ("METHOD /path", body) of the routes' requests
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._make_handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(POLL,), daemon=True)
         self._thread.start()
