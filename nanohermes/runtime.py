@@ -61,7 +61,7 @@ class Runtime:
         """/model and /mode (and the mode-cycling key), from the next request on.
 
         Prompt caching: the system message and the tool list are otherwise byte-identical for
-        a whole session. A switch is the one documented exception (README, "Switching model
+        a whole session. A switch is the one documented exception (docs/using.md, "Switching model
         and mode"): a mode switch rewrites the mode line of the system message and changes the
         tools offered in plan mode; a model switch sends the same prefix to a model whose
         cache is cold anyway."""

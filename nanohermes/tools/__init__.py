@@ -81,7 +81,7 @@ class Tool:
     # trusted server, nor for a call that cannot run). None: every call does.
     asks: Callable[[dict], bool] | None = None
     # In plan mode, whether a tool that needs approval may run these arguments (MCP: a trusted
-    # server's call, README). None: plan mode neither offers nor runs it.
+    # server's call, docs/mcp-and-acp.md). None: plan mode neither offers nor runs it.
     plan_allowed: Callable[[dict], bool] | None = None
     # In the lean set a small window is offered (context/budget.py: LEAN_TOOLS_BELOW_TOKENS):
     # False leaves the tool out, and `lean_drops` names arguments its schema leaves out there.

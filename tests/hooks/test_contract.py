@@ -117,13 +117,13 @@ def test_a_hook_that_never_reads_its_stdin_is_not_waited_on(tmp_path):
     assert (run.code, run.stdout, run.timed_out) == (0, "done\n", False) and run.seconds < 2
 
 
-def test_the_readme_examples_are_the_scripts_the_tests_run():
+def test_the_documented_examples_are_the_scripts_the_tests_run():
     import re
     from pathlib import Path
 
     from tests.support.hook_scripts import AFTER_COMPACT, FORMATTER, NO_PUSH
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "hooks.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     bodies = ["".join(line for line in b.splitlines(True) if not line.startswith("# ")).lstrip("\n") for b in blocks]
     assert NO_PUSH in bodies and FORMATTER in bodies
