@@ -107,7 +107,7 @@ class Repl:
 
     def workspace_files(self) -> tuple[str, ...]:
         """What `@` completes: the workspace's files, as the tools see them (.gitignore honoured)."""
-        from nanohermes.tools.workspace import list_workspace
+        from nanohermes.workspace import list_workspace
 
         return list_workspace(self.config.workspace, exclude=self.config.home.resolve()).files
 

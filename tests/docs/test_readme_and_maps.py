@@ -4,8 +4,10 @@ properties the map says front ends read, the worker count is pyproject's."""
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from pathlib import Path
 
 from nanohermes.loop.agent import Agent
 from tests.docs.pages import DOCS, ROOT, anchors, links
@@ -19,10 +21,10 @@ SKIPPED = {".git", ".venv", "site", "__pycache__", ".pytest_cache", ".hypothesis
 
 def repo_files() -> set[str]:
     found = set()
-    for path in ROOT.rglob("*"):
-        rel = path.relative_to(ROOT)
-        if not SKIPPED & set(rel.parts) and path.is_file():
-            found.add(rel.as_posix())
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIPPED and not d.endswith(".egg-info")]
+        base = Path(folder).relative_to(ROOT)
+        found.update((base / name).as_posix() for name in files)
     return found
 
 

@@ -17,7 +17,7 @@ from nanohermes.cli import app
 from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.search import Search, find_rg, run_grep, search_with_python, search_with_rg
-from nanohermes.tools.workspace import rg_files, walk
+from nanohermes.workspace import rg_files, walk
 from tests.support.scripted_server import call, text
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
