@@ -16,6 +16,8 @@ from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
 from tests.support.mcp_servers import demo_settings
 
+pytestmark = pytest.mark.subprocess
+
 CALL_TIMEOUT_S = 0.6  # the rich server's timeout: progress and questions must outlast it
 
 

@@ -32,6 +32,8 @@ CALLS = (
     call("mcp", {"name": "classic.book_table", "arguments": {"date": "2024-12-25"}}),
     call("mcp", {"name": "classic.generate_poem", "arguments": {"topic": "tea"}}),
 )
+
+pytestmark = pytest.mark.subprocess
 NO_BACK_CHANNEL = "this transport context has no back-channel for server-initiated requests"
 
 

@@ -1,7 +1,11 @@
 """Edits you can see and take back, in a real pty: diffs on screen, /diff, /undo."""
 
+import pytest
+
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIX = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
