@@ -117,7 +117,7 @@ def build_runtime(
     configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
         at_start(warning)
-    prompt = SystemPrompt(config, memory, skills, warn, configured.listing)
+    prompt = SystemPrompt(config, skills, warn, configured.listing)
     if configured.mcp is not None:
         configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
     hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, at_start)
@@ -156,7 +156,7 @@ def build_runtime(
             tools=tools,
             ctx=ctx,
             system_prompt=prompt.system,
-            memory_for=prompt.memory_for,
+            recalls=True,  # the session's requests carry what memory holds relevant to them
             emit=emit,
             approvals=approvals,
             hooks=hooks,

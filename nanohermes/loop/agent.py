@@ -26,7 +26,8 @@ from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
-from nanohermes.prompt.mentions import Mentions, named_files
+from nanohermes.memory.entry_points import block_for
+from nanohermes.prompt.mentions import Mentions, attachment, named_files
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
@@ -48,12 +49,13 @@ class Agent:
         system_prompt: Callable[[], str],
         emit: Callable[[object], None],
         approvals: Approvals,
-        memory_for: Callable[[str], str] = lambda text: "",
+        recalls: bool = False,
         hooks=None,  # hooks/__init__.py's Hooks (None: no hooks)
     ):
-        """No I/O (resume() mends a resumed session). `memory_for(text)`: a user message's memory block."""
+        """No I/O (resume() mends a resumed session). `recalls`: a user message carries the memory
+        block of what ctx.memory holds relevant to it (a session's agent; not a helper's)."""
         self.config, self.session, self.emit, self.approvals = config, session, emit, approvals
-        self.system_prompt, self.memory_for = system_prompt, memory_for
+        self.system_prompt, self.recalls = system_prompt, recalls
         self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
         self.transcript = Transcript(session, ctx.redactor, system_prompt())
         say = lambda event: self.emit(event)  # noqa: E731  (the collaborators speak through self.emit, even a new one)
@@ -80,10 +82,9 @@ class Agent:
         try:
             self.learn_window()
             lean = self.settings.lean_tools
-            turn.coach = coach = self.coaching.for_turn(turn.request, lean)
+            turn.coach = self.coaching.for_turn(turn.request, lean)
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
-            note = lambda files: coach.note(files, self._asked(files, mentions), lean, self.tool_schemas())  # noqa: E731
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, note, mentions)
+            turn.attached = self._request(turn, user_text, context, mentions, lean)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -153,6 +154,23 @@ class Agent:
             raise stop
         usage = turn.usage.event()
         return ev.TurnResult(history.INTERRUPTED, turn.steps, usage, "interrupted", ev.StopCode.INTERRUPTED)
+
+    def _request(
+        self, turn: Turn, user_text: str, context: str, mentions: Mentions | None, lean: bool
+    ) -> dict[str, str]:
+        """The request worked out here and handed to the transcript as values: the user's words, what
+        goes with them (the user's `context`, the files the words name, the coach's note after them)
+        and the memory block. Returns what was attached of each file."""
+        text = self.transcript.clean(user_text)
+        files, attached = attachment(text, self.ctx, mentions)
+        note = turn.coach.note(attached, self._asked(attached, mentions), lean, self.tool_schemas())
+        block = ""
+        if self.recalls and self.ctx.memory is not None:
+            block, warning = block_for(self.ctx.memory, text)
+            if warning:
+                self.emit(ev.Notice(warning, "warning"))
+        self.transcript.add_request(text, "\n\n".join(part for part in (context, files, note) if part), block)
+        return attached
 
     def _asked(self, attached: dict[str, str], mentions: Mentions | None) -> dict[str, str]:
         """Of the files attached to a request, those the user typed (all when all of it is theirs)."""
