@@ -21,7 +21,7 @@ from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.coach.choice import Coaching
 from nanohermes.loop.execute import ToolRunner
 from nanohermes.loop.keeper import ContextKeeper
-from nanohermes.loop.nudges import CUT_ANSWER_NOTICES, Nudge
+from nanohermes.loop.nudges import CUT_ANSWER_NOTICES, REWOUND_ACK, Nudge
 from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
@@ -32,6 +32,7 @@ from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
 from nanohermes.storage.session import Session
+from nanohermes.synthetic import tagged
 from nanohermes.tools import Tool, ToolContext
 
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
@@ -178,6 +179,12 @@ class Agent:
             return attached
         typed = named_files(mentions.typed, self.ctx) if mentions.typed.strip() else []
         return {path: attached[path] for path in typed if path in attached}
+
+    def tell(self, kind: str, text: str) -> None:
+        """A front end's note for the model (what /undo took back, `kind` nudges.UNDONE): a tagged
+        message of its own, answered so the roles alternate; never glued into the user's words."""
+        self.transcript.add_note(kind, f"[{text}]", alternate=True)
+        self.transcript.add(tagged({"role": "assistant", "content": REWOUND_ACK}, kind))
 
     def _nudge(self, nudge: Nudge) -> None:
         self.emit(ev.Notice(nudge.notice, "warning"))

@@ -147,8 +147,10 @@ def test_slash_commands_are_announced_and_run_and_other_slashes_go_to_the_model(
     assert len(model.chat_requests()) == 2  # no command reached the model
     model.add(text("It is a path."))
     prompt(editor, session_id, "/usr/bin/env is what?")
-    sent = model.chat_requests()[-1]["messages"][-1]["content"]
-    assert sent.startswith("[The user ran /undo: new.txt") and sent.endswith("/usr/bin/env is what?")
+    *_, note, ack, sent = model.chat_requests()[-1]["messages"]
+    assert sent == {"role": "user", "content": "/usr/bin/env is what?"}  # the user's words alone
+    assert note["role"] == "user" and note["content"].startswith("[The user ran /undo: new.txt")  # a note of its own
+    assert ack["role"] == "assistant"
 
 
 def test_the_model_and_the_mode_are_config_options_the_editor_can_set(editor, model, ws):
