@@ -132,7 +132,7 @@ class Agent:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
 
         def send() -> AssistantTurn:
-            self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}  # new MCP tools only
+            self.transcript.set_system(self.system_prompt())  # new MCP tools only
             return self.sender.stream(
                 turn, self.messages, self.tool_schemas(), max_tokens=self.settings.max_tokens, **options
             )
@@ -194,7 +194,8 @@ class Agent:
         """Keep what is sent within the window (`how`: keeper.fit's force, focus, overflow_tokens)."""
         facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
         summarize = lambda request: self.sender.summarize(request, tools, self.settings.max_tokens)  # noqa: E731
-        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
+        messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
+        self.transcript.compacted(messages)
         self.recall_offered |= bool(report and report.layers)
         return report
 
@@ -208,7 +209,7 @@ class Agent:
         self.coaching = Coaching.for_config(config, self.hooks, self.emit)  # another model: its own evidence
         self.keeper.reuse_prefix(config.effective_summary_model == config.model)
         self.approvals.mode = config.mode
-        self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}
+        self.transcript.set_system(self.system_prompt())
 
     def reset(self) -> None:
         self.transcript.restart(self.system_prompt())

@@ -1,6 +1,7 @@
 """The conversation as the model is sent it and as the session keeps it, in step: every message
 is taken through the redactor once (a secret is neither stored nor sent), then joins both. The
-Agent owns one; the keeper replaces its messages after a compaction (and records that itself).
+Agent owns one, and nothing assigns its messages but its own methods (a compaction's working set,
+a rewind's, a new system message).
 """
 
 from __future__ import annotations
@@ -75,6 +76,18 @@ class Transcript:
             history.INTERRUPTED if isinstance(stop, KeyboardInterrupt) else history.STOPPED.format(stop)
         )
         self.keep_interrupted(streamed)
+
+    def set_system(self, system: str) -> None:
+        """The system message as it stands now (a mode switch, new MCP tools, the window learned)."""
+        self.messages[0] = {"role": "system", "content": system}
+
+    def compacted(self, messages: list[dict]) -> None:
+        """The working set a compaction left (the keeper recorded it in the session)."""
+        self.messages = messages
+
+    def rewound(self, messages: list[dict]) -> None:
+        """The working set of an earlier request, after the system message (/rewind recorded it)."""
+        self.messages = [self.messages[0], *messages]
 
     def restart(self, system: str) -> None:
         """/reset: the conversation starts over (the session says so)."""

@@ -57,8 +57,10 @@ def test_undo_restores_the_file_repeatably_and_the_model_is_told(server, workspa
     assert "nothing to undo" in "\n".join(command(term, "/undo", "nothing to undo"))
     server.add(text("noted"))
     turn(term, "what now?")
-    sent = server.chat_requests()[-1]["messages"][-1]["content"]
-    assert "/undo" in sent and "calc.py" in sent and sent.endswith("what now?")
+    *_, first, _, second, _, sent = server.chat_requests()[-1]["messages"]
+    assert sent == {"role": "user", "content": "what now?"}  # the user's words alone; each note a message of its own
+    assert "/undo" in first["content"] and "notes.md" in first["content"]
+    assert "/undo" in second["content"] and "calc.py" in second["content"]
     term.exit()
 
 
