@@ -36,7 +36,7 @@ ASK_RULE_HINT = (
 # A one-shot run's own defaults, under config.toml and the environment. A script must not hang
 # on a silent server for the REPL's 20 minutes (request_timeout 600 s, retried once; a person
 # watches the REPL and Ctrl-C stops it): 150 s without a byte of the reply, retried once, bounds
-# the wait to about 5 minutes (README, "When the endpoint is wrong"). A local model on a CPU
+# the wait to about 5 minutes (docs/configuration.md, "When the endpoint is wrong"). A local model on a CPU
 # whose first token takes longer gets more with request_timeout in config.toml.
 ONE_SHOT_DEFAULTS = {"request_timeout": 150.0}
 OutputFormat = Enum("OutputFormat", {f: f for f in ("text", "json", "stream-json")}, type=str)
@@ -112,7 +112,10 @@ def run(
         False, "--allow-unpriced", help="With --max-cost: run even when the model has no known price (uncounted)."
     ),
     coach: str | None = typer.Option(
-        None, "--coach", metavar="HOW", help="How the model is coached: auto (default) | plain | small (see README)."
+        None,
+        "--coach",
+        metavar="HOW",
+        help="How the model is coached: auto (default) | plain | small (docs/small-models.md).",
     ),
     local: bool = typer.Option(
         False, "--local", help="No key needed: run a small coding model on this computer (downloaded once)."

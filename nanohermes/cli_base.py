@@ -11,7 +11,7 @@ import typer
 
 from nanohermes.config import MODES
 
-# Exit codes (README, "Exit codes"): a script can tell a finished task from one that stopped.
+# Exit codes (docs/using.md, "Exit codes"): a script can tell a finished task from one that stopped.
 EXIT_OK = 0  # the model answered
 EXIT_FAILURE = 1  # provider, configuration or session error
 EXIT_USAGE = 2  # bad command line

@@ -10,8 +10,15 @@ Every error is raised before a session file exists.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nanohermes.config import Config, checked_config, claude_home, merge_layers
+
+if TYPE_CHECKING:
+    from nanohermes.sandbox.policy import Policy
+    from nanohermes.sandbox.probe import Enforcement
+
+SANDBOX_OFF = 'off: commands run unconfined, with all your rights ([sandbox] level = "off" or --sandbox off)'
 
 
 def load_config(sandbox_level: str | None = None, allow=(), deny=(), defaults: dict | None = None, **flags) -> Config:
@@ -78,3 +85,16 @@ def with_project_hooks(settings, workspace: Path, home: Path):
     from nanohermes.hooks.sources import hook_settings
 
     return hook_settings(settings, data, workspace, claude_home())
+
+
+def sandbox_for(config: Config) -> tuple[Policy | None, Enforcement]:
+    """The policy commands run under (None: level off) and what it enforces here (its words in full):
+    for a session (runtime.py) and for doctor's live proof alike."""
+    from nanohermes.sandbox.policy import SandboxSettings, policy_for
+    from nanohermes.sandbox.probe import Enforcement, assess, probe
+
+    settings = config.sandbox or SandboxSettings()
+    if settings.level == "off":
+        return None, Enforcement("off", False, SANDBOX_OFF)
+    policy = policy_for(settings, config.workspace, config.home)
+    return policy, assess(policy, probe())

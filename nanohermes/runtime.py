@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from nanohermes.config import Config
+from nanohermes.configure import sandbox_for
+from nanohermes.configured_tools import ConfiguredTools, configured_tools
 from nanohermes.hooks import Hooks
 from nanohermes.hooks.trust import hooks_in_force, unmatched_warnings
 from nanohermes.loop.agent import Agent
@@ -22,8 +24,6 @@ from nanohermes.provider import Provider
 from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
 from nanohermes.repo_files import Boundary
-from nanohermes.sandbox.policy import Policy, SandboxSettings, policy_for
-from nanohermes.sandbox.probe import Enforcement, assess, probe
 from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.seen import once
 from nanohermes.storage.session import Session
@@ -31,11 +31,11 @@ from nanohermes.storage.snapshots import Snapshots
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
-from nanohermes.tools.configured import ConfiguredTools, configured_tools
 from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.mcp.asking import Asker
+    from nanohermes.sandbox.policy import Policy
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Runtime:
         """/model and /mode (and the mode-cycling key), from the next request on.
 
         Prompt caching: the system message and the tool list are otherwise byte-identical for
-        a whole session. A switch is the one documented exception (README, "Switching model
+        a whole session. A switch is the one documented exception (docs/using.md, "Switching model
         and mode"): a mode switch rewrites the mode line of the system message and changes the
         tools offered in plan mode; a model switch sends the same prefix to a model whose
         cache is cold anyway."""
@@ -117,7 +117,7 @@ def build_runtime(
     configured = configured_tools(config, sandbox)  # nothing starts here: MCP servers start on first use
     for warning in configured.warnings:
         at_start(warning)
-    prompt = SystemPrompt(config, memory, skills, warn, configured.listing)
+    prompt = SystemPrompt(config, skills, warn, configured.listing)
     if configured.mcp is not None:
         configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
     hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, at_start)
@@ -156,7 +156,7 @@ def build_runtime(
             tools=tools,
             ctx=ctx,
             system_prompt=prompt.system,
-            memory_for=prompt.memory_for,
+            recalls=True,  # the session's requests carry what memory holds relevant to them
             emit=emit,
             approvals=approvals,
             hooks=hooks,
@@ -207,15 +207,3 @@ def approvals_for(
     for problem in problems + ([saved.problem] if saved.problem else []):
         (at_start or warn)(problem)
     return Approvals(config.mode, approve, cannot_ask_hint, settings.rules, saved, warn)
-
-
-def sandbox_for(config: Config) -> tuple[Policy | None, Enforcement]:
-    """The policy commands run under (None: level off) and what it enforces here (its words in full)."""
-    settings = config.sandbox or SandboxSettings()
-    if settings.level == "off":
-        return None, Enforcement("off", False, SANDBOX_OFF)
-    policy = policy_for(settings, config.workspace, config.home)
-    return policy, assess(policy, probe())
-
-
-SANDBOX_OFF = 'off: commands run unconfined, with all your rights ([sandbox] level = "off" or --sandbox off)'

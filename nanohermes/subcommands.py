@@ -127,8 +127,8 @@ def doctor_command(
     ),
 ):
     """Check the endpoint: reachable, key, model, streaming, tool calls, usage, context window."""
+    from nanohermes.doctor import exit_code, run_checks, summary_line
     from nanohermes.errors import NanoHermesError
-    from nanohermes.provider.doctor import exit_code, run_checks, summary_line
     from nanohermes.text import neutralize
 
     try:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from nanohermes.configured_tools import mcp_listing
 from nanohermes.mcp.asking import ACCEPT, Reply
 from nanohermes.mcp.hub import McpHub
 from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
-from nanohermes.tools.configured import mcp_listing
 
 COMMAND = ("npx", "-y", "@modelcontextprotocol/server-everything")
 SHOWN_CHARS = 300  # each result's start, as printed here

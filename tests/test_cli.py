@@ -6,7 +6,11 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.scripted_server import Error, Reply, call, prose, text
+
+pytestmark = pytest.mark.subprocess
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 

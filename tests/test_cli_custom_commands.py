@@ -10,6 +10,8 @@ from nanohermes.sandbox.probe import probe
 from tests.support.cli import run_cli
 from tests.support.scripted_server import text
 
+pytestmark = pytest.mark.subprocess
+
 SANDBOX = probe().bwrap or probe().landlock_abi >= 4
 
 REVIEW = """---

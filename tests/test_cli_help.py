@@ -7,6 +7,8 @@ import pytest
 
 from tests.support.cli import run_cli
 
+pytestmark = pytest.mark.subprocess
+
 COMMANDS = [[], ["doctor"], ["sessions"], ["sessions", "prune"], ["mcp"], ["mcp", "list"], ["acp"]]
 
 

@@ -9,11 +9,14 @@ import sys
 import time
 
 import pexpect
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from nanohermes.piped import FIRST_BYTE_WAIT_S, Piped, with_piped
 from tests.support.scripted_server import text
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 DIFF = 'diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x = 1\n+x = 2  # "```" inside\n'

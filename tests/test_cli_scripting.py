@@ -9,10 +9,14 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from nanohermes.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNFINISHED, EXIT_USAGE, cannot_ask_hint
 from tests.support.raw_servers import closed_port_url
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.test_cli_sessions import ask
+
+pytestmark = pytest.mark.subprocess
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 

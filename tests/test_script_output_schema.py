@@ -12,12 +12,15 @@ import time
 from functools import cache
 from pathlib import Path
 
+import pytest
 from jsonschema import Draft202012Validator
 
 from nanohermes.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from tests.support.cli import BIN
 from tests.support.scripted_server import Error, Reply, call, text
 from tests.test_cli_sessions import ask
+
+pytestmark = pytest.mark.subprocess
 
 SCHEMA = Path(__file__).resolve().parents[1] / "docs" / "script-output.schema.json"
 STARTS_WITHIN_S = 60  # a command's start under load: generous, never what is measured

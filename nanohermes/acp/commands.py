@@ -40,7 +40,7 @@ class Outcome:
     shown: str = ""  # what the editor shows as the agent's message
     prompt: str | None = None  # the text the model gets instead (a command that expands)
     mentions: object = None  # the words of `prompt` that may name files (prompt/mentions.py: Mentions)
-    note: str | None = None  # told to the model with the next prompt (what /undo took back)
+    note: str | None = None  # told to the model as a tagged note of its own (Agent.tell: what /undo took back)
 
 
 def _compact(runtime, arg: str) -> str:

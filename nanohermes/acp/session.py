@@ -28,6 +28,7 @@ from nanohermes import events as ev
 from nanohermes.acp import commands, forms, updates
 from nanohermes.config import MODES
 from nanohermes.loop.approvals import YES_ANSWERS, Decision
+from nanohermes.loop.nudges import UNDONE
 from nanohermes.mcp.asking import DECLINE, Question, Reply, form_choices
 
 log = logging.getLogger("nanohermes.acp")
@@ -63,7 +64,6 @@ class AcpSession:
         self.reply = ev.ReplyOnScreen()  # what the editor was sent of the reply being streamed
         self._visible = False  # the reply being streamed has shown the editor more than whitespace
         self._restarted_visible = False  # …and had, when its request was retried
-        self.notes_for_model: list[str] = []  # told to the model with the next prompt (after /undo)
         self.forms = False  # the editor declared ACP's (unstable) elicitation forms (forms.py)
         self._announced: list = []  # the slash commands the editor was last told of
 
@@ -219,16 +219,13 @@ class AcpSession:
         if found := commands.parse(text, self.runtime):
             outcome = commands.run(self.runtime, *found)
             if outcome.note:
-                self.notes_for_model.append(outcome.note)
+                self.runtime.agent.tell(UNDONE, outcome.note)
             if outcome.prompt is None:
                 self._send(updates.text_delta(outcome.shown))
                 return COMMAND_DONE
             if outcome.shown:  # what a custom command's `!` commands did
                 self._send(updates.thought(outcome.shown + "\n"))
             text, mentions = outcome.prompt, outcome.mentions
-        if self.notes_for_model:
-            text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
-            self.notes_for_model = []
         try:
             result = self.runtime.agent.run_turn(text, mentions=mentions)
             steps = updates.plan_steps(result.final_text) if self.runtime.config.mode == "plan" else []

@@ -21,16 +21,18 @@ from nanohermes.loop.approvals import Approvals
 from nanohermes.loop.coach.choice import Coaching
 from nanohermes.loop.execute import ToolRunner
 from nanohermes.loop.keeper import ContextKeeper
-from nanohermes.loop.nudges import CUT_ANSWER_NOTICES, Nudge
+from nanohermes.loop.nudges import CUT_ANSWER_NOTICES, REWOUND_ACK, Nudge
 from nanohermes.loop.sender import RequestSender
 from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
-from nanohermes.prompt.mentions import Mentions, named_files
+from nanohermes.memory.entry_points import block_for
+from nanohermes.prompt.mentions import Mentions, attachment, named_files
 from nanohermes.provider import AssistantTurn, Provider
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
 from nanohermes.storage.session import Session
+from nanohermes.synthetic import tagged
 from nanohermes.tools import Tool, ToolContext
 
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
@@ -48,12 +50,13 @@ class Agent:
         system_prompt: Callable[[], str],
         emit: Callable[[object], None],
         approvals: Approvals,
-        memory_for: Callable[[str], str] = lambda text: "",
+        recalls: bool = False,
         hooks=None,  # hooks/__init__.py's Hooks (None: no hooks)
     ):
-        """No I/O (resume() mends a resumed session). `memory_for(text)`: a user message's memory block."""
+        """No I/O (resume() mends a resumed session). `recalls`: a user message carries the memory
+        block of what ctx.memory holds relevant to it (a session's agent; not a helper's)."""
         self.config, self.session, self.emit, self.approvals = config, session, emit, approvals
-        self.system_prompt, self.memory_for = system_prompt, memory_for
+        self.system_prompt, self.recalls = system_prompt, recalls
         self.tools = {t.name: t for t in tools}  # all known, so plan mode can say why one is blocked
         self.transcript = Transcript(session, ctx.redactor, system_prompt())
         say = lambda event: self.emit(event)  # noqa: E731  (the collaborators speak through self.emit, even a new one)
@@ -80,10 +83,9 @@ class Agent:
         try:
             self.learn_window()
             lean = self.settings.lean_tools
-            turn.coach = coach = self.coaching.for_turn(turn.request, lean)
+            turn.coach = self.coaching.for_turn(turn.request, lean)
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
-            note = lambda files: coach.note(files, self._asked(files, mentions), lean, self.tool_schemas())  # noqa: E731
-            turn.attached = self.transcript.add_request(user_text, self.memory_for, self.ctx, context, note, mentions)
+            turn.attached = self._request(turn, user_text, context, mentions, lean)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -130,7 +132,7 @@ class Agent:
         """Stream one reply; on a context-length error compact and retry (bounded)."""
 
         def send() -> AssistantTurn:
-            self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}  # new MCP tools only
+            self.transcript.set_system(self.system_prompt())  # new MCP tools only
             return self.sender.stream(
                 turn, self.messages, self.tool_schemas(), max_tokens=self.settings.max_tokens, **options
             )
@@ -154,12 +156,35 @@ class Agent:
         usage = turn.usage.event()
         return ev.TurnResult(history.INTERRUPTED, turn.steps, usage, "interrupted", ev.StopCode.INTERRUPTED)
 
+    def _request(
+        self, turn: Turn, user_text: str, context: str, mentions: Mentions | None, lean: bool
+    ) -> dict[str, str]:
+        """The request worked out here and handed to the transcript as values: the user's words, what
+        goes with them (the user's `context`, the files the words name, the coach's note after them)
+        and the memory block. Returns what was attached of each file."""
+        text = self.transcript.clean(user_text)
+        files, attached = attachment(text, self.ctx, mentions)
+        note = turn.coach.note(attached, self._asked(attached, mentions), lean, self.tool_schemas())
+        block = ""
+        if self.recalls and self.ctx.memory is not None:
+            block, warning = block_for(self.ctx.memory, text)
+            if warning:
+                self.emit(ev.Notice(warning, "warning"))
+        self.transcript.add_request(text, "\n\n".join(part for part in (context, files, note) if part), block)
+        return attached
+
     def _asked(self, attached: dict[str, str], mentions: Mentions | None) -> dict[str, str]:
         """Of the files attached to a request, those the user typed (all when all of it is theirs)."""
         if mentions is None:
             return attached
         typed = named_files(mentions.typed, self.ctx) if mentions.typed.strip() else []
         return {path: attached[path] for path in typed if path in attached}
+
+    def tell(self, kind: str, text: str) -> None:
+        """A front end's note for the model (what /undo took back, `kind` nudges.UNDONE): a tagged
+        message of its own, answered so the roles alternate; never glued into the user's words."""
+        self.transcript.add_note(kind, f"[{text}]", alternate=True)
+        self.transcript.add(tagged({"role": "assistant", "content": REWOUND_ACK}, kind))
 
     def _nudge(self, nudge: Nudge) -> None:
         self.emit(ev.Notice(nudge.notice, "warning"))
@@ -169,7 +194,8 @@ class Agent:
         """Keep what is sent within the window (`how`: keeper.fit's force, focus, overflow_tokens)."""
         facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
         summarize = lambda request: self.sender.summarize(request, tools, self.settings.max_tokens)  # noqa: E731
-        self.transcript.messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
+        messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
+        self.transcript.compacted(messages)
         self.recall_offered |= bool(report and report.layers)
         return report
 
@@ -183,7 +209,7 @@ class Agent:
         self.coaching = Coaching.for_config(config, self.hooks, self.emit)  # another model: its own evidence
         self.keeper.reuse_prefix(config.effective_summary_model == config.model)
         self.approvals.mode = config.mode
-        self.transcript.messages[0] = {"role": "system", "content": self.system_prompt()}
+        self.transcript.set_system(self.system_prompt())
 
     def reset(self) -> None:
         self.transcript.restart(self.system_prompt())

@@ -11,7 +11,7 @@ In this order:
    sandbox, and, in accept-edits, a write or edit inside the workspace (not under `.git/`,
    `.nanohermes/` or `.claude/`, which the sandbox keeps from commands too);
 4. the answers given before: saved for this project ("always", permissions/saved.py) or for
-   this session ("session"), each scoped (loop/grants.py): a command prefix, an exact command,
+   this session ("session"), each scoped (permissions/grants.py): a command prefix, an exact command,
    a path, one MCP tool, a tool.
 PreToolUse hooks (hooks/) have their say after the deny rules: a hook's deny refuses, its ask
 asks (even in auto mode, past a grant or an allow rule), and the user's own hook's allow skips
@@ -32,8 +32,8 @@ from pathlib import Path
 from nanohermes.calls import WRITING_TOOLS
 from nanohermes.errors import NanoHermesError, ToolError
 from nanohermes.hooks import ToolVerdict
-from nanohermes.loop.grants import TOOL, Grant, covers, grant_for
 from nanohermes.memory.entry_points import DROP, HOLD, SAVE
+from nanohermes.permissions.grants import TOOL, Grant, covers, grant_for
 from nanohermes.permissions.rules import ALLOW, ASK, DENY, PATH_TOOLS, Call, Rule, suggest_rule, verdict
 from nanohermes.tools import Tool, ToolContext, parse_arguments
 

@@ -36,6 +36,7 @@ class Nudge:
 REWOUND = "rewound"  # the kind of the note /rewind leaves (loop/rewind.py)
 REWOUND_NOTE = "[NanoHermes: {what}.]"
 REWOUND_ACK = "Understood."  # the note's answer: strict chat templates need the roles to alternate
+UNDONE = "undone"  # the kind of the note /undo leaves: what it took back (Agent.tell)
 
 
 def rewound(what: str) -> str:

@@ -94,7 +94,7 @@ def _conversation(agent, keep: int, prompt: Prompt) -> int:
         raise RewindError(f"cannot read the session file {path}: {exc.strerror or exc}") from None
     before = agent.messages[1:]
     agent.session.record_rewind(before, state.messages, keep)
-    agent.transcript.messages = [agent.messages[0], *state.messages]
+    agent.transcript.rewound(state.messages)
     agent.keeper.reset()  # the compaction history belonged to the longer conversation
     return max(0, len(before) - len(state.messages))
 

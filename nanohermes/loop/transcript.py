@@ -1,21 +1,18 @@
 """The conversation as the model is sent it and as the session keeps it, in step: every message
 is taken through the redactor once (a secret is neither stored nor sent), then joins both. The
-Agent owns one; the keeper replaces its messages after a compaction (and records that itself).
+Agent owns one, and nothing assigns its messages but its own methods (a compaction's working set,
+a rewind's, a new system message).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from nanohermes.errors import ToolInterrupted
 from nanohermes.loop import history
 from nanohermes.memory.block import attach_block
-from nanohermes.prompt.mentions import Mentions, attachment
 from nanohermes.redact import Redactor
 from nanohermes.storage.session import Session
 from nanohermes.synthetic import synthetic_message
 from nanohermes.text import valid_unicode, with_attachment
-from nanohermes.tools import ToolContext
 
 
 class Transcript:
@@ -34,30 +31,21 @@ class Transcript:
         self.messages.append(message)
         self.session.record_message(message, facts)
 
-    def add_request(
-        self,
-        text: str,
-        memory_for: Callable[[str], str],
-        ctx: ToolContext,
-        context: str = "",
-        ask: Callable[[dict[str, str]], str] = lambda attached: "",
-        mentions: Mentions | None = None,
-    ) -> dict[str, str]:
-        """The user's request (valid Unicode: argv and stdin carry any bytes; no secrets), with the
-        files it names (prompt/mentions.py; `mentions`: the words that may name them, when not all
-        of `text` is the user's: a command file's prompt, piped text), `context` the user added (a
-        `!command`'s output, which names no file), the loop's note `ask(attached)` gives after the
-        files (the turn's coach, loop/coach/) and the memory block `memory_for(text)` gives; the session keeps them
-        beside the user's words. Returns what was attached of each file."""
+    def clean(self, text: str) -> str:
+        """The user's words as they may be kept and sent: valid Unicode (argv and stdin carry any
+        bytes), no secrets."""
+        return self.redactor.text(valid_unicode(text))
+
+    def add_request(self, text: str, files: str, block: str) -> None:
+        """The user's request (`text`, as clean() gives it), with what goes with it (`files`: the
+        user's context, the files the words name, the coach's note) and the memory `block`; the
+        session keeps them beside the user's words. Values, worked out by the Agent."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
-        text = self.redactor.text(valid_unicode(text))
-        files, attached = attachment(text, ctx, mentions)
-        files = self.redactor.text(valid_unicode("\n\n".join(part for part in (context, files, ask(attached)) if part)))
-        block = self.redactor.text(memory_for(text))  # memory.json may predate a secret's redaction
+        files = self.redactor.text(valid_unicode(files))
+        block = self.redactor.text(block)  # memory.json may predate a secret's redaction
         self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
         self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
-        return attached
 
     def still_attached(self, text: str) -> bool:
         """A user message still holds `text` as it was attached (a compaction clears the files
@@ -88,6 +76,18 @@ class Transcript:
             history.INTERRUPTED if isinstance(stop, KeyboardInterrupt) else history.STOPPED.format(stop)
         )
         self.keep_interrupted(streamed)
+
+    def set_system(self, system: str) -> None:
+        """The system message as it stands now (a mode switch, new MCP tools, the window learned)."""
+        self.messages[0] = {"role": "system", "content": system}
+
+    def compacted(self, messages: list[dict]) -> None:
+        """The working set a compaction left (the keeper recorded it in the session)."""
+        self.messages = messages
+
+    def rewound(self, messages: list[dict]) -> None:
+        """The working set of an earlier request, after the system message (/rewind recorded it)."""
+        self.messages = [self.messages[0], *messages]
 
     def restart(self, system: str) -> None:
         """/reset: the conversation starts over (the session says so)."""

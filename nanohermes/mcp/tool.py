@@ -96,7 +96,7 @@ def make_mcp_tool(hub: McpHub) -> Tool:
         return f"{name}\n{shown[:PREVIEW_CHARS]}{'…' if len(shown) > PREVIEW_CHARS else ''}"
 
     def in_plan_mode(args: dict) -> bool:
-        """Plan mode runs a trusted server's calls (README: trusted is the user's word) and
+        """Plan mode runs a trusted server's calls (docs/mcp-and-acp.md: trusted is the user's word) and
         nothing of another server's, not even its start."""
         try:
             server, _ = resolve(hub, str(args.get("name", "")))

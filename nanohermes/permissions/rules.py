@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from nanohermes.loop.shellwords import one_command, outside_paths, simple_commands
+from nanohermes.permissions.shellwords import one_command, outside_paths, simple_commands
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 EFFECTS = (DENY, ASK, ALLOW)  # the order they decide in

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nanohermes.errors import NanoHermesError
 from nanohermes.fileio import read_regular
-from nanohermes.loop.grants import KINDS, Grant
+from nanohermes.permissions.grants import KINDS, Grant
 from nanohermes.storage.locking import FileLock, holding, replace_atomically
 
 FILE_VERSION = 1

@@ -20,7 +20,7 @@ from pathlib import Path
 from nanohermes.prompt.overview import workspace_overview
 from nanohermes.prompt.skills import Skills, discover_skills
 from nanohermes.repo_files import REPOSITORY, USER, Boundary
-from nanohermes.tools.workspace import list_workspace
+from nanohermes.workspace import list_workspace
 
 MAX_PROJECT_DOCS = 20_000  # the AGENTS.md chain, joined: about 5k tokens, resent on every request
 MAX_NANOHERMES_MD = 20_000  # same cap for the project context file (a long one is resent on every request too)

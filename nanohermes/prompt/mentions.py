@@ -32,7 +32,7 @@ from nanohermes.repo_files import Boundary, RefusedFile
 from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 from nanohermes.tools import ToolContext
 from nanohermes.tools.files import read_file
-from nanohermes.tools.workspace import Listing, is_ignored, list_workspace, state_dir
+from nanohermes.workspace import Listing, is_ignored, list_workspace, state_dir
 
 MAX_FILES = 4  # a request that names more is about them, not asking to read them all
 MAX_SHARE = 2  # all files together: at most twice what one read_file result may hold
@@ -144,7 +144,7 @@ class _Names:
             target = (root / word).resolve()
         except (OSError, ValueError):
             return None
-        state = state_dir(self.ctx)
+        state = state_dir(self.ctx.home)
         if not target.is_dir() or (target != root and root not in target.parents) or target == state:
             return None
         if state in target.parents:
@@ -155,7 +155,7 @@ class _Names:
     @property
     def listing(self) -> Listing:
         if self._listing is None:
-            self._listing = list_workspace(self.ctx.workspace, exclude=state_dir(self.ctx))
+            self._listing = list_workspace(self.ctx.workspace, exclude=state_dir(self.ctx.home))
         return self._listing
 
 
@@ -174,7 +174,7 @@ def _existing(ctx: ToolContext, word: str) -> str | None:
         target = (root / word).resolve()
     except (OSError, ValueError):
         return None
-    if root not in target.parents or not target.is_file() or state_dir(ctx) in target.parents:
+    if root not in target.parents or not target.is_file() or state_dir(ctx.home) in target.parents:
         return None
     return target.relative_to(root).as_posix()
 
@@ -207,7 +207,7 @@ def _read(ctx: ToolContext, path: str, share: int) -> str:
 def directory_listing(ctx: ToolContext, directory: str, max_bytes: int) -> str:
     """`directory` ("dir/", or "./" for the workspace) as the files in it, one path a line,
     within max_bytes; a cut says how many were left out and how to list them."""
-    listing = list_workspace(ctx.workspace, exclude=state_dir(ctx))
+    listing = list_workspace(ctx.workspace, exclude=state_dir(ctx.home))
     files = listing.under("" if directory == "./" else directory)
     more_scan = "" if listing.complete else " (the listing stopped at the scan limit)"
     head = f"directory {directory}: {len(files)} file{'s' if len(files) != 1 else ''}{more_scan} {DIRECTORY_NOTE}"

@@ -2,7 +2,7 @@
 
 A small model that sees the file names before its first call reads the right file instead of
 grepping for one that does not exist. The overview is built from the sorted, .gitignore-aware
-listing (tools/workspace.py) when the system message is built (start, resume, /reset), so it is
+listing (workspace.py) when the system message is built (start, resume, /reset), so it is
 byte-identical across a session's requests, like the rest of the prefix. Pure: a Listing in,
 text out.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nanohermes.tools.workspace import Listing
+from nanohermes.workspace import Listing
 
 OVERVIEW_MAX_CHARS = 520  # ~140 o200k tokens of paths: with every tool offered the fixed cost stays under 1,300
 OVERVIEW_HEADER = "Workspace files"

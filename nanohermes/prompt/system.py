@@ -1,8 +1,8 @@
-"""The system message of a session, and the memory block each user message carries.
+"""The system message of a session.
 
-The system message is built on start, resume and /reset only, so it is byte-identical across
-the requests of a session; memories change per message, so they travel with the user message
-they are relevant to (memory/block.py: attach_block), never in the system message.
+It is built on start, resume and /reset only, so it is byte-identical across the requests of a
+session; memories change per message, so they travel with the user message they are relevant to
+(the Agent works the block out: memory/entry_points.py block_for), never in the system message.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from nanohermes.config import Config
-from nanohermes.memory.entry_points import block_for
-from nanohermes.memory.store import MemoryStore
 from nanohermes.prompt import build_system_prompt, gather_prompt_inputs
 from nanohermes.prompt.skills import Skills
 from nanohermes.text import valid_unicode
@@ -22,19 +20,17 @@ class SystemPrompt:
     def __init__(
         self,
         config: Config,
-        memory: MemoryStore,
         skills: Skills,
         warn: Callable[[str], None],
         mcp_listing: Callable[[str], str] | None = None,
     ):
         """`mcp_listing(mode)`: the MCP section now (it changes only when a server's tools do)."""
-        self.config, self.memory, self.skills, self.warn = config, memory, skills, warn
+        self.config, self.skills, self.warn = config, skills, warn
         self.mcp_listing = mcp_listing or (lambda mode: "")
         # The model's window, once known (the runtime points this at the Agent's): the skills listing
         # follows it (prompt/skills.py), set before the first request, so the prefix stays stable.
         self.window: Callable[[], int | None] = lambda: config.context_window
         self.text = ""
-        self.memory_block = ""  # the latest one, for /context
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -62,10 +58,3 @@ class SystemPrompt:
         self.config = replace(self.config, mode=mode)
         self.inputs = replace(self.inputs, mode=mode, mcp_listing=self.mcp_listing(mode))
         self.text = valid_unicode(build_system_prompt(self.inputs))
-
-    def memory_for(self, query: str) -> str:
-        """The memory block for a user message ("" when nothing relevant is remembered)."""
-        self.memory_block, warning = block_for(self.memory, query)
-        if warning:
-            self.warn(warning)
-        return self.memory_block

@@ -1,7 +1,7 @@
 """One scan of the workspace's files for a snapshot (storage/snapshots.py): what is there, and
 the content of what changed, kept as blobs.
 
-The files are the ones every tool sees (tools/workspace.py: .gitignore respected, never .git,
+The files are the ones every tool sees (workspace.py: .gitignore respected, never .git,
 never the state directory, symlinks not followed). A file whose size, mtime and ctime are what
 the last scan recorded is not read again; only the others are hashed, and their content stored
 once. An entry recorded within RACY_NS of its scan could have changed again in the same clock
@@ -64,7 +64,7 @@ def listed_files(root: Path, exclude: Path | None, limits: Limits = DEFAULT_LIMI
     """The workspace's files, relative, as every tool sees them (rg when it is there, else the
     walk), and whether that is all of them: both stop at limits.files + 1 files or limits.seconds
     (a home directory taken for a workspace must not hold a command up for minutes)."""
-    from nanohermes.tools.workspace import find_rg, rg_files, walk
+    from nanohermes.workspace import find_rg, rg_files, walk
 
     rg = find_rg()
     files = rg_files(rg, root, exclude, timeout=limits.seconds) if rg else None

@@ -15,7 +15,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from nanohermes.calls import NO_FACTS, ResultFacts
 from nanohermes.context.budget import MAX_TOOL_RESULT_BYTES
@@ -25,13 +25,28 @@ from nanohermes.text import clamp_counted, valid_unicode
 from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
-    from nanohermes.loop.subagents import Subagents
     from nanohermes.memory.store import MemoryStore
-    from nanohermes.prompt.skills import Skills
     from nanohermes.sandbox.policy import Policy
     from nanohermes.storage.checkpoints import Checkpoints
     from nanohermes.storage.snapshots import Snapshots
     from nanohermes.tools.background import BackgroundTasks
+
+
+class Shelf(Protocol):
+    """The skills a session found, as the `skill` tool reads them (prompt/skills.py: Skills). A
+    protocol, so this layer names what it needs without importing the prompt, which imports it."""
+
+    def __len__(self) -> int: ...
+    def names(self) -> list[str]: ...
+    def folders(self) -> list[Path]: ...
+    def get(self, name: str) -> object | None: ...
+    def body(self, skill: object) -> str: ...
+
+
+class Delegator(Protocol):
+    """Runs a helper agent for `task` (loop/subagents.py: Subagents), which the loop above builds."""
+
+    def run(self, description: str, prompt: str) -> str: ...
 
 
 @dataclass
@@ -44,9 +59,9 @@ class ToolContext:
     command_timeout: int = 120
     allow_outside_workspace: bool = False
     memory: MemoryStore | None = None  # for `remember`
-    skills: Skills | None = None  # for `skill`
+    skills: Shelf | None = None  # for `skill`
     tasks: BackgroundTasks | None = None  # run_command's background tasks, for task_output and task_stop
-    subagents: Subagents | None = None  # runs helper agents for `task` (None inside a helper)
+    subagents: Delegator | None = None  # runs helper agents for `task` (None inside a helper)
     outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
     snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind (loop/changes.py)
@@ -81,7 +96,7 @@ class Tool:
     # trusted server, nor for a call that cannot run). None: every call does.
     asks: Callable[[dict], bool] | None = None
     # In plan mode, whether a tool that needs approval may run these arguments (MCP: a trusted
-    # server's call, README). None: plan mode neither offers nor runs it.
+    # server's call, docs/mcp-and-acp.md). None: plan mode neither offers nor runs it.
     plan_allowed: Callable[[dict], bool] | None = None
     # In the lean set a small window is offered (context/budget.py: LEAN_TOOLS_BELOW_TOKENS):
     # False leaves the tool out, and `lean_drops` names arguments its schema leaves out there.

@@ -37,7 +37,7 @@ from nanohermes.tools.files import (
 from nanohermes.tools.paths import display_path, resolve_path
 from nanohermes.tools.syntax import syntax_note
 from nanohermes.tools.tolerant import line_of, tolerant_placements
-from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
+from nanohermes.workspace import BINARY_SNIFF_BYTES
 
 MAX_LISTED_LINES = 20  # line numbers named when old_text is not unique
 MAX_LOOSE_CANDIDATES = 5  # places a loose match names: enough to choose from, few enough to read

@@ -25,7 +25,7 @@ from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.fences import unfenced
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 from nanohermes.tools.syntax import syntax_note
-from nanohermes.tools.workspace import BINARY_SNIFF_BYTES
+from nanohermes.workspace import BINARY_SNIFF_BYTES
 
 MAX_FILE_BYTES = 4_194_304  # a whole read of more could never fit one 20 KB result: refuse, ask for chunks
 DEFAULT_LINES = 2_000  # a page of a long file; the output budget usually stops a page earlier

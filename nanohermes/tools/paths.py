@@ -17,7 +17,7 @@ from nanohermes.errors import ToolError
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext
 from nanohermes.tools.steering import missing_path_note_for
-from nanohermes.tools.workspace import state_dir, walk
+from nanohermes.workspace import state_dir, walk
 
 MAX_SUGGESTIONS = 5  # enough to contain the right one, few enough to read at a glance
 SUGGEST_SCAN_LIMIT = 20_000  # paths looked at for suggestions: keeps a typo's error fast in huge trees
@@ -120,7 +120,7 @@ def closest_paths(ctx: ToolContext, target: Path, limit: int = MAX_SUGGESTIONS) 
     known = [
         _shown(rel, entry)
         for rel, entry in itertools.islice(
-            walk(workspace, workspace, include_dirs=True, exclude=state_dir(ctx)), SUGGEST_SCAN_LIMIT
+            walk(workspace, workspace, include_dirs=True, exclude=state_dir(ctx.home)), SUGGEST_SCAN_LIMIT
         )
     ]
     by_name: dict[str, list[str]] = {}

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from nanohermes.fileio import read_regular
-from nanohermes.tools.workspace import walk
+from nanohermes.workspace import walk
 
 
 def search(

@@ -28,7 +28,7 @@ from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.files import cut_line
 from nanohermes.tools.paths import display_path, resolve_path, shown_path
 from nanohermes.tools.steering import glob_note_for, grep_note_for
-from nanohermes.tools.workspace import (
+from nanohermes.workspace import (
     BINARY_SNIFF_BYTES,
     blocking_ignore_file,
     excluded_prefix,
@@ -108,7 +108,7 @@ def run_grep(
     base = workspace if target.is_relative_to(workspace) else target.parent
     if not target.is_dir():  # rg reads a FIFO or /dev/zero named explicitly for ever: only files
         _check_searchable(target, display_path(ctx, target))
-    search = Search(pattern, target, base, glob, ignore_case, state_dir(ctx), timeout)
+    search = Search(pattern, target, base, glob, ignore_case, state_dir(ctx.home), timeout)
     found = _search(search, rg)
     out = _format_grep(found, pattern, display_path(ctx, target), glob, ignore_case)
     if found.matches:
@@ -348,11 +348,11 @@ def glob(ctx: ToolContext, pattern: str, path: str | None = None) -> ToolOutput:
     # again and costs as much as the listing. All patterns here are inclusions.
     regexes = [p.regex for p in _glob_spec(_anchored(pattern), pattern).patterns if p.include and p.regex is not None]
     rg = find_rg()  # rg lists every file, not the pattern's: a -g glob that matches overrides .gitignore there
-    listed = rg_files(rg, root, state_dir(ctx), timeout=SEARCH_TIMEOUT_S) if rg else None
+    listed = rg_files(rg, root, state_dir(ctx.home), timeout=SEARCH_TIMEOUT_S) if rg else None
     if listed is None:  # no rg, or rg failed: the Python walk lists the same files, slower
         listed = [
             e.path[len(os.path.join(root, "")) :]
-            for _, e in walk(root, workspace if inside else root, exclude=state_dir(ctx))
+            for _, e in walk(root, workspace if inside else root, exclude=state_dir(ctx.home))
         ]
     # Names are built by string concatenation: relpath per file would cost more than the listing.
     prefix = "" if not inside or root == workspace else root.relative_to(workspace).as_posix() + "/"

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
 
-from nanohermes.tools.workspace import Listing, list_workspace, state_dir
+from nanohermes.workspace import Listing, list_workspace, state_dir
 
 SMALL_WORKSPACE_FILES = 50  # up to this many files, a note names them (as many as fit)
 NOTE_MAX_CHARS = 500  # a hint, not a listing: ~130 tokens, well inside a 4K window's result cap
@@ -250,7 +250,7 @@ def grep_note_for(ctx, target: Path, glob: str | None, pattern: str) -> str:
     scope = _scope(ctx, target)
     if scope is None:
         return ""
-    listing = list_workspace(ctx.workspace, state_dir(ctx))
+    listing = list_workspace(ctx.workspace, state_dir(ctx.home))
     if target.is_file() and not glob:
         from nanohermes.fileio import read_regular
 
@@ -265,15 +265,15 @@ def grep_note_for(ctx, target: Path, glob: str | None, pattern: str) -> str:
 
 def glob_note_for(ctx, root: Path, pattern: str) -> str:
     scope = _scope(ctx, root)
-    return "" if scope is None else glob_miss_note(list_workspace(ctx.workspace, state_dir(ctx)), scope, pattern)
+    return "" if scope is None else glob_miss_note(list_workspace(ctx.workspace, state_dir(ctx.home)), scope, pattern)
 
 
 def silent_command_note_for(ctx, command: str) -> str:
-    return silent_command_note(list_workspace(ctx.workspace, state_dir(ctx)), command)
+    return silent_command_note(list_workspace(ctx.workspace, state_dir(ctx.home)), command)
 
 
 def missing_path_note_for(ctx, raw: str) -> str:
-    return missing_path_note(list_workspace(ctx.workspace, state_dir(ctx)), raw)
+    return missing_path_note(list_workspace(ctx.workspace, state_dir(ctx.home)), raw)
 
 
 def _scope(ctx, path: Path) -> str | None:

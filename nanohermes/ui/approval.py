@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from nanohermes.calls import WRITING_TOOLS, action_title
 from nanohermes.loop.approvals import Decision
-from nanohermes.loop.grants import Grant
+from nanohermes.permissions.grants import Grant
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line, coloured_diff
 

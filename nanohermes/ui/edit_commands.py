@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nanohermes.fileio import NotRegularFile, TooBig, read_bounded
+from nanohermes.loop.nudges import UNDONE
 from nanohermes.storage.checkpoints import (
     CHANGED_SINCE,
     MAX_READ_BYTES,
@@ -148,5 +149,5 @@ def _undo(repl, arg: str) -> bool:
     lines, note = undo_lines(repl.runtime.checkpoints)
     repl.show(lines)
     if note:
-        repl.notes_for_model.append(note)
+        repl.runtime.agent.tell(UNDONE, note)
     return True

@@ -120,7 +120,7 @@ def draft_agents_md(project: str, files: Sequence[str], read: Reader) -> str:
 @command("/init", "/init", "draft a short AGENTS.md from the workspace (shown first, written on yes)")
 def _init(repl, arg: str) -> bool:
     from nanohermes.repo_files import Boundary, RefusedFile
-    from nanohermes.tools.workspace import list_workspace
+    from nanohermes.workspace import list_workspace
 
     config = repl.runtime.config
     root = config.workspace

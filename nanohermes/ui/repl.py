@@ -39,7 +39,6 @@ class Repl:
         self.endpoint = None  # started with the first prompt (ui/endpoint.py says why)
         self._prompting = False
         self._drawn = threading.Event()  # the first prompt is on the screen
-        self.notes_for_model: list[str] = []  # told to the model with the next message (e.g. after /undo)
         self.context_for_model: list[str] = []  # what `!commands` printed, sent with the next message
         self.queued: list[str] = []  # messages Enter queued while a turn ran, sent in order after it
         self._typed = ""  # the next prompt starts with this (typed while a turn ran, or a message held back)
@@ -107,7 +106,7 @@ class Repl:
 
     def workspace_files(self) -> tuple[str, ...]:
         """What `@` completes: the workspace's files, as the tools see them (.gitignore honoured)."""
-        from nanohermes.tools.workspace import list_workspace
+        from nanohermes.workspace import list_workspace
 
         return list_workspace(self.config.workspace, exclude=self.config.home.resolve()).files
 
@@ -128,7 +127,7 @@ class Repl:
         old, self.runtime = self.runtime, runtime
         self.renderer.checkpoints = runtime.checkpoints
         self.renderer.ran = resumed_calls(runtime.agent.messages)
-        self.notes_for_model, self.context_for_model = [], []  # they belong to the conversation left
+        self.context_for_model = []  # it belongs to the conversation left
         old.close()
         self.say_session()
 
@@ -308,9 +307,6 @@ class Repl:
         of it is the user's words (a command file's prompt)."""
         started = time.monotonic()
         self.notifier.seen()
-        if self.notes_for_model:
-            text = "\n".join(f"[{note}]" for note in self.notes_for_model) + "\n\n" + text
-            self.notes_for_model = []
         context, self.context_for_model = "\n\n".join(self.context_for_model), []
         self.keys_on()
         try:

@@ -2,7 +2,7 @@
 `json` (one object at the end) or `stream-json` (every run event as one JSON line).
 
 The three are renderers of the same events as the REPL's; the CLI decides the exit code and
-hands each the final result. The schemas are documented in the README ("Scripting with -p").
+hands each the final result. The schemas are documented in docs/scripting.md.
 """
 
 from __future__ import annotations

@@ -15,8 +15,11 @@ from nanohermes.storage.session import Session
 from tests.support.acp_client import AcpHarness
 from tests.support.processes import alive
 from tests.support.scripted_server import POLL, ScriptedServer, call, text
+from tests.support.timing import HANG_GUARD_S
 
-CANCEL_WITHIN_S = 10.0  # a cancelled `sleep 30` must end far sooner than the command would
+pytestmark = pytest.mark.subprocess
+
+CANCEL_WITHIN_S = HANG_GUARD_S  # a cancelled `sleep 120` must end far sooner than the command would
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +74,7 @@ def prompt(agent, session_id: str, words: str):
     return agent.run(agent.conn.prompt(session_id=session_id, prompt=[text_block(words)]))
 
 
-def wait_for(condition, timeout: float = 20.0) -> None:
+def wait_for(condition, timeout: float = HANG_GUARD_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -191,7 +194,7 @@ def test_a_rejected_action_is_not_run_and_the_model_is_told(agent, model, ws):
 
 
 def test_cancel_stops_a_running_command_at_once_answers_every_open_call_and_the_session_goes_on(agent, model, ws):
-    model.add(call("run_command", {"command": "sleep 30"}), text("Stopped, as you asked."))
+    model.add(call("run_command", {"command": "sleep 120"}), text("Stopped, as you asked."))
     agent.client.answer = "allow"
     session_id = new_session(agent, ws)
     started = time.monotonic()
@@ -206,7 +209,7 @@ def test_cancel_stops_a_running_command_at_once_answers_every_open_call_and_the_
     assert pending.result(CANCEL_WITHIN_S).stop_reason == "cancelled" and time.monotonic() - started < CANCEL_WITHIN_S
     last = agent.client.of_kind(session_id, "tool_call_update")[-1]
     kept = last.content[0].content.text  # what the command had printed, kept for the editor and the model
-    assert last.status == "failed" and kept.startswith("$ sleep 30\ninterrupted by the user after")
+    assert last.status == "failed" and kept.startswith("$ sleep 120\ninterrupted by the user after")
     assert prompt(agent, session_id, "are you there?").stop_reason == "end_turn"
     sent = model.chat_requests()[-1]["messages"]
     assert [m["content"] for m in sent if m["role"] == "tool"] == [kept]
@@ -288,7 +291,7 @@ def test_a_cancel_stops_its_own_sessions_turn_and_not_the_other_running_at_once(
     other_ws = tmp_path / "other"
     other_ws.mkdir()
     model.add(
-        call("run_command", {"command": "sleep 30"}),
+        call("run_command", {"command": "sleep 120"}),
         call("run_command", {"command": "sleep 2 && echo slept"}),
         text("Stopped."),
         text("Slept."),
@@ -393,7 +396,7 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
     how, code, model, ws, tmp_path
 ):
     home = tmp_path / "home"
-    sleeper = {"command": "echo $$ > sleeper.pid && exec sleep 30", "unsandboxed": True}  # its pid as the system's
+    sleeper = {"command": "echo $$ > sleeper.pid && exec sleep 120", "unsandboxed": True}  # its pid as the system's
     model.add(call("run_command", sleeper), text("never read"))
     editor = AcpHarness(agent_env(model, home), tmp_path, tmp_path / "stderr.log", shutdown_timeout=CANCEL_WITHIN_S)
     session_id = editor.run(editor.conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
@@ -405,7 +408,7 @@ def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_b
         editor.process.send_signal(how)
     assert editor.close() == code and time.monotonic() - started < CANCEL_WITHIN_S / 2  # not the SDK's terminate
     sleeper = int((ws / "sleeper.pid").read_text())
-    wait_for(lambda: not alive(sleeper), timeout=5)  # the command's process group ended with the turn
+    wait_for(lambda: not alive(sleeper), timeout=HANG_GUARD_S)  # the command's process group ended with the turn
     with Session(home, session_id, workspace=ws) as saved:  # every open call answered, the session saved
         results = [m["content"] for m in saved.state.messages if m["role"] == "tool"]
         assert len(results) == 1 and "interrupted by the user after" in results[0]

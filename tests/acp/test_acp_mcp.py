@@ -14,6 +14,8 @@ from tests.support.acp_client import AcpHarness
 from tests.support.mcp_servers import DEMO_SERVER, demo_settings, toml_for
 from tests.support.scripted_server import ScriptedServer, call, text
 
+pytestmark = pytest.mark.subprocess
+
 
 def book(date: str):
     return call("mcp", {"name": "classic.book_table", "arguments": {"date": date}})

@@ -2,9 +2,13 @@
 failed call, while it runs and when its session is loaded again; the spending cap stops a turn,
 said in its text (one real `nanohermes acp` process for the module, as in test_acp.py)."""
 
+import pytest
+
 from nanohermes.storage.session import Session
 from tests.acp.test_acp import acp_home, agent, fresh_script, model, new_session, prompt  # noqa: F401
 from tests.support.scripted_server import call, text
+
+pytestmark = pytest.mark.subprocess
 
 
 def test_a_command_that_exits_non_zero_is_a_failed_call(agent, model, ws):  # noqa: F811

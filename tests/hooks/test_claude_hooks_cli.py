@@ -20,6 +20,8 @@ from tests.support.cli import run_cli
 from tests.support.hook_scripts import hooks_toml, logged, write_scripts
 from tests.support.scripted_server import ScriptedServer, call, text
 
+pytestmark = pytest.mark.subprocess
+
 
 def _tool_results(request: dict) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "tool"]

@@ -15,6 +15,7 @@ from nanohermes.hooks.outcome import MODEL_CHARS, outcome_of
 from nanohermes.hooks.run import OUTPUT_BYTES, HookRun, run_hook
 from nanohermes.hooks.settings import DEFAULT_TIMEOUT, parse_hooks_table, project_hooks
 from nanohermes.hooks.trust import hooks_in_force
+from tests.support.timing import GETS_GOING_S, HANG_GUARD_S, NEVER_S
 
 
 def _said(stdout="", stderr="", code=0, tool=False):
@@ -92,8 +93,8 @@ def test_trust_is_asked_once_kept_and_revoked_when_a_hook_or_its_script_changes(
 def test_a_hanging_hook_is_stopped_at_its_timeout_with_what_it_started(tmp_path):
     pid_file = tmp_path / "pid"
     started = time.monotonic()
-    run = run_hook(f"sleep 30 & echo $! > {pid_file}; sleep 30", b"{}", tmp_path, 0.3)
-    assert run.timed_out and run.code is None and time.monotonic() - started < 3
+    run = run_hook(f"sleep {NEVER_S:g} & echo $! > {pid_file}; sleep {NEVER_S:g}", b"{}", tmp_path, GETS_GOING_S)
+    assert run.timed_out and run.code is None and time.monotonic() - started < GETS_GOING_S + HANG_GUARD_S
     assert not _running(int(pid_file.read_text()))  # its background child went with it
 
 
@@ -108,8 +109,8 @@ def _running(pid: int) -> bool:
 
 def test_a_flooding_hook_is_stopped_at_the_output_cap(tmp_path):
     started = time.monotonic()
-    run = run_hook("yes", b"{}", tmp_path, 30)
-    assert run.flooded and len(run.stdout) <= OUTPUT_BYTES and time.monotonic() - started < 3
+    run = run_hook("yes", b"{}", tmp_path, NEVER_S)
+    assert run.flooded and len(run.stdout) <= OUTPUT_BYTES and time.monotonic() - started < HANG_GUARD_S
 
 
 def test_a_hook_that_never_reads_its_stdin_is_not_waited_on(tmp_path):
@@ -117,13 +118,13 @@ def test_a_hook_that_never_reads_its_stdin_is_not_waited_on(tmp_path):
     assert (run.code, run.stdout, run.timed_out) == (0, "done\n", False) and run.seconds < 2
 
 
-def test_the_readme_examples_are_the_scripts_the_tests_run():
+def test_the_documented_examples_are_the_scripts_the_tests_run():
     import re
     from pathlib import Path
 
     from tests.support.hook_scripts import AFTER_COMPACT, FORMATTER, NO_PUSH
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "hooks.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     bodies = ["".join(line for line in b.splitlines(True) if not line.startswith("# ")).lstrip("\n") for b in blocks]
     assert NO_PUSH in bodies and FORMATTER in bodies

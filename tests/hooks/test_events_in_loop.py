@@ -16,6 +16,7 @@ from nanohermes.synthetic import synthetic_kind
 from tests.support.agents import danger, make_agent
 from tests.support.hook_scripts import AFTER_COMPACT, logged, write_scripts
 from tests.support.scripted_server import call, is_summary_request, text
+from tests.support.timing import HANG_GUARD_S, NEVER_S
 
 
 def _hooks(workspace, *specs, events=None):
@@ -105,11 +106,11 @@ def test_pre_tool_use_decisions_combine_with_rules_and_modes(workspace, tmp_path
 
 def test_a_hanging_pre_tool_use_hook_is_stopped_and_the_call_is_blocked(server, workspace):
     events = []
-    hooks = _hooks(workspace, HookSpec("PreToolUse", "sleep 30", timeout=0.3), events=events)
+    hooks = _hooks(workspace, HookSpec("PreToolUse", f"sleep {NEVER_S:g}", timeout=0.3), events=events)
     server.add(call("echo", {"text": "hi"}), text("done"))
     started = time.monotonic()
     result = make_agent(server, workspace, hooks=hooks).run_turn("go")
-    assert time.monotonic() - started < 25 and result.final_text == "done"  # not the 30 s of its sleep
+    assert time.monotonic() - started < HANG_GUARD_S and result.final_text == "done"  # not its sleep
     refusal = server.chat_requests()[-1]["messages"][-1]["content"]  # a guard that decides nothing fails closed
     assert refusal.startswith("refused: a PreToolUse hook blocked this echo call") and "echo: hi" not in refusal
     assert "timed out" in refusal and "must not let a call through" in refusal

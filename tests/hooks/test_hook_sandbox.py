@@ -13,7 +13,7 @@ from tests.support.cli import run_cli
 from tests.support.hook_scripts import hooks_toml
 from tests.support.scripted_server import ScriptedServer, call, text
 
-pytestmark = NEEDS_BWRAP
+pytestmark = [NEEDS_BWRAP, pytest.mark.subprocess]
 
 AUTO_TEST = f'out=$({sys.executable} -m pytest -q -p no:cacheprovider 2>&1) && echo "$out" | tail -n 5 || {{ echo "$out" | tail -n 5 >&2; exit 2; }}'
 

@@ -13,6 +13,8 @@ from tests.support.cli import run_cli
 from tests.support.hook_scripts import hooks_toml, logged, write_scripts
 from tests.support.scripted_server import ScriptedServer, call, text
 
+pytestmark = pytest.mark.subprocess
+
 READS = 17  # read_file calls after the write, the push and the helper: 20 tool-call steps, then the answers
 START_NOTE = "start note: the build uses make"
 PROMPT_NOTE = "prompt note: answer in one line"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.hook_scripts import AFTER_COMPACT, hooks_toml
 from tests.support.scripted_server import call, is_summary_request, text
 from tests.support.terminal import Terminal
@@ -12,6 +14,8 @@ from tests.support.terminal import Terminal
 BLOCK_SECRETS = (
     "grep -q secret && { echo 'that prompt holds a secret: not sent' >&2; exit 2; }; exit 0"  # reads the JSON
 )
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def test_a_trusted_workspaces_hooks_run_in_the_repl_after_one_question(server, workspace, isolated_home):

@@ -13,6 +13,8 @@ import pytest
 
 from tests.support.scripted_server import text
 
+pytestmark = pytest.mark.subprocess
+
 REPO = Path(__file__).resolve().parents[2]
 ANSWER_TIMEOUT_S = 30.0  # the agent's start-up on a loaded machine
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}

@@ -14,6 +14,8 @@ from nanohermes.storage.session import Session
 from tests.support.acp_client import AcpHarness, workspace
 from tests.support.scripted_server import ScriptedServer, call, text
 
+pytestmark = pytest.mark.subprocess
+
 
 @pytest.fixture(scope="module")
 def model():

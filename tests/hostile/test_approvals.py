@@ -24,6 +24,8 @@ from tests.support.agents import make_agent
 from tests.support.cli import run_cli
 from tests.support.scripted_server import POLL, call, text
 
+pytestmark = pytest.mark.subprocess
+
 
 def one_shot(server, workspace, *args, task="go"):
     r = CliRunner().invoke(app, ["-p", task, "--base-url", server.url, "-C", str(workspace), *args])

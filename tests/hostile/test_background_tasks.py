@@ -20,10 +20,13 @@ from nanohermes.tools.background_tools import TASK_TOOLS
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.processes import alive
+from tests.support.timing import HANG_GUARD_S
 from tests.tools.test_shell import dies_soon
 
+pytestmark = pytest.mark.subprocess
+
 TOOLS = {t.name: t for t in [*BUILTIN_TOOLS, *TASK_TOOLS]}
-QUICK_S = 8  # a read that does not wait for a 300 s grandchild; room for a loaded machine
+QUICK_S = HANG_GUARD_S  # a read that does not wait for a 300 s grandchild; room for a loaded machine
 
 
 @pytest.fixture

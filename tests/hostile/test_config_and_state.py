@@ -14,6 +14,8 @@ from nanohermes.cli import app
 from tests.support.cli import BIN
 from tests.support.raw_servers import closed_port_url
 
+pytestmark = pytest.mark.subprocess
+
 
 def one_shot(workspace, *args):
     result = CliRunner().invoke(app, ["-p", "hi", "--base-url", closed_port_url(), "-C", str(workspace), *args])

@@ -6,8 +6,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import BIN, run_main_with
 from tests.support.scripted_server import text
+
+pytestmark = pytest.mark.subprocess
 
 # A bug deep inside a run, injected into a fresh interpreter running the real entry point.
 BUG = "import nanohermes.configure as c\ndef boom(*a, **k): raise ZeroDivisionError('an unexpected bug')\nc.load_config = boom"

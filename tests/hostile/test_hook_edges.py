@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.support.cli import run_cli
 from tests.support.hook_scripts import hooks_toml
 from tests.support.scripted_server import ScriptedServer, text
+
+pytestmark = pytest.mark.subprocess
 
 
 def test_a_repositorys_broken_hooks_table_is_a_warning_not_a_failed_run(tmp_path):

@@ -17,6 +17,8 @@ from tests.support.acp_client import AcpHarness
 from tests.support.mcp_servers import DEMO_SERVER, demo_settings, toml_for
 from tests.support.scripted_server import call, text
 
+pytestmark = pytest.mark.subprocess
+
 ARGUMENTS = ["[1]", "42", '"text"', "null", "not json {", "true"]
 TOLD = "error: arguments must be a JSON object"
 

@@ -18,6 +18,8 @@ from tests.support.acp_client import AcpHarness
 from tests.support.cli import run_cli
 from tests.support.scripted_server import text
 
+pytestmark = pytest.mark.subprocess
+
 RUN_TIMEOUT_S = 120  # a start on a loaded machine; the bomb, unbounded, took hours
 
 

@@ -13,6 +13,8 @@ from tests.support.cli import run_cli
 from tests.support.hook_scripts import hooks_toml, logged, write_scripts
 from tests.support.scripted_server import Error, text
 
+pytestmark = pytest.mark.subprocess
+
 API_KEY = "sk-live-0123456789abcdefABCDEF"
 TOKEN = "ghp_live_0123456789abcdefXYZ"
 ECHO = f"Incorrect API key provided: {API_KEY}. Also rejected: Authorization token {TOKEN} " + "pad " * 80

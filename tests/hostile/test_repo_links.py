@@ -23,6 +23,8 @@ from nanohermes.tools import ToolContext
 from tests.support.scripted_server import text
 from tests.support.terminal import Terminal
 
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
+
 AWS_SECRET = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
 

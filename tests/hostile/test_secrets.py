@@ -22,6 +22,8 @@ from tests.support.cli import run_main_with
 from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.scripted_server import POLL, call, text
 
+pytestmark = pytest.mark.subprocess
+
 TOKEN = "ghp_live_0123456789abcdefXYZ"  # underscores: Markdown escapes them
 
 

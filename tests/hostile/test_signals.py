@@ -19,6 +19,8 @@ from tests.support.processes import alive
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Child
 
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
+
 SECOND_SIGNAL_GAPS_S = (0.01, 0.05, 0.1)  # a second Ctrl-C right after the first: where it used to exit -2
 REDRAW_TRIES = 3  # the old failure hit about one SIGHUP in seven sent while keys were being drawn
 

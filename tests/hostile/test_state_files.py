@@ -15,6 +15,8 @@ from tests.support.cli import run_cli
 from tests.support.raw_servers import closed_port_url
 from tests.support.scripted_server import call, text
 
+pytestmark = pytest.mark.subprocess
+
 NEVER_HANGS_S = 30  # a run that waited on a FIFO never returns; a clean one takes a few seconds under load
 
 

@@ -11,6 +11,8 @@ from nanohermes.cli import app
 from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.scripted_server import call, text
 
+pytestmark = pytest.mark.subprocess
+
 MCP = toml_for(demo_settings(trusted=True))
 SEARCH = '[web_search]\nbackend = "searxng"\nurl = "http://127.0.0.1:9"\n'
 CASES = {

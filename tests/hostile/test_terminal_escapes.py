@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from nanohermes.cli import app
@@ -16,6 +17,8 @@ from nanohermes.ui.escape import neutralize
 from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.memories import compacting_model
 from tests.support.scripted_server import Error, call, serving, text
+
+pytestmark = pytest.mark.subprocess
 
 TITLE = "\x1b]0;owned\x07\x1b[2J"  # retitles the window, clears the screen
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")

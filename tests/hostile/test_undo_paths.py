@@ -4,11 +4,15 @@ link, so nothing outside the workspace is written or deleted; it says why in the
 
 from __future__ import annotations
 
+import pytest
+
 from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.ui.edit_commands import undo_lines
 from tests.support.cli import run_cli
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def swapped_for_a_link(workspace, outside):

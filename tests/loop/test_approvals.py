@@ -3,7 +3,7 @@
 import pytest
 
 from nanohermes.loop.approvals import Decision
-from nanohermes.loop.grants import COMMAND, EXACT_COMMAND, PATH, Grant, command_prefix, covers, grant_for
+from nanohermes.permissions.grants import COMMAND, EXACT_COMMAND, PATH, Grant, command_prefix, covers, grant_for
 from nanohermes.tools.edit import edit_file
 from nanohermes.tools.files import write_file
 from nanohermes.tools.shell import run_command

@@ -12,7 +12,7 @@ from nanohermes.configure import load_config
 from nanohermes.context.tokens import count_tokens
 from nanohermes.prompt.overview import OVERVIEW_HEADER, OVERVIEW_MAX_CHARS, workspace_overview
 from nanohermes.runtime import build_runtime
-from nanohermes.tools.workspace import list_workspace
+from nanohermes.workspace import list_workspace
 from tests.support.scripted_server import ScriptedServer, text
 
 SMALL_WINDOW_FIXED_COST = 1_100  # o200k tokens: an 8,192-token model keeps over 85 % of its window (issue 27)

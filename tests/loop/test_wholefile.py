@@ -343,9 +343,9 @@ def test_going_round_after_a_write_asks_for_the_file_whole_again_a_bounded_numbe
 
 
 def readme_auto_test() -> str:
-    """The auto-test hook the README gives (the tests after every write; exit 2 with the failures on
+    """The auto-test hook docs/hooks.md gives (the tests after every write; exit 2 with the failures on
     stderr when they fail), run with this Python's pytest."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "hooks.md").read_text()
     [command] = re.findall(r"matcher = \"edit_file\|write_file\"\ncommand = '(.*)'\n", readme)
     return command.replace("python -m pytest", f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider")
 

@@ -8,13 +8,15 @@ import time
 
 import pytest
 
+from nanohermes.configured_tools import ConfiguredTools
 from nanohermes.mcp.asking import ACCEPT, Reply, parse_value, question_from, roots_for
 from nanohermes.mcp.connection import Deadline
 from nanohermes.mcp.hub import McpHub
 from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
-from nanohermes.tools.configured import ConfiguredTools
 from tests.support.mcp_servers import demo_settings
+
+pytestmark = pytest.mark.subprocess
 
 CALL_TIMEOUT_S = 0.6  # the rich server's timeout: progress and questions must outlast it
 

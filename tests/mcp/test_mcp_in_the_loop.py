@@ -3,6 +3,8 @@ and a real MCP server (stdio). Servers start on first use; the prompt never move
 
 import json
 
+import pytest
+
 from nanohermes.calls import ToolCall, action_title, describe_result
 from nanohermes.loop.approvals import Decision
 from nanohermes.mcp.hub import NOT_STARTED, RUNNING
@@ -10,6 +12,8 @@ from nanohermes.mcp.settings import McpServerSettings
 from nanohermes.runtime import build_runtime
 from tests.support.mcp_servers import demo_settings, tool_results
 from tests.support.scripted_server import call, text
+
+pytestmark = pytest.mark.subprocess
 
 
 def test_mcp_calls_ask_like_commands_and_always_covers_only_that_tool(configure, server):

@@ -23,6 +23,8 @@ from nanohermes.redact import Redactor
 from tests.support.mcp_oauth_server import ACCESS_TOKEN_S
 from tests.support.mcp_servers import free_port, wait_for_port
 
+pytestmark = pytest.mark.subprocess
+
 OAUTH_SERVER = str(Path(__file__).parents[1] / "support" / "mcp_oauth_server.py")
 
 

@@ -11,6 +11,8 @@ from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.scripted_server import text
 from tests.test_cli_sessions import ask
 
+pytestmark = pytest.mark.subprocess
+
 REVIEW = McpPromptInfo("review", "Review a file.", (McpPromptArgument("path", True), McpPromptArgument("focus")))
 
 

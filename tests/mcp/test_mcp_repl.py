@@ -1,9 +1,13 @@
 """MCP in the REPL, in a real pty: a server's prompts as slash commands, and a server's question
 (elicitation) asked field by field, against the rich SDK server over stdio."""
 
+import pytest
+
 from tests.support.mcp_servers import demo_settings, toml_for
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def test_prompts_run_as_slash_commands_and_a_servers_form_is_asked_at_the_terminal(server, workspace, isolated_home):

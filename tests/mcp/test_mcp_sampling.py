@@ -6,11 +6,15 @@ error and the tool's result says so."""
 
 from types import SimpleNamespace
 
+import pytest
+
 from nanohermes.mcp.asking import ACCEPT, CANNOT_ASK, Reply
 from nanohermes.mcp.sampling import APPROVE, DECLINED, MAX_SAMPLING_TOKENS, request_for
 from nanohermes.runtime import build_runtime
 from tests.support.mcp_servers import demo_settings, tool_results
 from tests.support.scripted_server import Error, call, text
+
+pytestmark = pytest.mark.subprocess
 
 GREET = call("mcp", {"name": "rich.greet", "arguments": {"text": "Ada"}})
 NO_MODEL = Error(400, {"error": {"message": "no such model", "type": "invalid_request_error"}})

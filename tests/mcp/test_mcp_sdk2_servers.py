@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from nanohermes.configured_tools import ConfiguredTools
 from nanohermes.errors import ConfigError
 from nanohermes.mcp.asking import ACCEPT, Reply, roots_for
 from nanohermes.mcp.hub import McpHub, McpUnavailable
@@ -22,7 +23,6 @@ from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.mcp.toolcache import McpToolInfo
 from nanohermes.runtime import build_runtime
 from nanohermes.tools import ToolContext, dispatch
-from nanohermes.tools.configured import ConfiguredTools
 from tests.support.mcp_servers import demo_settings, start_http_demo, tool_results
 from tests.support.scripted_server import call, text
 
@@ -32,6 +32,8 @@ CALLS = (
     call("mcp", {"name": "classic.book_table", "arguments": {"date": "2024-12-25"}}),
     call("mcp", {"name": "classic.generate_poem", "arguments": {"topic": "tea"}}),
 )
+
+pytestmark = pytest.mark.subprocess
 NO_BACK_CHANNEL = "this transport context has no back-channel for server-initiated requests"
 
 

@@ -15,6 +15,8 @@ from tests.support.mcp_servers import demo_settings, tool_results
 from tests.support.raw_servers import RawServer, http_response
 from tests.support.scripted_server import call, text
 
+pytestmark = pytest.mark.subprocess
+
 
 def test_a_tool_added_mid_session_is_listed_and_called_and_the_prompt_changes_once(configure, server):
     """And a form asked where nothing can ask (-p): declined, and the model told."""

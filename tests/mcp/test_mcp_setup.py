@@ -18,6 +18,8 @@ from nanohermes.mcp.toolcache import McpToolInfo, ToolCache
 from nanohermes.runtime import build_runtime
 from tests.support.mcp_servers import demo_settings, toml_for
 
+pytestmark = pytest.mark.subprocess
+
 MAX_MCP_FIXED_COST = 300  # the bound: three servers of ten tools within 300 tokens of none
 MAX_INSTRUCTIONS_TOKENS = 70  # a server's instructions in the listing: cut at 240 chars, about 60 tokens
 

@@ -16,6 +16,11 @@ from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
 from tests.support.mcp_servers import demo_settings, start_http_demo
 from tests.support.processes import alive
+from tests.support.timing import GETS_GOING_S, NEVER_S
+
+pytestmark = pytest.mark.subprocess
+
+CALL_TIMEOUT_S = GETS_GOING_S  # the servers' calls; a quick one answers far within it on a loaded laptop
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +30,7 @@ def home(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hub(home):
-    hub = McpHub((demo_settings(timeout=1.0), demo_settings("other")), home, home)
+    hub = McpHub((demo_settings(timeout=CALL_TIMEOUT_S), demo_settings("other")), home, home)
     yield hub
     hub.close()
 
@@ -33,7 +38,7 @@ def hub(home):
 @pytest.fixture(scope="module")
 def http_hub(home):
     proc, url = start_http_demo()
-    hub = McpHub((McpServerSettings("web", url=url, timeout=1.0),), home, home)
+    hub = McpHub((McpServerSettings("web", url=url, timeout=CALL_TIMEOUT_S),), home, home)
     yield hub, proc
     hub.close()
     proc.kill()
@@ -116,8 +121,11 @@ def test_a_big_result_is_clamped_like_any_tool_result_and_the_whole_is_kept_for_
 
 
 def test_a_slow_call_is_a_timeout_error_and_the_server_keeps_answering(hub):
-    slow = call(hub, "demo.slow", {"seconds": 5})
-    assert not slow.ok and slow.content == "error: demo.slow: no answer within 1 s (the call was cancelled)"
+    slow = call(hub, "demo.slow", {"seconds": NEVER_S})
+    assert (
+        not slow.ok
+        and slow.content == f"error: demo.slow: no answer within {CALL_TIMEOUT_S:g} s (the call was cancelled)"
+    )
     assert call(hub, "demo.add", {"a": 1, "b": 2}).ok
 
 
@@ -130,8 +138,8 @@ def test_ctrl_c_while_a_call_waits_stops_the_wait_at_once_and_the_server_keeps_a
 
     threading.Timer(0.3, press_ctrl_c).start()
     with pytest.raises(KeyboardInterrupt):
-        hub.call("demo", "slow", {"seconds": 5})
-    assert time.monotonic() - sent_at[0] < 1.0  # the 5 s call was not waited for
+        hub.call("demo", "slow", {"seconds": NEVER_S})
+    assert time.monotonic() - sent_at[0] < CALL_TIMEOUT_S  # neither the call nor its timeout was waited for
     assert call(hub, "demo.echo", {"text": "still"}).content == "mcp demo.echo:\nstill"
 
 
@@ -176,7 +184,7 @@ def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_i
 def test_a_call_over_streamable_http_works_like_one_over_stdio(http_hub):
     hub, _ = http_hub
     assert call(hub, "web.add", {"a": 20, "b": 22}).content == "mcp web.add:\n42"
-    assert not call(hub, "web.slow", {"seconds": 5}).ok and call(hub, "web.echo", {"text": "still here"}).ok
+    assert not call(hub, "web.slow", {"seconds": NEVER_S}).ok and call(hub, "web.echo", {"text": "still here"}).ok
 
 
 def test_an_http_server_that_went_away_is_a_clear_error(http_hub):

@@ -136,7 +136,7 @@ def test_a_corrupt_saved_answers_file_is_said_and_left_untouched(server, workspa
 
 
 def test_saved_answers_are_kept_by_workspace_under_the_state_directory(server, workspace, isolated_home):
-    from nanohermes.loop.grants import PATH, Grant
+    from nanohermes.permissions.grants import PATH, Grant
     from nanohermes.permissions.saved import SavedGrants
 
     SavedGrants(isolated_home, workspace.resolve()).add(Grant(PATH, "a.txt"))

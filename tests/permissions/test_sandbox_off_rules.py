@@ -3,8 +3,12 @@ rule decides it, whether or not the model asked to run it unsandboxed. Through t
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.cli import run_cli
 from tests.support.scripted_server import call, text
+
+pytestmark = pytest.mark.subprocess
 
 
 def test_a_plain_allow_rule_runs_commands_when_the_user_turned_the_sandbox_off(server, workspace, isolated_home):

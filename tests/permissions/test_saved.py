@@ -4,7 +4,7 @@ a temp state directory."""
 from __future__ import annotations
 
 from nanohermes.loop.approvals import Approvals
-from nanohermes.loop.grants import EXACT_COMMAND, PATH, Grant
+from nanohermes.permissions.grants import EXACT_COMMAND, PATH, Grant
 from nanohermes.permissions.saved import SavedGrants, saved_grants_path
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes.prompt.overview import OVERVIEW_MAX_CHARS, workspace_overview
-from nanohermes.tools.workspace import Listing
+from nanohermes.workspace import Listing
 
 
 def test_a_small_workspace_is_listed_file_by_file():

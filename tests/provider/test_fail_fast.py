@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from nanohermes.cli import app
 from tests.support import raw_servers as raw
 
+pytestmark = pytest.mark.subprocess
+
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 # Fast is said by the retry schedule the run prints (one retry, half a second), not by a clock:
 # a loaded machine takes seconds just to start Python, and the 16 s of backoff this replaced shows

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from nanohermes.configure import load_config
+from nanohermes.doctor import OK, WARN, run_checks
 from nanohermes.provider import Provider
-from nanohermes.provider.doctor import OK, WARN, run_checks
 from nanohermes.provider.window import (
     OLLAMA_ASSUMED_CONTEXT,
     api_root,

@@ -14,9 +14,12 @@ from nanohermes.sandbox.probe import probe
 from tests.support.cli import run_cli
 from tests.support.scripted_server import call, text
 
-pytestmark = pytest.mark.skipif(
-    not (probe().bwrap or probe().landlock_abi >= 4), reason="neither bubblewrap nor Landlock ABI 4 works here"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (probe().bwrap or probe().landlock_abi >= 4), reason="neither bubblewrap nor Landlock ABI 4 works here"
+    ),
+    pytest.mark.subprocess,
+]
 
 
 def runtime_for(server, workspace, monkeypatch, approve=None, mode="ask"):

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 
+from tests.support.timing import HANG_GUARD_S
+
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 
 
@@ -36,7 +38,7 @@ def _run(argv: list[str], cwd, env: dict, input: str | None, timeout: float) -> 
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGABRT)
             try:
-                out, err = proc.communicate(timeout=10)
+                out, err = proc.communicate(timeout=HANG_GUARD_S)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 out, err = proc.communicate()

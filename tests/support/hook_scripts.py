@@ -1,4 +1,4 @@
-"""Real hook scripts for the hooks tests: the README's three examples, byte for byte, and a
+"""Real hook scripts for the hooks tests: the three examples of docs/hooks.md, byte for byte, and a
 logger that keeps every payload it gets. Written to a folder, named in a config.toml."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-# README: "A PreToolUse hook that blocks git push" (matcher = "run_command").
+# docs/hooks.md: "A PreToolUse hook that blocks git push" (matcher = "run_command").
 NO_PUSH = """\
 import json, re, sys
 
@@ -17,7 +17,7 @@ if re.search(r"\\bgit\\s+push\\b", call["tool_input"].get("command", "")):
     sys.exit(2)  # 2 = block: the call is not run, and the model reads this reason
 """
 
-# README: "A PostToolUse formatter" (matcher = "write_file|edit_file").
+# docs/hooks.md: "A PostToolUse formatter" (matcher = "write_file|edit_file").
 FORMATTER = """\
 import json, pathlib, sys
 
@@ -32,7 +32,7 @@ if path.suffix == ".py" and path.is_file():
         print(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}}))
 """
 
-# README: "A PostCompact hook whose note the model sees": plain stdout reaches the model.
+# docs/hooks.md: "A PostCompact hook whose note the model sees": plain stdout reaches the model.
 AFTER_COMPACT = "cat .nanohermes/after-compact.md"
 
 # Keeps each payload as one line of `log` (argv[1]); prints argv[2] when given (its answer).

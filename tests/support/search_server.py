@@ -26,6 +26,7 @@ BRAVE_KEY = "brave-secret-key-123"
 TAVILY_KEY = "tvly-secret-key-456"
 SLOW_S = 3.0
 TRICKLE_S = 0.1
+TRICKLE_LASTS_S = 60  # long past any timeout a test gives the search
 LONG_SNIPPET = "Context windows fill up fast. " * 40  # 1,200 chars: cut by the tool
 
 
@@ -104,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             if trickle:
-                for _ in range(int(60 / TRICKLE_S)):
+                for _ in range(int(TRICKLE_LASTS_S / TRICKLE_S)):
                     self.wfile.write(b" ")
                     self.wfile.flush()
                     time.sleep(TRICKLE_S)

@@ -17,6 +17,8 @@ import time
 import pexpect
 import pyte
 
+from tests.support.timing import HANG_GUARD_S
+
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 HISTORY_LINES = 10_000
 
@@ -34,7 +36,7 @@ class _Feed:
         pass
 
 
-def _wait_stopped(pid: int, timeout: float = 5) -> None:
+def _wait_stopped(pid: int, timeout: float = HANG_GUARD_S) -> None:
     """Until the process `pid` is stopped (state T in /proc)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,7 +93,7 @@ class Terminal:
         rows: int = 30,
         cols: int = 100,
         colour: bool = False,
-        timeout: float = 40,  # an expect's wait: a loaded 2-core machine drew one screen in over 20 s
+        timeout: float = HANG_GUARD_S,  # an expect's wait: a loaded 2-core machine drew one screen in over 20 s
         size_in_env: bool = True,
         wait_ready: bool = True,
         env: dict | None = None,  # more of the environment (COLORFGBG, …)
@@ -150,7 +152,7 @@ class Terminal:
         except pexpect.TIMEOUT as exc:  # the screen and the child's stacks say more than the last bytes
             raise AssertionError(str(exc)) from None
 
-    def wait_screen(self, text: str | re.Pattern, timeout: float = 20) -> None:
+    def wait_screen(self, text: str | re.Pattern, timeout: float = HANG_GUARD_S) -> None:
         """Until `text` (or a line the pattern matches) is visible on the screen, not only somewhere
         in the byte stream."""
         deadline = time.monotonic() + timeout

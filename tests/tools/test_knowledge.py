@@ -5,6 +5,7 @@ import json
 
 from nanohermes.config import Config
 from nanohermes.memory.block import BLOCK_END, BLOCK_START, attach_block
+from nanohermes.memory.entry_points import block_for
 from nanohermes.memory.store import MemoryStore
 from nanohermes.prompt.skills import Skills
 from nanohermes.prompt.system import SystemPrompt
@@ -22,10 +23,11 @@ def test_remember_then_a_new_sessions_user_message_carries_it_only_when_relevant
     assert result.ok and "remembered" in result.content and "[decision]" in result.content
 
     config = Config(workspace=workspace, home=isolated_home)
-    prompt = SystemPrompt(config, MemoryStore.in_home(isolated_home), Skills([]), warn=print)  # a new session's
+    prompt = SystemPrompt(config, Skills([]), warn=print)  # a new session's
+    memory = MemoryStore.in_home(isolated_home)
 
     def user_message(query: str) -> str:
-        return attach_block(query, prompt.memory_for(query))
+        return attach_block(query, block_for(memory, query)[0])
 
     relevant = user_message("How do we deploy? Which playbooks?")
     assert "- [decision] The team deploys with Ansible playbooks." in relevant

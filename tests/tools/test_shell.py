@@ -13,6 +13,7 @@ from nanohermes.tools import ToolContext, dispatch
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from nanohermes.tools.shell import CAPTURE_BYTES, run_command, run_shell
 from tests.support.processes import alive
+from tests.support.timing import GETS_GOING_S, HANG_GUARD_S, NEVER_S
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 NOTE = re.compile(r"… (stdout|stderr) truncated \((\d+) bytes not shown\)")
@@ -51,15 +52,15 @@ def test_no_output_is_said_and_exit_zero_shown(ctx):
 
 
 def test_command_runs_in_the_workspace_with_stdin_from_dev_null(ctx, workspace):
-    out = run(ctx, "pwd; cat; echo done", timeout=5)
+    out = run(ctx, "pwd; cat; echo done", timeout=HANG_GUARD_S)
     assert out == f"$ pwd; cat; echo done\nexit code 0\n[stdout]\n{workspace}\ndone"
 
 
 def test_one_mb_on_each_stream_at_once_never_blocks(ctx):
     started = time.monotonic()
     command = "(yes a | tr -d '\\n' | head -c 1048576) & (yes b | tr -d '\\n' | head -c 1048576 >&2); wait"
-    out = run(ctx, command, timeout=20)
-    assert time.monotonic() - started < 10
+    out = run(ctx, command, timeout=HANG_GUARD_S)
+    assert time.monotonic() - started < HANG_GUARD_S  # a blocked pipe would have run into the timeout
     assert out.startswith("$ (yes a") and "\nexit code 0\n" in out
     stdout_part, stderr_part = out.split("[stdout]\n", 1)[1].split("\n[stderr]\n")
     for part, letter in ((stdout_part, "a"), (stderr_part, "b")):
@@ -106,29 +107,29 @@ def test_chinese_output_is_cut_on_character_boundaries(ctx, roomy):
 
 def test_timeout_kills_a_child_that_ignores_sigterm(ctx, workspace):
     started = time.monotonic()
-    out = run(ctx, "trap '' TERM; sleep 30 & echo $! > child.pid; echo started; wait", timeout=1)
-    elapsed = time.monotonic() - started
-    assert 1 <= elapsed < 5
-    assert "exit code -9 (SIGKILL); timed out after 1 s, process group killed" in out
+    command = f"trap '' TERM; sleep {NEVER_S:g} & echo $! > child.pid; echo started; wait"
+    out = run(ctx, command, timeout=GETS_GOING_S)
+    assert GETS_GOING_S <= time.monotonic() - started < GETS_GOING_S + HANG_GUARD_S
+    assert f"exit code -9 (SIGKILL); timed out after {GETS_GOING_S:g} s, process group killed" in out
     assert "[stdout]\nstarted" in out
     assert dies_soon(int((workspace / "child.pid").read_text()))
 
 
 def test_timeout_kills_background_grandchildren_too(ctx, workspace):
-    out = run(ctx, "sleep 30 & echo $! > bg.pid; sleep 30", timeout=1)
-    assert "timed out after 1 s" in out and "exit code -15 (SIGTERM)" in out
+    out = run(ctx, f"sleep {NEVER_S:g} & echo $! > bg.pid; sleep {NEVER_S:g}", timeout=GETS_GOING_S)
+    assert f"timed out after {GETS_GOING_S:g} s" in out and "exit code -15 (SIGTERM)" in out
     assert dies_soon(int((workspace / "bg.pid").read_text()))
 
 
 def test_default_timeout_comes_from_the_context(workspace, isolated_home):
     ctx = ToolContext(workspace=workspace, home=isolated_home, command_timeout=1)
-    assert "timed out after 1 s" in run(ctx, "sleep 10")
+    assert "timed out after 1 s" in run(ctx, f"sleep {NEVER_S:g}")  # fires whenever the shell started
 
 
 def test_background_child_holding_the_pipe_does_not_hang_the_tool(ctx):
     started = time.monotonic()
-    out = run(ctx, "(sleep 3; echo LA''TE) & echo early", timeout=10)
-    assert time.monotonic() - started < 2.5
+    out = run(ctx, f"(sleep {NEVER_S:g}; echo LA''TE) & echo early", timeout=NEVER_S)
+    assert time.monotonic() - started < HANG_GUARD_S  # not held until the background child ends
     assert "[stdout]\nearly\n" in out and "LATE" not in out
     assert out.endswith(
         "they were ended with it (a command's processes do not outlive it), and their later output was not captured"

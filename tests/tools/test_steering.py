@@ -1,4 +1,4 @@
-"""Empty searches and missing paths that say what does exist (tools/steering.py, tools/workspace.py)."""
+"""Empty searches and missing paths that say what does exist (tools/steering.py, workspace.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from nanohermes.tools.steering import (
     silent_command_note,
     workspace_files,
 )
-from nanohermes.tools.workspace import Listing, list_workspace
+from nanohermes.workspace import Listing, list_workspace
 
 TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from nanohermes.cli_base import EXIT_OVER_BUDGET, EXIT_USAGE
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
 from tests.test_cli_sessions import ask
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 # $1,000 per million tokens: each scripted request (100 in, 10 out) costs $0.11.
 PRICED = '[prices."test-model"]\ninput = 1000\noutput = 1000\n'

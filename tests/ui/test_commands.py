@@ -20,7 +20,6 @@ class FakeRepl:
     def __init__(self, runtime):
         self.runtime = runtime
         self.out: list[str] = []
-        self.notes_for_model: list[str] = []
 
     def say(self, text: str, style: str = "") -> None:
         self.out.append(text)

@@ -1,8 +1,12 @@
 """Dollars on the screen of the real REPL (a pty): the line after each turn and /cost, for a
 priced model through the scripted server reporting cached tokens."""
 
+import pytest
+
 from tests.support.scripted_server import text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 FIRST = {"prompt_tokens": 12_000, "completion_tokens": 300, "prompt_tokens_details": {"cached_tokens": 0}}
 SECOND = {"prompt_tokens": 12_500, "completion_tokens": 200, "prompt_tokens_details": {"cached_tokens": 11_904}}

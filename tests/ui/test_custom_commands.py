@@ -1,8 +1,12 @@
 """Command files in the REPL, on an emulated screen: listed by /help and the completion menu with
 their descriptions, run with their arguments, their `!` line asked about as a model's command is."""
 
+import pytest
+
 from tests.support.scripted_server import text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 REVIEW = """---
 description: Review a file for bugs

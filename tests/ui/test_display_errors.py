@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from nanohermes.storage.session import Session
 from tests.support.scripted_server import Error, Reply, call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 LONG_PATH = "src/components/navigation/sidebar/collapsible_section_header.py"
 

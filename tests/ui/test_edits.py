@@ -1,7 +1,11 @@
 """Edits you can see and take back, in a real pty: diffs on screen, /diff, /undo."""
 
+import pytest
+
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIX = {"path": "calc.py", "old_text": "return a - b", "new_text": "return a + b"}
@@ -53,8 +57,10 @@ def test_undo_restores_the_file_repeatably_and_the_model_is_told(server, workspa
     assert "nothing to undo" in "\n".join(command(term, "/undo", "nothing to undo"))
     server.add(text("noted"))
     turn(term, "what now?")
-    sent = server.chat_requests()[-1]["messages"][-1]["content"]
-    assert "/undo" in sent and "calc.py" in sent and sent.endswith("what now?")
+    *_, first, _, second, _, sent = server.chat_requests()[-1]["messages"]
+    assert sent == {"role": "user", "content": "what now?"}  # the user's words alone; each note a message of its own
+    assert "/undo" in first["content"] and "notes.md" in first["content"]
+    assert "/undo" in second["content"] and "calc.py" in second["content"]
     term.exit()
 
 

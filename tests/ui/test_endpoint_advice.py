@@ -8,11 +8,15 @@ from __future__ import annotations
 from dataclasses import replace
 from types import SimpleNamespace
 
+import pytest
+
 from nanohermes.config import Config
 from nanohermes.ui.endpoint import EndpointCheck
 from tests.support import raw_servers as raw
 from tests.support.scripted_server import Error, serving, text, without_v1
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 SERVED = ["llama3.2:3b", "qwen2.5-coder:7b"]
 CHECK_WAIT_S = 15  # the check's own requests time out after 5 s each

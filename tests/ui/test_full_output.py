@@ -5,9 +5,12 @@ on the screen and for the model."""
 import re
 
 import pexpect
+import pytest
 
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def tool_results(server, request: int = -1) -> list[str]:

@@ -11,6 +11,8 @@ from nanohermes.sandbox.probe import probe
 from tests.support.scripted_server import Reply, prose, text
 from tests.support.terminal import Terminal
 
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
+
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"  # a terminal's bracketed paste
 
 

@@ -2,8 +2,12 @@
 
 import time
 
+import pytest
+
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def test_esc_stops_a_running_turn_as_ctrl_c_does(server, workspace):

@@ -11,6 +11,8 @@ from nanohermes.ui.session_commands import KEYS, help_lines
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
 
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
+
 WORD = re.compile(r"word\d+")
 
 

@@ -2,8 +2,12 @@
 restart), "session" does not, an "always" never widens (the `rm` case of issue 23), and
 /permissions lists and revokes what is in force."""
 
+import pytest
+
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def answer_turn(term: Terminal, *questions: tuple[str, str]) -> None:

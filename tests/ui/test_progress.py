@@ -4,9 +4,13 @@ of it on `-p` stdout or in piped output."""
 import json
 import re
 
+import pytest
+
 from tests.support.cli import run_cli
 from tests.support.scripted_server import Reply, call, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_LINE = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for the model · (\d+\.\d)s")

@@ -4,9 +4,12 @@ import os
 import sys
 
 import pexpect
+import pytest
 
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Child, Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 

@@ -5,11 +5,14 @@ import json
 import re
 
 import pexpect
+import pytest
 
 from nanohermes.loop.subagents import HELPER_BRIEF
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.tools.test_shell import dies_soon
 from tests.ui.test_repl import ready, spawn
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 DIM_NESTED = re.compile(r"\x1b\[2m\s*┆ → read_file path=notes\.txt")
 

@@ -7,11 +7,14 @@ import os
 import sys
 
 import pexpect
+import pytest
 
 from nanohermes.storage.session import Session
 from tests.support import raw_servers as raw
 from tests.support.scripted_server import text
 from tests.support.terminal import Child, Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 SHIFT_TAB = "\x1b[Z"

@@ -8,9 +8,12 @@ import os
 import re
 
 import pexpect
+import pytest
 
 from tests.support.scripted_server import text
 from tests.support.terminal import BIN, Child, Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 SESSION_LINE = r"session \S+ \(new\)"
 

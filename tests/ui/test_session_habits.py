@@ -3,10 +3,14 @@
 
 import json
 
+import pytest
+
 from nanohermes.ui.init_command import draft_agents_md
 from tests.support.cli import run_cli
 from tests.support.scripted_server import call, is_summary_request, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def test_clear_starts_a_new_session_and_the_cleared_one_stays_resumable(server, workspace, isolated_home):

@@ -4,9 +4,13 @@ columns; the details on /sandbox. A real pty, read on an emulated screen."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.cli import run_cli
 from tests.support.scripted_server import text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 IGNORED_ALLOW = "a repository cannot grant itself anything"
 

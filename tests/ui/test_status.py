@@ -2,9 +2,13 @@
 
 import re
 
+import pytest
+
 from nanohermes.ui.context_view import PARTS
 from tests.support.scripted_server import Reply, ScriptedServer, call, prose, text
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}}
 

@@ -2,8 +2,12 @@
 
 from collections import Counter
 
+import pytest
+
 from tests.support.scripted_server import Reply
 from tests.support.terminal import Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 
 def long_answer() -> tuple[str, list[str]]:

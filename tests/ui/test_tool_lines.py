@@ -3,8 +3,12 @@
 import os
 import subprocess
 
+import pytest
+
 from tests.support.scripted_server import call, calls, text
 from tests.support.terminal import BIN, Terminal
+
+pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
 FAKE_PYTEST = """import sys
 for i in range(30):

@@ -1,6 +1,6 @@
 """What the small strategy (small.py) tells the model and the user, each text with the evidence for it.
 Measured with Qwen2.5-Coder-1.5B on llama.cpp (CPU, an 8K window) on the Exercism dev set and the
-project's e2e tasks; the held-out figures are in the README."""
+project's e2e tasks; the held-out figures are in docs/small-models.md."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The tests are the spec: when the user's task says to make tests pass, or a PostToolUse hook runs the
-tests after each edit (aider's --auto-test, as the README sets it up), a write_file or edit_file of a
+tests after each edit (aider's --auto-test, as docs/hooks.md sets it up), a write_file or edit_file of a
 test file is refused with a note saying to change the code instead — unless the task asks for test
 changes. Told to make a failing test pass, Qwen2.5-Coder-1.5B edited the test and stopped (one of the
 five hidden real tasks); frontier models are known to do the same when a test resists.

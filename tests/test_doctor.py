@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from nanohermes.cli import app
 from nanohermes.configure import load_config
-from nanohermes.provider.doctor import FAIL, OK, SKIP, WARN, exit_code, run_checks
+from nanohermes.doctor import FAIL, OK, SKIP, WARN, exit_code, run_checks
 from tests.e2e.recording import RECORDINGS, advertised_n_ctx, load, replay_replies
 from tests.support.scripted_server import POLL, Error, Reply, ScriptedServer, call, text, without_v1
 

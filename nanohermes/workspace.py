@@ -10,6 +10,9 @@ and the notes that steer an empty search or a missing path (tools/steering.py) d
 workspace from. It is deterministic (sorted by path), so an overview built from it is
 byte-stable for an unchanged tree, and it stops at SCAN_LIMIT files, so a workspace that is a
 whole home directory costs a fraction of a second, not a full walk.
+
+It stands beside the parts that read the workspace (tools/, prompt/, storage/'s snapshots), below
+each of them, and imports none of them.
 """
 
 from __future__ import annotations
@@ -33,8 +36,6 @@ from nanohermes.fileio import read_regular
 if TYPE_CHECKING:
     import pathspec
 
-    from nanohermes.tools import ToolContext
-
 SCAN_LIMIT = 5_000  # files looked at: more than a person's project holds; a home directory stops here
 ALWAYS_SKIPPED = frozenset({".git"})  # git's own database: never source, often huge
 BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
@@ -47,9 +48,9 @@ IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # what rg reads in a dire
 Rules = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]  # (directory prefix, its .gitignore)
 
 
-def state_dir(ctx: ToolContext) -> Path:
-    """NanoHermes' home, which no tool may show, also when it lies inside the workspace."""
-    return ctx.home.resolve()
+def state_dir(home: Path) -> Path:
+    """NanoHermes' home (ToolContext.home), which no tool may show, also when it lies inside the workspace."""
+    return home.resolve()
 
 
 # ---------------------------------------------------------------- rg

@@ -1,6 +1,6 @@
 """What an "always" (or "this session") answer covers: a command prefix or an exact command for
 run_command, a path for the edit tools, one MCP tool, the whole tool otherwise. Pure: plain
-strings in, a Grant out; what a command is made of is loop/shellwords.py's.
+strings in, a Grant out; what a command is made of is permissions/shellwords.py's.
 
 A grant never reaches further than what was approved:
 - a prefix grant (`pytest …`, `git status …`) covers only one simple command with that prefix,
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nanohermes.calls import WRITING_TOOLS
-from nanohermes.loop.shellwords import (
+from nanohermes.permissions.shellwords import (
     SUBCOMMAND_PROGRAMS,
     exact_only,
     is_interpreter,

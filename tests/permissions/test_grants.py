@@ -1,4 +1,4 @@
-"""Grants that cannot widen (loop/grants.py, loop/shellwords.py): pure, tested directly and with
+"""Grants that cannot widen (permissions/grants.py, permissions/shellwords.py): pure, tested directly and with
 hypothesis. Issue 26's cases each appear as the pair (what was approved, what rode along)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nanohermes.loop.grants import COMMAND, EXACT_COMMAND, Grant, command_prefix, covers, grant_for
-from nanohermes.loop.shellwords import exact_only, one_command, outside_paths
+from nanohermes.permissions.grants import COMMAND, EXACT_COMMAND, Grant, command_prefix, covers, grant_for
+from nanohermes.permissions.shellwords import exact_only, one_command, outside_paths
 
 WS = "/home/me/project"
 

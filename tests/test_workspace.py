@@ -1,11 +1,11 @@
-"""The workspace's files (tools/workspace.py): the gitignore-aware walk and the listing the
+"""The workspace's files (workspace.py): the gitignore-aware walk and the listing the
 overview and the steering notes are built from, on real trees in temp dirs."""
 
 from __future__ import annotations
 
 import os
 
-from nanohermes.tools.workspace import list_workspace, walk
+from nanohermes.workspace import list_workspace, walk
 
 
 def write(path, text="x\n"):

@@ -92,7 +92,7 @@ def sandbox_checks(config: Config) -> list[Check]:
     """What confines commands here, proved live: from inside the sandbox a write outside the
     workspace, a connect to a local port and a read of a hidden path are tried (and a write to
     the private temp dir, which must work)."""
-    from nanohermes.runtime import sandbox_for
+    from nanohermes.configure import sandbox_for
     from nanohermes.sandbox.proof import NOT_TRIED, prove
 
     policy, enforcement = sandbox_for(config)
