@@ -198,12 +198,20 @@ def run(args: argparse.Namespace) -> None:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     root, results_path = args.out / f"run-{stamp}", args.out / f"results-{stamp}.json"
     rows: list[dict] = []
+    if args.resume:  # a stretch that stopped goes on where it stopped, into the same file
+        results_path, rows = args.resume, json.loads(args.resume.read_text())["results"]
+        root = Path(rows[0]["dir"]).parents[1] if rows else root
+    done = {(r["exercise"], r["agent"], r["coach"]) for r in rows}
     with UsageProxy(args.base_url) as proxy:
         proxy.settle(args.model)
         for i, name in enumerate(names, 1):
             exercise = args.exercises / "exercises" / "practice" / name
             for agent in args.agents.split(","):
-                out = root / name / agent
+                coach = args.coach if agent == "nanohermes" else ""
+                if (name, agent, coach) in done:
+                    continue
+                out = root / name / (agent if agent != "nanohermes" or args.coach == "auto" else f"{agent}-{coach}")
+                shutil.rmtree(out, ignore_errors=True)  # what a stopped stretch left of it
                 runner = run_nanohermes if agent == "nanohermes" else run_aider
                 rows.append(row(name, agent, args.coach, runner(args, proxy, exercise, out), out))
                 results_path.write_text(json.dumps({"args": vars(args), "results": rows}, indent=1, default=str))
@@ -234,6 +242,7 @@ def main() -> None:
     r.add_argument("--nanohermes", default=agents.default_nanohermes())
     r.add_argument("--aider-python", default=os.environ.get("AIDER_PYTHON", "/work/aider-venv/bin/python"))
     r.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    r.add_argument("--resume", type=Path, help="a results file of a stretch that stopped: go on with it")
     t = sub.add_parser("table", help="the summary of one or more results files")
     t.add_argument("results", type=Path, nargs="+")
     args = parser.parse_args()

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nanohermes import events as ev
+from nanohermes.loop.coach import small
 from nanohermes.loop.coach.plain import ANSWER_NOW
 from nanohermes.loop.coach.small import asks_for_a_change, shows_an_unmade_change
 from nanohermes.loop.coach.small_texts import CHECK_THE_CHANGE, MAKE_IT_NOW, MAKE_THE_CHANGE, NOTHING_CHANGED
@@ -257,8 +258,12 @@ def user_notes(server) -> list[str]:
     return [m["content"] for m in server.chat_requests()[-1]["messages"] if m["role"] == "user" and "[" in m["content"]]
 
 
+CALC_TEST = "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
 def test_a_change_answered_without_running_the_tests_the_request_named_is_sent_back_once(server, workspace):
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (workspace / "test_calc.py").write_text(CALC_TEST)
     server.add(
         call("edit_file", ADD_FIXED),
         text("Done: the tests pass now."),
@@ -299,8 +304,28 @@ def test_no_check_is_asked_for_without_tests_named_a_change_made_and_unchecked_a
     assert CHECK_THE_CHANGE not in user_notes(server)
 
 
+def test_tests_named_in_passing_with_none_in_the_workspace_ask_for_no_check(server, workspace):
+    # aider's benchmark: "Don't change the names … they may be referenced from … unit tests", and the
+    # tests are kept from the model; asked to run them, it has nothing to run (a request wasted per try)
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.add(call("edit_file", ADD_FIXED), text("Done."))
+    agent = make_agent(server, workspace, coach="small", tools=CODING_TOOLS)
+    agent.run_turn("Fix add in calc.py. Keep its name: unit tests may reference it.")
+    assert len(server.chat_requests()) == 2
+    assert CHECK_THE_CHANGE not in user_notes(server)
+
+
+@pytest.mark.parametrize("test_file", ["test_calc.py", "tests/check.py", "calc_test.go", "web/calc.spec.ts"])
+def test_a_test_file_by_any_runners_name_is_one_to_run(workspace, test_file):
+    assert not small.has_tests(workspace)
+    (workspace / test_file).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / test_file).write_text("")
+    assert small.has_tests(workspace)
+
+
 def test_the_check_is_asked_for_once_a_turn(server, workspace):
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (workspace / "test_calc.py").write_text(CALC_TEST)
     server.add(call("edit_file", ADD_FIXED), text("Done."), text("Still done."))
     agent = make_agent(server, workspace, coach="small", tools=CODING_TOOLS)
     assert agent.run_turn("fix calc.py for the tests").final_text == "Still done."

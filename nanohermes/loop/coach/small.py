@@ -60,6 +60,7 @@ from nanohermes.provider import AssistantTurn
 from nanohermes.provider.runaway import tool_call_in_text
 from nanohermes.provider.stream import FINISH_REPEATED
 from nanohermes.provider.textcalls import tool_calls_from_text
+from nanohermes.workspace import list_workspace
 
 CHANGE_VERBS = re.compile(
     r"\b(fix|change|edit|modify|implement|complete|update|rename|refactor|replace|add|remove|delete|correct)\b", re.I
@@ -67,6 +68,15 @@ CHANGE_VERBS = re.compile(
 QUESTION_START = re.compile(r"^\s*(how|what|why|which|where|when|who|is|are|does|do|did|should|explain)\b", re.I)
 CODE_BLOCK = re.compile(r"^\s*```", re.M)
 NAMES_TESTS = re.compile(r"\b(tests?|pytest|unittest|spec)\b|\w_tests?\.\w+|\btest_\w+", re.I)
+# A file that holds tests, by the names pytest, unittest, Go, Jest and RSpec look for.
+TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]+$|[^/]+_test\.[^/]+$|[^/]+\.(test|spec)\.[^/]+$|[^/]+_spec\.[^/]+$)")
+TESTS_LOOKED_AT = 2_000  # files of the workspace looked through for a test; beyond, it has some, say
+
+
+def has_tests(workspace: Path) -> bool:
+    """The workspace holds a test to run (its first TESTS_LOOKED_AT files, or more than that: assumed)."""
+    listing = list_workspace(workspace, limit=TESTS_LOOKED_AT)
+    return not listing.complete or any(TEST_FILE.search(f) for f in listing.files)
 
 
 def asks_for_a_change(user_text: str) -> bool:
@@ -96,6 +106,7 @@ class Small(Plain):
     whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (before_request)
+    workspace: Path | None = None  # where the turn works (the last reply's): a test there to run after a change?
 
     @property
     def target(self) -> str | None:
@@ -180,6 +191,7 @@ class Small(Plain):
     ) -> tuple[AssistantTurn, str] | None:
         """Plain's calls written as text, or a reply that holds the whole new file the request asked to
         change, as its write_file call (wholefile.py)."""
+        self.workspace = workspace
         asked = self.whole_reply = self.whole_asked
         self.whole_asked = False
         found = super().repaired(reply, schemas, workspace, messages)
@@ -246,6 +258,8 @@ class Small(Plain):
             return None
         if "run_command" not in offered or not NAMES_TESTS.search(self.request):
             return None
+        if self.workspace is not None and not has_tests(self.workspace):
+            return None  # "tests" named in passing (aider's benchmark: "referenced from … unit tests"), none to run
         self.check_asked = True
         return Nudge("check_the_change", CHECK_THE_CHANGE, UNCHECKED_CHANGE_NOTICE)
 
