@@ -106,7 +106,6 @@ class Small(Plain):
     whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (before_request)
-    workspace: Path | None = None  # where the turn works (the last reply's): a test there to run after a change?
 
     @property
     def target(self) -> str | None:
@@ -191,7 +190,6 @@ class Small(Plain):
     ) -> tuple[AssistantTurn, str] | None:
         """Plain's calls written as text, or a reply that holds the whole new file the request asked to
         change, as its write_file call (wholefile.py)."""
-        self.workspace = workspace
         asked = self.whole_reply = self.whole_asked
         self.whole_asked = False
         found = super().repaired(reply, schemas, workspace, messages)
