@@ -12,7 +12,6 @@ from nanohermes.loop.approvals import Approvals
 from nanohermes.provider import Provider
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext, tool
-from nanohermes.tools.outputs import OutputStore
 
 
 @tool(params={"text": "text to echo"})
@@ -62,8 +61,7 @@ def make_agent(
     provider = Provider(
         config, on_retry=lambda text: sink.append(("retry", text)), sleep=sleep or (lambda s: sink.append(("sleep", s)))
     )
-    outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
-    ctx = ToolContext(workspace=workspace, home=config.home, outputs=outputs)
+    ctx = ToolContext(workspace=workspace, home=config.home)
     agent = Agent(
         config=config,
         provider=provider,
