@@ -62,7 +62,7 @@ class ToolContext:
     skills: Shelf | None = None  # for `skill`
     tasks: BackgroundTasks | None = None  # run_command's background tasks, for task_output and task_stop
     subagents: Delegator | None = None  # runs helper agents for `task` (None inside a helper)
-    outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
+    outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`: the transcript records them
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
     snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind (loop/changes.py)
     sandbox: Policy | None = None  # commands run confined by it (sandbox/); None: unconfined
