@@ -176,11 +176,7 @@ class ToolRunner:
         try:
             outcome = self._run_read(turn, ready)
         except ToolInterrupted as stop:  # what it kept is its result; the Agent answers the calls after it
-            try:
-                changes.after(ready.ctx, watch, self.emit)  # what it changed before it stopped
-                self._keep_interrupted(transcript, ready, stop, time.monotonic() - started)
-            except Exception:  # a front end already gone (an editor that closed) must not cost the call its answer
-                pass
+            self._keep_interrupted(transcript, ready, stop, time.monotonic() - started, watch)
             raise
         return outcome._replace(files=changes.after(ready.ctx, watch, self.emit))
 
@@ -234,14 +230,22 @@ class ToolRunner:
         """A running tool's latest lines reach a client (an editor over ACP, the live area) redacted."""
         self.emit(ev.ToolProgress(call_id, name, ctx.redactor.text(valid_unicode(text))))
 
-    def _keep_interrupted(self, transcript: Transcript, ready: _Ready, stop: ToolInterrupted, seconds: float):
-        """What a stopped call kept is its result, recorded like any (recall, /show), and shown as its finish."""
+    def _keep_interrupted(
+        self, transcript: Transcript, ready: _Ready, stop: ToolInterrupted, seconds: float, watch: changes.Watch | None
+    ) -> None:
+        """What a stopped call kept is its result, recorded like any (recall, /show) before anything is
+        said of it: a front end already gone (an editor that closed) must not cost the call its answer.
+        Then what it changed before it stopped, and its finish."""
         call_id, name = ready.call.id, ready.call.name
         facts = replace(stop.facts if isinstance(stop.facts, ResultFacts) else ResultFacts(), interrupted=True)
         with deferred():  # a second Ctrl-C must not tear the session's record of it
             recorded = transcript.add_result(call_id, ToolResult(stop.answer, stop.full, ok=False, facts=facts))
         self._open.pop(call_id, None)
-        self.emit(ev.ToolFinished(call_id, name, "interrupted", False, seconds, recorded.facts))
+        try:
+            changes.after(ready.ctx, watch, self.emit)
+            self.emit(ev.ToolFinished(call_id, name, "interrupted", False, seconds, recorded.facts))
+        except Exception:  # a front end already gone is told nothing more
+            pass
 
 
 class _Outcome(NamedTuple):
