@@ -31,7 +31,6 @@ from nanohermes.storage.snapshots import Snapshots
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
-from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.mcp.asking import Asker
@@ -126,7 +125,6 @@ def build_runtime(
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
         key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
         provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)
-        outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         snapshots = Snapshots(
             checkpoints.root, config.workspace, config.home.resolve(), prompt=lambda: session.state.prompt_serial
@@ -139,7 +137,6 @@ def build_runtime(
             allow_outside_workspace=config.allow_outside_workspace,
             memory=memory,
             skills=skills,
-            outputs=outputs,
             checkpoints=checkpoints,
             snapshots=snapshots,
             redactor=redactor,
