@@ -26,9 +26,9 @@ from acp.schema import (
 
 from nanohermes import events as ev
 from nanohermes.acp import commands, forms, updates
+from nanohermes.acp.outcome_view import markdown
 from nanohermes.config import MODES
 from nanohermes.loop.approvals import YES_ANSWERS, Decision
-from nanohermes.loop.nudges import UNDONE
 from nanohermes.mcp.asking import DECLINE, Question, Reply, form_choices
 
 log = logging.getLogger("nanohermes.acp")
@@ -216,15 +216,12 @@ class AcpSession:
             self.runtime.switch(mode=self.pending_mode, model=self.pending_model)
             self.pending_mode = self.pending_model = None
         mentions = None  # all of `text` is the user's words, unless a command file's prompt replaces it
-        if found := commands.parse(text, self.runtime):
-            outcome = commands.run(self.runtime, *found)
-            if outcome.note:
-                self.runtime.agent.tell(UNDONE, outcome.note)
+        if (outcome := commands.take(text, self.runtime)) is not None:
             if outcome.prompt is None:
-                self._send(updates.text_delta(outcome.shown))
+                self._send(updates.text_delta(markdown(outcome)))
                 return COMMAND_DONE
-            if outcome.shown:  # what a custom command's `!` commands did
-                self._send(updates.thought(outcome.shown + "\n"))
+            if outcome.blocks:  # what a custom command's `!` commands did
+                self._send(updates.thought(markdown(outcome) + "\n"))
             text, mentions = outcome.prompt, outcome.mentions
         try:
             result = self.runtime.agent.run_turn(text, mentions=mentions)

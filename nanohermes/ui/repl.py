@@ -258,18 +258,10 @@ class Repl:
             self.say("· interrupted", "yellow")
         return True
 
-    def custom_help(self) -> list:
-        """/help's rows for the command files."""
-        return self.custom.help_rows()
-
     def command(self, line: str) -> bool:
         from nanohermes.ui.commands import run_slash_command
-        from nanohermes.ui.custom_commands import run_custom
 
         try:
-            if (invocation := self.custom.invocation(line)) is not None:
-                run_custom(self, invocation)
-                return True
             return run_slash_command(self, line)
         except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
             self.say("· command interrupted", "yellow")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 
 from nanohermes.config import MODES
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 
 # Shift-Tab's order: one press from ask is the safe read-only mode, then each asks less.
 MODE_CYCLE = ("ask", "plan", "accept-edits", "auto")
@@ -24,7 +24,7 @@ def next_mode(mode: str) -> str:
     return MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if mode in MODE_CYCLE else MODE_CYCLE[0]
 
 
-@command("/model", "/model [NAME]", "switch the model from the next request (Tab completes the server's list)")
+@handles("/model")
 def _model(repl, arg: str) -> bool:
     runtime = repl.runtime
     known = repl.models()
@@ -38,9 +38,7 @@ def _model(repl, arg: str) -> bool:
     return True
 
 
-@command(
-    "/mode", "/mode [plan|ask|auto|accept-edits]", "switch the permission mode from the next request (Shift-Tab cycles)"
-)
+@handles("/mode")
 def _mode(repl, arg: str) -> bool:
     mode = repl.runtime.config.mode
     if not arg:
@@ -54,7 +52,7 @@ def _mode(repl, arg: str) -> bool:
     return True
 
 
-@command("/resume", "/resume [NAME]", "continue another saved session (a list of this workspace's when no name)")
+@handles("/resume")
 def _resume(repl, arg: str) -> bool:
     from nanohermes.storage.catalog import in_workspace, list_sessions
     from nanohermes.ui.session_list import session_rows
