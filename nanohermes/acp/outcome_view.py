@@ -14,9 +14,9 @@ def markdown(outcome: Outcome) -> str:
 
 def _block(block) -> str:
     if isinstance(block, Text):
-        return _piece(block.text, block.tone)
+        return _strong(_lines(block.text)) if block.tone == STRONG else _lines(block.text)
     if isinstance(block, Spans):
-        return "".join(_piece(text, tone) for text, tone in block.pieces)
+        return "".join(_strong(text) if tone == STRONG else text for text, tone in block.pieces)
     if isinstance(block, Diff):
         cut = f"\n… {len(block.lines) - block.limit} more lines" if len(block.lines) > block.limit else ""
         return "```diff\n" + "\n".join(block.lines[: block.limit]) + cut + "\n```"
@@ -25,10 +25,15 @@ def _block(block) -> str:
     raise TypeError(f"not a block: {block!r}")
 
 
-def _piece(text: str, tone: str) -> str:
+def _lines(text: str) -> str:
+    """Each line of `text` a line of the paragraph (indentation dropped: four spaces would start a
+    code block); a blank line starts a new paragraph."""
     lines = [line.strip() for line in text.strip("\n").splitlines()]
-    joined = HARD_BREAK.join(lines).replace(HARD_BREAK + HARD_BREAK, "\n\n")  # a blank line: a new paragraph
-    return f"**{joined}**" if tone == STRONG and joined else joined
+    return HARD_BREAK.join(lines).replace(HARD_BREAK + HARD_BREAK, "\n\n")
+
+
+def _strong(text: str) -> str:
+    return f"**{text}**" if text.strip() else text
 
 
 def _parts(parts: Parts) -> str:
