@@ -102,6 +102,7 @@ def _rewind(repl, arg: str) -> bool:
 def _fork(repl, arg: str) -> bool:
     from nanohermes.errors import SessionError
     from nanohermes.storage.fork import fork_session
+    from nanohermes.ui.switch_commands import open_session
 
     old = repl.runtime.session.name
     try:
@@ -109,6 +110,6 @@ def _fork(repl, arg: str) -> bool:
     except SessionError as exc:
         repl.say(str(exc), "yellow")
         return True
-    repl.open_session(name)
+    open_session(repl, name)
     repl.say(f"forked from {old} (still there: /resume {old})", "dim")
     return True

@@ -64,7 +64,9 @@ def _exit(repl, arg: str) -> bool:
 def _clear(repl, arg: str) -> bool:
     old = repl.runtime.session
     name, saved = old.name, old.saved
-    repl.open_session(None)
+    from nanohermes.ui.switch_commands import open_session
+
+    open_session(repl, None)
     if saved:
         repl.say(f"· the cleared conversation is saved as session {name}: /resume {name} returns to it", "dim")
     return True
