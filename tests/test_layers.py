@@ -24,6 +24,8 @@ LAYERS = (
     ("parts over the tools", {"prompt", "mcp", "hooks"}),
     ("the loop", {"loop", "custom_commands"}),
     ("wiring", {"configure", "configured_tools", "runtime"}),
+    # the one slash-command table, and the commands both front ends run, as plain data
+    ("slash commands", {"slash"}),
     # `local` (a llama.cpp server started for the session) comes with --local
     ("front ends", {"ui", "acp", "cli", "cli_base", "subcommands", "launch", "__main__", "doctor", "local"}),
 )
