@@ -21,7 +21,7 @@ LAYERS = (
     ),
     ("stores", {"sandbox", "storage", "memory", "context", "repo_files", "workspace"}),
     ("parts", {"tools", "permissions", "provider", "piped"}),
-    ("parts over the tools", {"prompt", "mcp", "hooks"}),
+    ("parts over the tools", {"prompt", "mcp", "hooks", "lsp"}),
     ("the loop", {"loop", "custom_commands"}),
     ("wiring", {"configure", "configured_tools", "runtime"}),
     # `local` (a llama.cpp server started for the session) comes with --local
