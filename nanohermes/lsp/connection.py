@@ -25,6 +25,10 @@ from nanohermes.text import neutralize
 from nanohermes.tools.processes import KILL_GRACE, READ_CHUNK, end_group, release, signal_group, start_child
 
 STDERR_TAIL_BYTES = 4_096  # enough for the last lines of a traceback
+# How long a server whose output closed is waited on to exit and finish its stderr, for the note
+# that says why it stopped: its output closing is it exiting, done in milliseconds; one that
+# closed it and goes on is said as such.
+EXIT_WAIT_S = 5.0
 SHOWN_STDERR_CHARS = 200  # the last line quoted when a server stops
 # Requests a server may send that want an answer and nothing from us: an empty one lets it go on.
 ANSWERED_EMPTY = frozenset(
@@ -59,8 +63,11 @@ class Connection:
         self._next_id = 0
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._stderr: deque[bytes] = deque()
-        for target in (self._read, self._write, self._drain):
-            threading.Thread(target=target, daemon=True, name=f"lsp-{target.__name__}").start()
+        threads = [threading.Thread(target=t, daemon=True, name=f"lsp{t.__name__}") for t in (self._write, self._drain)]
+        self._drainer = threads[1]
+        threads.append(threading.Thread(target=self._read, daemon=True, name="lsp_read"))
+        for thread in threads:
+            thread.start()
 
     # ------------------------------------------------------------------ asking
 
@@ -196,10 +203,12 @@ class Connection:
         if self._broken:
             return f"it broke the protocol: {self._broken}"
         try:
-            code = self.proc.wait(timeout=KILL_GRACE)  # its output closed: it is exiting
+            code = self.proc.wait(timeout=EXIT_WAIT_S)  # its output closed: it is exiting
         except subprocess.TimeoutExpired:  # still running with its output closed
             return "it closed its output"
-        tail = b"".join(self._stderr)[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").strip().splitlines()
+        self._drainer.join(EXIT_WAIT_S)  # its last words on stderr (read only once the drain has ended)
+        said = b"" if self._drainer.is_alive() else b"".join(self._stderr)
+        tail = said[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").strip().splitlines()
         said = f": {neutralize(tail[-1].strip())[:SHOWN_STDERR_CHARS]}" if tail else ""
         return f"it exited (code {code}){said}"
 

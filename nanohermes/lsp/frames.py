@@ -9,6 +9,7 @@ endless line or a traceback from a parser.
 from __future__ import annotations
 
 import json
+import re
 from typing import BinaryIO
 
 from nanohermes.bounded import parse_json
@@ -18,6 +19,7 @@ MAX_HEADERS = 16  # LSP defines two headers
 # The diagnostics of a file edit_file may change (4 MB) fit in a few MB; a server's other messages
 # (logs, progress) are small. More is a broken or hostile stream.
 MAX_MESSAGE_BYTES = 16 * 1_048_576
+_HEADER_NAME = re.compile(rb"^[A-Za-z0-9-]+$")  # a header's name is a token: `Content-Length`, `Content-Type`
 
 
 class FrameError(Exception):
@@ -62,7 +64,7 @@ def _content_length(stream: BinaryIO) -> int | None:
         if line in (b"\r\n", b"\n"):
             break
         name, colon, value = line.partition(b":")
-        if not colon:
+        if not colon or not _HEADER_NAME.match(name):
             raise FrameError(f"it sent {_shown(line)} where a header belongs (is it printing to stdout?)")
         if name.strip().lower() == b"content-length":
             length = _number(value)
@@ -75,7 +77,7 @@ def _content_length(stream: BinaryIO) -> int | None:
 
 def _number(value: bytes) -> int:
     text = value.strip()
-    if not text.isdigit() or len(text) > 12:
+    if not text.isdigit() or len(text) > 18:  # past 18 digits it is no size any reader could hold
         raise FrameError(f"it sent Content-Length {_shown(text)}, not a size")
     return int(text)
 
