@@ -19,16 +19,17 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nanohermes.errors import ToolError
-from nanohermes.lsp.connection import ServerGone, ServerSlow
-from nanohermes.lsp.problems import WARNING, new_problems, problems_note, problems_of
-from nanohermes.lsp.server import LanguageServer
-from nanohermes.lsp.settings import ServerSettings, in_force, resolve_program
-from nanohermes.sandbox.actors import USER, command_policy, server_sandboxed
-from nanohermes.sandbox.policy import Policy
+from nanohermes.lsp.settings import ServerSettings, in_force
 from nanohermes.tools.diagnosed import MADE
-from nanohermes.tools.files import printable
+
+if TYPE_CHECKING:
+    from nanohermes.lsp.server import LanguageServer
+    from nanohermes.sandbox.policy import Policy
+
+# The session builds Diagnostics whether or not a file is ever changed: what starts, speaks to and
+# judges a server is imported on the first change of a file some server checks.
 
 MAX_CHECKED_CHARS = 1_000_000  # a generated file this big is not worth a server's time on every edit (syntax.py's cut)
 MAX_SLOW_CHECKS = 3  # checks in a row past the timeout: the server is stuck, and each costs an edit the timeout
@@ -60,6 +61,10 @@ class Diagnostics:
             return ""
         if max(len(before or ""), len(after)) > MAX_CHECKED_CHARS:
             return f"\n{MADE}; no diagnostics: {shown} is over {MAX_CHECKED_CHARS:,} characters"
+        from nanohermes.lsp.connection import ServerGone, ServerSlow
+        from nanohermes.lsp.problems import WARNING, new_problems, problems_note, problems_of
+        from nanohermes.tools.files import printable
+
         with self._lock:
             server = self._servers.get(settings.language) or self._start(settings)
             if isinstance(server, str):
@@ -91,6 +96,12 @@ class Diagnostics:
 
     def _start(self, settings: ServerSettings) -> LanguageServer | str:
         """The language's server, started and initialized, or the note that it could not be."""
+        from nanohermes.errors import ToolError
+        from nanohermes.lsp.connection import ServerGone, ServerSlow
+        from nanohermes.lsp.server import LanguageServer
+        from nanohermes.lsp.settings import resolve_program
+        from nanohermes.sandbox.actors import USER, command_policy, server_sandboxed
+
         argv, why = resolve_program(settings.command, self._workspace)
         if argv is None:
             # a default not installed is no news; a server the user named, or one found only in the workspace, is
