@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
+from urllib.parse import unquote
 
 from nanohermes.lsp.frames import FrameError, encode, read_message
 from nanohermes.sandbox.policy import Policy
@@ -96,7 +97,7 @@ class Connection:
         version: its first publication after serial `since`), or ServerGone, or ServerSlow."""
 
         def found() -> list | None:
-            serial, said, items = self._published.get(uri, (0, None, []))
+            serial, said, items = self._published.get(unquote(uri), (0, None, []))
             if said == version or (said is None and not self._versioned and serial > since):
                 return items
             return None
@@ -155,7 +156,7 @@ class Connection:
         with self._changed:
             self._serial += 1
             self._versioned = self._versioned or version is not None
-            self._published[uri] = (self._serial, version, items)
+            self._published[unquote(uri)] = (self._serial, version, items)  # a server may quote it its own way
             self._changed.notify_all()
 
     def _answer(self, method: str, ident, params) -> None:

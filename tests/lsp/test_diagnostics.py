@@ -85,10 +85,9 @@ def test_warnings_are_said_when_asked_for(checked, workspace):
 
 def test_a_new_file_written_with_an_undefined_name_says_it(checked, workspace):
     ctx = checked()
-    result = dispatch(ctx, TOOLS, "write_file", {"path": "pkg/new.py", "content": "def f():\n    return nowhere\n"})
-    assert (
-        result.ok and f"{MADE}; new problems in pkg/new.py (pylsp):\n  2:12 undefined name 'nowhere'" in result.content
-    )
+    path = "my pkg/nouveauté.py"  # its URI is quoted: %20, %C3%A9
+    result = dispatch(ctx, TOOLS, "write_file", {"path": path, "content": "def f():\n    return nowhere\n"})
+    assert result.ok and note(result) == f"{MADE}; new problems in {path} (pylsp):\n  2:12 undefined name 'nowhere'"
     other = dispatch(ctx, TOOLS, "write_file", {"path": "notes.txt", "content": "nowhere\n"})
     assert other.ok and MADE not in other.content  # no server for .txt files
 
