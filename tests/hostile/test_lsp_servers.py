@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nanohermes.lsp import Diagnostics
 from nanohermes.lsp.frames import MAX_HEADER_LINE, MAX_HEADERS, FrameError, encode, read_message
@@ -27,6 +29,20 @@ def test_frames_round_trip_and_end_cleanly_between_messages():
     assert read_message(stream) == {"id": 1, "result": "ä"}
     assert read_message(stream) == {"method": "x"}
     assert read_message(stream) is None
+
+
+words = st.text(st.characters(exclude_categories=("Cs",)), max_size=8)  # lsp/ sends valid Unicode only
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | words,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(words, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(st.lists(st.dictionaries(words, json_values, max_size=4), max_size=4))
+def test_any_messages_framed_in_a_row_read_back_as_sent(messages):
+    stream = io.BytesIO(b"".join(encode(m) for m in messages))
+    assert [read_message(stream) for _ in messages] == messages and read_message(stream) is None
 
 
 @pytest.mark.parametrize(
