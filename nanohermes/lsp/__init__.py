@@ -120,6 +120,9 @@ class Diagnostics:
             why = f"{label} was not started: {exc} (sandbox = false in [lsp.{settings.language}] runs it unconfined)"
         except OSError as exc:
             why = f"{label} could not be started: {exc.strerror or exc}"
+        except BaseException:  # Ctrl-C while it starts: it must not run on, owned by no one
+            server.stop()
+            raise
         if why:
             server.stop()
             return self._turn_off(settings, why)
