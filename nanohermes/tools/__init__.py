@@ -49,6 +49,13 @@ class Delegator(Protocol):
     def run(self, description: str, prompt: str) -> str: ...
 
 
+class Diagnoser(Protocol):
+    """A language server's new problems in a file write_file or edit_file changed (lsp/: Diagnostics,
+    which the wiring builds above this layer)."""
+
+    def after_change(self, path: Path, shown: str, before: str | None, after: str) -> str: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may touch and use. `max_output` shrinks with small context windows."""
@@ -79,6 +86,7 @@ class ToolContext:
     # None, write_text(path, data) -> whether it wrote them, run_shell(...) -> whether it ran an
     # unconfined command. None: the disk and our own processes, directly.
     editor: object | None = None
+    diagnostics: Diagnoser | None = None  # what a language server finds new after a change (None: nothing asked)
 
     def report(self, text: str) -> None:
         """Tell whoever watches (the REPL's status line) what a running tool is doing."""

@@ -15,6 +15,7 @@ from nanohermes.cli import app
 from nanohermes.config import Config
 from nanohermes.hooks.settings import EVENTS
 from nanohermes.hooks.settings import KEYS as HOOK_KEYS
+from nanohermes.lsp.settings import KEYS as LSP_KEYS
 from nanohermes.mcp.settings import SERVER_KEYS
 from nanohermes.provider.prices import PRICE_KEYS
 from nanohermes.sandbox.policy import TABLE_KEYS as SANDBOX_KEYS
@@ -31,6 +32,7 @@ TABLES = {
     "permissions": ("[permissions]", frozenset({"allow", "ask", "deny"})),
     "prices": ('[prices."MODEL"]', PRICE_KEYS),
     "hooks": ("[[hooks.", HOOK_KEYS),
+    "lsp": ("[lsp.LANGUAGE]", LSP_KEYS),
 }
 NOT_SETTINGS = {"home", "workspace"}  # Config's fields that come from the environment and the command line only
 
@@ -140,6 +142,7 @@ def test_every_key_of_every_table_is_documented():
         "permissions": "permissions.md",
         "prices": "context.md",
         "hooks": "hooks.md",
+        "lsp": "diagnostics.md",
     }
     missing = [
         f"{homes[table]}: {key}"
@@ -159,7 +162,7 @@ def _check_toml(data: dict, where: str) -> list[str]:
         _, keys = TABLES[table]
         if table == "mcp":
             entries = list(value.get("servers", {}).values())
-        elif table in ("prices", "hooks"):
+        elif table in ("prices", "hooks", "lsp"):
             entries = [e for v in value.values() for e in (v if isinstance(v, list) else [v])]
         else:
             entries = [value]
