@@ -76,7 +76,7 @@ def test_nanohermes_gets_a_second_try_with_the_test_output_in_the_same_session(e
     probe = lambda body: body["messages"][-1]["content"] == "ok"  # noqa: E731  (the proxy's settling request)
     server.handler = lambda body: text("ok") if probe(body) else replies.pop(0)
     args = argparse.Namespace(nanohermes=str(Path(sys.executable).parent / "nanohermes"), coach="plain")
-    args.model, args.timeout = "local-model", 120
+    args.model, args.timeout, args.profile = "local-model", 120, tmp_path / "coach.json"
     try:
         with bench.UsageProxy(server.url) as proxy:
             tries = bench.run_nanohermes(args, proxy, exercise, tmp_path / "out")
@@ -85,6 +85,8 @@ def test_nanohermes_gets_a_second_try_with_the_test_output_in_the_same_session(e
     assert [t["pass"] for t in tries] == [False, True]
     assert (tmp_path / "out" / "work" / "twice.py").read_text() == RIGHT
     assert not (tmp_path / "out" / "work" / "twice_test.py").exists()  # the model never saw the tests
+    config = (tmp_path / "out" / "home" / "nanohermes" / "config.toml").read_text()
+    assert config == f"request_timeout = {bench.REPLY_WAIT_S}\n"  # a reply waited for as aider waits
     chats = [r for r in server.chat_requests() if r["messages"][-1]["content"] != "ok"]
     second_try = next(r for r in chats if "See the testing errors above." in str(r["messages"][-1]["content"]))
     assert second_try["messages"][1]["content"].startswith("# Instructions")  # the first try is in the history
