@@ -72,6 +72,9 @@ THRASH_RECOVERY_MESSAGES = 10
 # Middle trim never cuts a message below this many chars of content: head and tail must
 # still say what the message was.
 TRIM_MIN_KEEP_CHARS = 800
+# … unless the request would go over the window all the same (dense text: emoji, CJK, combining marks run
+# near a token a char, so 800 chars can be 800 tokens): then as far down as this, the last resort.
+TRIM_LAST_RESORT_KEEP_CHARS = 200
 # Caps at the tool: one tool result, in UTF-8 bytes; ~17 % of the 120k-char budget.
 MAX_TOOL_RESULT_BYTES = 20_000
 # The reply's max_tokens when nothing smaller is configured or needed.

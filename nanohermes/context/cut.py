@@ -88,16 +88,16 @@ def compact_history(messages: list[dict], plan: CutPlan, summary: dict) -> list[
     return [messages[0], summary, *ack, *kept]
 
 
-def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int]) -> dict:
+def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int], min_keep: int) -> dict:
     """The message with its content (then long tool-call arguments) trimmed by about `excess`
-    serialised chars, or the message itself if nothing can be trimmed."""
+    serialised chars down to no less than `min_keep` chars, or the message itself if nothing can be trimmed."""
     content = message.get("content")
     new = message
-    if isinstance(content, str) and len(content) > TRIM_MIN_KEEP_CHARS + 200:
+    if isinstance(content, str) and len(content) > min_keep + 200:
         escaped_ratio = max(1.0, (message_size({"content": content}) - 14) / len(content))
         note = TRIM_NOTE_RECALL if message.get("role") == "tool" else TRIM_NOTE
         cut = math.ceil(excess * 1.02 / escaped_ratio) + len(note) + 40
-        keep = max(TRIM_MIN_KEEP_CHARS, len(content) - cut)
+        keep = max(min_keep, len(content) - cut)
         if keep < len(content) - len(note) - 40:
             new = {
                 **message,
@@ -106,16 +106,20 @@ def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int])
                 ),
             }
     if size_of(message) - size_of(new) < excess and new.get("tool_calls"):
-        new = shrink_tool_calls(new, TRIM_MIN_KEEP_CHARS)
+        new = shrink_tool_calls(new, min_keep)
     return new
 
 
 def trim_to_budget(
-    messages: list[dict], budget: int, protected: set[int], size_of: Callable[[dict], int]
+    messages: list[dict],
+    budget: int,
+    protected: set[int],
+    size_of: Callable[[dict], int],
+    min_keep: int = TRIM_MIN_KEEP_CHARS,
 ) -> tuple[list[dict], int]:
-    """Middle trim: cut the largest unprotected messages from the middle until the total fits.
-    Messages are never removed and JSON is never cut, so pairs and arguments stay valid.
-    Returns (new list, number of messages trimmed); may still be over if nothing is left."""
+    """Middle trim: cut the largest unprotected messages from the middle until the total fits, none
+    below `min_keep` chars. Messages are never removed and JSON is never cut, so pairs and arguments
+    stay valid. Returns (new list, number of messages trimmed); may still be over if nothing is left."""
     out = list(messages)
     total = sum(size_of(m) for m in out)
     tried: set[int] = set(protected)
@@ -126,7 +130,7 @@ def trim_to_budget(
             break
         index = max(candidates, key=lambda i: size_of(out[i]))
         tried.add(index)
-        new = _trimmed_message(out[index], total - budget, size_of)
+        new = _trimmed_message(out[index], total - budget, size_of, min_keep)
         if new is not out[index]:
             total += size_of(new) - size_of(out[index])
             out[index] = new

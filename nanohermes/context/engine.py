@@ -16,6 +16,7 @@ from nanohermes.context.budget import (
     SUMMARY_RESERVE_CHARS,
     SUMMARY_TYPICAL_CHARS,
     THRASH_RECOVERY_MESSAGES,
+    TRIM_LAST_RESORT_KEEP_CHARS,
     ContextSettings,
     SizeCache,
 )
@@ -312,10 +313,14 @@ class ContextEngine:
             and self.sizes.size(current[latest_user]) > target // 2
         ):
             # the user's own message is what does not fit: cut it once rather than resend it and fail
-            current, trimmed = trim_to_budget(current, target, protected - {latest_user}, self.sizes.size)
-            if trimmed:
-                report.trimmed += trimmed
-                report.notices.append("your message was too long for the model's context and was cut in the middle")
+            protected -= {latest_user}
+            current, trimmed = trim_to_budget(current, target, protected, self.sizes.size)
+            report.trimmed += trimmed
+        if self.size(current) > target:  # dense text: what the usual floor keeps is still too much
+            current, trimmed = trim_to_budget(current, target, protected, self.sizes.size, TRIM_LAST_RESORT_KEEP_CHARS)
+            report.trimmed += trimmed
+        if latest_user is not None and current[latest_user] is not messages[latest_user]:
+            report.notices.append("your message was too long for the model's context and was cut in the middle")
         if report.trimmed:
             report.layers.append("trim")
         if self.size(current) > target:

@@ -131,6 +131,28 @@ def test_a_summary_denser_than_what_it_replaced_is_followed_by_a_trim_not_sent_o
     assert fitted[0] == messages[0] and fitted[-2:] == messages[-2:]
 
 
+def test_dense_text_the_usual_trim_floor_keeps_is_cut_further_rather_than_sent_over_the_window():
+    """Found by the property above: an 8K window, a system message of 2,968 combining marks (a token
+    each), a request of 1,300 "é", and four rounds of reads, the last with two emoji results (469 and
+    921 chars). After the summary every message left to cut was at the middle trim's floor of 800
+    chars, which at about a token a char was 6,145 tokens with a 2,048-token reply: one over the
+    window. The last resort cuts below that floor."""
+    keeper = ContextKeeper(2_048, True, 8_192, record=lambda *a: None, emit=lambda e: None)
+    tools = schemas(keeper.settings.lean_tools)
+    messages = [system("\u0301" * 2_968), user("é" * 1_300)]
+    for paths in (["a"], ["a"], ["a", "a" * 10, "0"]):
+        ids = [f"call_{len(messages) + i}" for i in range(len(paths))]
+        messages += [assistant(None, [(i, "read_file", {"path": p}) for i, p in zip(ids, paths)])]
+        messages += [tool(i, "a") for i in ids]
+    last = [("call_10", "read_file", {"path": "a"}), ("call_11", "read_file", {"path": "a"})]
+    messages += [assistant(None, [*last, ("call_12", "read_file", {"path": "😀" * 21})]), tool("call_10", "a")]
+    messages += [tool("call_11", "😀" * 469), tool("call_12", "😀" * 921)]
+    fitted, report = keeper.fit(messages, lambda request: "aaaa", {}, tools=tools)
+    assert "trim" in report.layers, report.layers
+    check(keeper, fitted, tools, 8_192)
+    assert fitted[0] == messages[0] and fitted[-4]["tool_calls"] == messages[-4]["tool_calls"]
+
+
 def saved_session(home, workspace, reads: int) -> None:
     """A session saved at a large window: `reads` read_file rounds of about 1,700 chars, never compacted."""
     from nanohermes.storage.session import Session
