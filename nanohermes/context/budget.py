@@ -74,6 +74,11 @@ THRASH_RECOVERY_MESSAGES = 10
 TRIM_MIN_KEEP_CHARS = 800
 # Caps at the tool: one tool result, in UTF-8 bytes; ~17 % of the 120k-char budget.
 MAX_TOOL_RESULT_BYTES = 20_000
+# Images in one request at most; the oldest beyond it are cleared, a line each (context/images.py).
+# Groq documents five images a request for its vision models, the fewest of the OpenAI-compatible
+# services that take several (OpenAI takes hundreds, Anthropic a hundred); five screenshots are more
+# than a coding turn looks at, and each is up to ~1,450 tokens resent with every request.
+MAX_IMAGES_PER_REQUEST = 5
 # The reply's max_tokens when nothing smaller is configured or needed.
 DEFAULT_MAX_TOKENS = 4_096
 # A reply rarely needs more than a quarter of a small window; reserving a 4,096-token

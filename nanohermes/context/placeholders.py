@@ -4,7 +4,8 @@ call; the message stays, so pairs stay valid, and the line says how to get the o
 with `recall`. Long argument values of old tool calls (a write_file body, an edit's old and
 new text) shrink the same way: the file on disk has them, and so do the files attached to a
 user message the model has acted on since (prompt/mentions.py): one line each, read_file reads
-them again.
+them again. So do the images old messages carry (context/images.py): a line each says what was
+there.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
+from nanohermes.context.images import IMAGES, without_images
 from nanohermes.memory.block import BLOCK_END, BLOCK_START
 from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 
@@ -101,12 +103,15 @@ def clear_old_outputs(
 ) -> tuple[list[dict], list[str]]:
     """Replace tool results over `min_chars` in messages[1:end] with placeholders, shrink tool-call
     argument values over `argument_chars` (default `min_chars`) and files attached to user messages
-    there (not while a result kept after `end` points back to them). Returns (new list, ids of the
-    results replaced); the rest of the list, and every untouched dict, is reused."""
+    there (not while a result kept after `end` points back to them); clear every image there (a
+    line each). Returns (new list, ids of the results replaced); the rest of the list, and every
+    untouched dict, is reused."""
     attachments = not points_to_attachment(messages[end:])
     calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
     for message in messages[1:end]:
+        if IMAGES in message:  # an image is never small: ~255 tokens at the least (context/images.py)
+            message = without_images(message)
         role, content = message.get("role"), message.get("content")
         if (
             role == "tool"

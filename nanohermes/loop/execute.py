@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from nanohermes import events as ev
 from nanohermes.calls import ResultFacts
+from nanohermes.context.images import IMAGES
 from nanohermes.errors import Terminated, ToolInterrupted
 from nanohermes.events import StopCode
 from nanohermes.hooks import AfterTool, Hooks, ToolVerdict
@@ -197,8 +198,8 @@ class ToolRunner:
         """A result joins the history (in the model's order), the repeat guard sees it, the front ends its finish."""
         call_id, name, arguments = ready.call[:3]
         read_again = self._attached(turn, transcript, name, result)
-        if read_again:  # the same text is in the request: not twice
-            result = replace(result, content=already_attached(result.content))
+        if read_again:  # the same text (and image) is in the request: not twice
+            result = replace(result, content=already_attached(result.content), images=())
         after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
         if ready.refusal is None:
             facts = result.facts.to_dict()
@@ -216,8 +217,9 @@ class ToolRunner:
         elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
             same_look = True
             result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
+        message = {"role": "tool", "tool_call_id": call_id, "content": result.content}
         transcript.add_result(
-            {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
+            {**message, IMAGES: list(result.images)} if result.images else message, result.facts.to_dict()
         )
         ctx.outputs.add(call_id, result.content, result.full, result.facts)
         ok = result.ok and not result.facts.failed  # a command that exited 1 ran, but did not succeed
@@ -231,7 +233,7 @@ class ToolRunner:
     def _attached(turn: Turn, transcript: Transcript, name: str, result: ToolResult) -> bool:
         """A read_file showing a file as attached to the request, which still holds it."""
         attached = name == "read_file" and result.ok and result.content in turn.attached.values()
-        return attached and transcript.still_attached(result.content)
+        return attached and transcript.still_attached(result.content, result.images)
 
     def _progress(self, ctx: ToolContext, call_id: str, name: str, text: str) -> None:
         """A running tool's latest lines reach a client (an editor over ACP, the live area) redacted."""

@@ -6,6 +6,7 @@ a rewind's, a new system message).
 
 from __future__ import annotations
 
+from nanohermes.context.images import IMAGES, images_of
 from nanohermes.errors import ToolInterrupted
 from nanohermes.loop import history
 from nanohermes.memory.block import attach_block
@@ -36,21 +37,29 @@ class Transcript:
         bytes), no secrets."""
         return self.redactor.text(valid_unicode(text))
 
-    def add_request(self, text: str, files: str, block: str) -> None:
+    def add_request(self, text: str, files: str, block: str, images: list[dict] = ()) -> None:
         """The user's request (`text`, as clean() gives it), with what goes with it (`files`: the
-        user's context, the files the words name, the coach's note) and the memory `block`; the
-        session keeps them beside the user's words. Values, worked out by the Agent."""
+        user's context, the files the words name, the coach's note), the memory `block` and the
+        `images` its words name (context/images.py's entries); the session keeps them beside the
+        user's words. Values, worked out by the Agent."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         files = self.redactor.text(valid_unicode(files))
         block = self.redactor.text(block)  # memory.json may predate a secret's redaction
-        self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
-        self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
+        carried = {IMAGES: list(images)} if images else {}
+        self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block), **carried})
+        self.session.record_message({"role": "user", "content": text, **carried}, memory=block, files=files)
 
-    def still_attached(self, text: str) -> bool:
-        """A user message still holds `text` as it was attached (a compaction clears the files
-        attached to a request once the model has acted on them)."""
-        return any(m.get("role") == "user" and text in str(m.get("content") or "") for m in self.messages)
+    def still_attached(self, text: str, images: tuple[dict, ...] = ()) -> bool:
+        """A user message still holds `text` as it was attached, and `images` (a compaction clears the
+        files and images attached to a request once the model has acted on them)."""
+        refs = {entry.get("ref") for entry in images}
+        return any(
+            m.get("role") == "user"
+            and text in str(m.get("content") or "")
+            and refs <= {entry.get("ref") for entry in images_of(m)}
+            for m in self.messages
+        )
 
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
         """A message the loop writes for the model (a Nudge: loop/nudges.py), tagged as such; `alternate`:
