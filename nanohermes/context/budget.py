@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from nanohermes.context.images import IMAGES, chars_of
 from nanohermes.synthetic import untagged
 
 # The high-water mark in chars when the model's window is unknown, and never more for any
@@ -178,7 +179,11 @@ def message_size(message: dict) -> int:
     With ensure_ascii=True a CJK character would count 6 chars and an emoji 12 while costing
     ~1 token, so the budget would fire far too early for Chinese users. The opposite blind
     spot (a CJK char is ~1 token, not 1/4) is covered by the token trigger (tokens.py).
+    Images count by their tokens, never their base64 (context/images.py).
     """
+    if IMAGES in message:
+        rest = {k: v for k, v in message.items() if k != IMAGES}
+        return len(json.dumps(untagged(rest), ensure_ascii=False, separators=(",", ":"))) + chars_of(message)
     return len(json.dumps(untagged(message), ensure_ascii=False, separators=(",", ":")))
 
 

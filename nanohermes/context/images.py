@@ -21,6 +21,7 @@ was and that read_file reads it again.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 from nanohermes.memory.block import BLOCK_END, BLOCK_START
@@ -46,6 +47,9 @@ TOKENS_PER_IMAGE = 85
 ASCII_CHARS_PER_IMAGE_TOKEN = 4
 CAPTION = "[The image{s} of the tool result{s} above ({ids}):]"
 CLEARED = "[image {name} ({width}×{height}) cleared to save context; read_file reads it again]"
+_CLEARED_LINE = re.compile(
+    re.escape(CLEARED).replace(r"\{name\}", ".+").replace(r"\{width\}", r"\d+").replace(r"\{height\}", r"\d+")
+)
 GONE = "[image {name} is no longer stored (its session's files were removed); read_file reads it again]"
 
 
@@ -106,6 +110,11 @@ def _with_lines(text: str, lines: str) -> str:
     if at >= 0 and text.endswith(BLOCK_END):
         return f"{text[:at]}\n{lines}{text[at:]}"
     return f"{text}\n{lines}"
+
+
+def cleared_lines(text: str) -> list[str]:
+    """The lines of `text` that say an image was cleared (a placeholder that replaces the text keeps them)."""
+    return [line for line in text.splitlines() if _CLEARED_LINE.fullmatch(line)]
 
 
 def describe(entry: dict) -> dict:

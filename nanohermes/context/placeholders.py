@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
-from nanohermes.context.images import IMAGES, without_images
+from nanohermes.context.images import IMAGES, cleared_lines, without_images
 from nanohermes.memory.block import BLOCK_END, BLOCK_START
 from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 
@@ -85,7 +85,7 @@ def clear_attachment(message: dict, min_chars: int) -> dict:
     files = content[start + len(FILES_HEADER) + 4 : end]
     if len(files) <= min_chars:  # a small file stays verbatim: a line about it saves little
         return message
-    heads = [part.split("\n", 1)[0] for part in files.split("\n\n")]
+    heads = [part.split("\n", 1)[0] for part in files.split("\n\n")] + cleared_lines(files)
     return {**message, "content": "\n".join([content[:start] + "\n", ATTACHMENT_CLEARED, *heads]) + content[end:]}
 
 
@@ -110,8 +110,6 @@ def clear_old_outputs(
     calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
     for message in messages[1:end]:
-        if IMAGES in message:  # an image is never small: ~255 tokens at the least (context/images.py)
-            message = without_images(message)
         role, content = message.get("role"), message.get("content")
         if (
             role == "tool"
@@ -121,13 +119,14 @@ def clear_old_outputs(
         ):
             call_id = str(message.get("tool_call_id"))
             text = placeholder_text(calls.get(call_id), call_id, content, (facts or {}).get(call_id, NO_FACTS))
-            out.append({**message, "content": text})
+            new = {**message, "content": "\n".join([text, *cleared_lines(content)])}  # what images it had
             replaced.append(call_id)
         elif role == "assistant":
-            out.append(shrink_tool_calls(message, min_chars if argument_chars is None else argument_chars))
+            new = shrink_tool_calls(message, min_chars if argument_chars is None else argument_chars)
         elif role == "user" and attachments:
-            out.append(clear_attachment(message, min_chars))
+            new = clear_attachment(message, min_chars)
         else:
-            out.append(message)
+            new = message
+        out.append(without_images(new) if IMAGES in new else new)  # an image is never small: 255 tokens at least
     out.extend(messages[end:])
     return out, replaced

@@ -23,6 +23,7 @@ PARTS = {
     "assistant": ("bright_blue", "A"),
     "tool calls": ("bright_cyan", "C"),
     "tool results": ("red", "O"),
+    "images": ("bright_green", "I"),  # counted by their tokens (context/images.py), whichever message holds them
 }
 MAX_BAR_CELLS = 60  # wider is no more readable
 MIN_BAR_CELLS = 10
@@ -48,6 +49,7 @@ def context_parts(system_sections: dict[str, int], messages: list[dict], tool_sc
             "assistant": kinds["assistant"],
             "tool calls": kinds["tool_calls"],
             "tool results": kinds["tool"],
+            "images": kinds["images"],
         }
     )
     return {name: parts.get(name, 0) for name in PARTS}

@@ -107,6 +107,7 @@ def _compact(repl, arg: str) -> bool:
 
 @command("/context", "/context [summary]", "what the next request holds, part by part; summary: the summary text")
 def _context(repl, arg: str) -> bool:
+    from nanohermes.context.images import tokens_of
     from nanohermes.context.tokens import count_tokens
 
     if arg == "summary":
@@ -127,6 +128,7 @@ def _context(repl, arg: str) -> bool:
     sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
     ratio = count_tokens(sample) / max(1, len(sample))
     tokens = {name: round(chars * ratio) for name, chars in parts.items()}
+    tokens["images"] = sum(tokens_of(m) for m in agent.messages)  # by OpenAI's formula, not by chars
     budget = agent.settings.high_water_chars  # compaction starts here
     if agent.settings.window:
         limit, label = agent.settings.window, f"the {agent.settings.window:,}-token window"
