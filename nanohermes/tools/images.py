@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nanohermes.context.images import image_tokens
@@ -66,6 +66,7 @@ class Prepared:
     width: int
     height: int
     source: tuple[int, int]
+    frames: int = 1  # an animated GIF's: its first is sent
 
     @property
     def scaled(self) -> bool:
@@ -98,6 +99,8 @@ def image_result(ctx: ToolContext, target: Path, shown: str, mime: str) -> tuple
 def describe(shown: str, mime: str, image: Prepared) -> str:
     """`read_file shot.png: PNG image 4000×3000, downscaled to 2048×1536 (312,450 bytes, ~1,105 tokens); attached`."""
     size = f"{image.source[0]}×{image.source[1]}"
+    if image.frames > 1:
+        size += f", its first of {image.frames} frames"
     if image.scaled:
         size += f", downscaled to {image.width}×{image.height}"
         if image.mime != mime:
@@ -120,15 +123,15 @@ def prepare(data: bytes, mime: str, shown: str) -> Prepared:
             raise ToolError(
                 f"{shown} is an image of {width}×{height} pixels, over the {MAX_SOURCE_PIXELS:,}-pixel limit; not sent"
             )
-        animated = getattr(image, "n_frames", 1) > 1
+        frames = getattr(image, "n_frames", 1)
         image.load()  # decodes it whole: a damaged file fails here, not at the server
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise ToolError(
             f"{shown} looks like {KINDS[mime]} by its first bytes but cannot be read as one ({exc})"
         ) from None
-    if not animated and max(width, height) <= MAX_SIDE and len(data) <= MAX_IMAGE_BYTES:
+    if frames == 1 and max(width, height) <= MAX_SIDE and len(data) <= MAX_IMAGE_BYTES:
         return Prepared(data, mime, width, height, (width, height))
-    return _smaller(image, mime, shown)
+    return replace(_smaller(image, mime, shown), frames=frames)
 
 
 def _smaller(image, mime: str, shown: str) -> Prepared:
@@ -138,15 +141,16 @@ def _smaller(image, mime: str, shown: str) -> Prepared:
     alpha = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
     kind = "JPEG" if mime == "image/jpeg" else "PNG"
     side = min(MAX_SIDE, max(source))
-    while side >= MIN_SIDE:
+    while True:
         data, size = _encoded(image, side, kind, alpha)
         if len(data) <= MAX_IMAGE_BYTES:
             return Prepared(data, "image/jpeg" if kind == "JPEG" else "image/png", *size, source)
         if kind == "PNG" and not alpha:
             kind = "JPEG"  # a photo saved as PNG: the same pixels in a fraction of the bytes
-            continue
-        side = int(side * SHRINK)
-    raise ToolError(f"{shown} is still over {MAX_IMAGE_BYTES:,} bytes at {MIN_SIDE} px; not sent")
+        elif side <= MIN_SIDE:
+            raise ToolError(f"{shown} is still over {MAX_IMAGE_BYTES:,} bytes at {side} px; not sent")
+        else:
+            side = max(MIN_SIDE, int(side * SHRINK))
 
 
 def _encoded(image, side: int, kind: str, alpha: bool) -> tuple[bytes, tuple[int, int]]:

@@ -10,6 +10,7 @@ from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals
 from nanohermes.provider import Provider
+from nanohermes.storage.images import ImageStore
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext, tool
 from nanohermes.tools.outputs import OutputStore
@@ -59,11 +60,15 @@ def make_agent(
     config = make_config(server, workspace, **kw)
     session = Session(config.home, session_name)
     sink = events if events is not None else []
+    images = ImageStore(config.home / "checkpoints" / session.name / "images")  # as the runtime keeps them
     provider = Provider(
-        config, on_retry=lambda text: sink.append(("retry", text)), sleep=sleep or (lambda s: sink.append(("sleep", s)))
+        config,
+        on_retry=lambda text: sink.append(("retry", text)),
+        sleep=sleep or (lambda s: sink.append(("sleep", s))),
+        images=images,
     )
     outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
-    ctx = ToolContext(workspace=workspace, home=config.home, outputs=outputs)
+    ctx = ToolContext(workspace=workspace, home=config.home, outputs=outputs, images=images)
     agent = Agent(
         config=config,
         provider=provider,
