@@ -47,7 +47,7 @@ def test_a_name_that_promises_an_image_over_other_bytes_is_refused(ctx, workspac
     (workspace / "shot.png").write_text("not an image at all\n")
     result = read(ctx, "shot.png")
     assert result.content == "error: shot.png is named as an image, but its bytes are no PNG, JPEG, GIF or WebP image"
-    with pytest.raises(ImagesRefused, match="Your request was not sent: shot.png is named as an image"):
+    with pytest.raises(ImagesRefused, match=r"Your request was not sent: shot\.png is named as an image"):
         attachment("what is in @shot.png?", ctx)
 
 

@@ -67,7 +67,7 @@ def test_a_text_only_server_is_never_sent_an_image(workspace, shot):
 
 def test_a_server_that_says_nothing_gets_an_image_only_once_the_setting_says_so(server, workspace, shot):
     agent = make_agent(server, workspace, tools=TOOLS)
-    with pytest.raises(ImagesRefused, match="if it does, set vision = true in config.toml"):
+    with pytest.raises(ImagesRefused, match=r"if it does, set vision = true in config\.toml"):
         agent.run_turn("look at @shot.png")
     assert not server.chat_requests()
     server.vision = True  # the server takes them (config.toml's `vision` says so: it is not asked)

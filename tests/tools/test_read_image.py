@@ -71,7 +71,7 @@ def test_an_image_wider_than_the_limit_is_downscaled(ctx, store, workspace):
     [entry] = result.images
     assert (entry["width"], entry["height"]) == (MAX_SIDE, 27)
     assert stored(store, entry).size == (MAX_SIDE, 27)
-    assert f"PNG image 3000×40, downscaled to 2048×27 (" in result.content
+    assert "PNG image 3000×40, downscaled to 2048×27 (" in result.content
     assert f"~{image_tokens(2048, 27):,} tokens" in result.content
 
 
