@@ -11,7 +11,7 @@ from dataclasses import replace
 from urllib.parse import quote
 
 from nanohermes.config import Config
-from nanohermes.context.images import on_the_wire
+from nanohermes.context.images import IMAGES, on_the_wire
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.caching import new_cache_key, wants_breakpoints, wants_cache_key
 from nanohermes.provider.client import APIError, Client
@@ -50,6 +50,12 @@ MODELS_TIMEOUT_S = 10.0
 # Ollama loads a model not running yet to say what context it runs with; the first request would
 # wait for the load anyway. A load slower than this leaves the window assumed (provider/window.py).
 OLLAMA_LOAD_TIMEOUT_S = 120.0
+# What a refused request that carried an image adds: the image stays in the history, so every
+# later request would be refused too until it goes.
+IMAGE_REFUSED = (
+    "The request carried an image: if the model takes none, set vision = false in config.toml, and /rewind "
+    "(or -p --rewind) to before the request that sent it."
+)
 
 
 class CallerFailed(Exception):
@@ -264,7 +270,12 @@ class Provider:
                 show(rest)
             return replace(turn, content=self.redactor.text(turn.content))
 
-        return self._with_retries(request, retries, on_restart=on_restart, model=chosen_model)
+        try:
+            return self._with_retries(request, retries, on_restart=on_restart, model=chosen_model)
+        except ProviderError as exc:
+            if exc.kind == "bad_request" and any(IMAGES in m for m in messages):  # the server refused the image
+                raise ProviderError(f"{exc} {IMAGE_REFUSED}", kind=exc.kind, info=exc.info) from None
+            raise
 
     def _wire(self, messages: list[dict], model: str) -> list[dict]:
         """The messages as the API takes them. With cache breakpoints (Anthropic models, also through

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import re
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
@@ -29,10 +30,12 @@ class ImageStore:
     def __init__(self, root: Path):
         self.root = root
         self._urls: OrderedDict[str, str] = OrderedDict()
+        self._writing = threading.Lock()  # reads run side by side: one image read twice at once is written once
 
     def put(self, data: bytes) -> str:
         """Keep `data` (once); its reference."""
-        return put_blob(self.root, data)
+        with self._writing:
+            return put_blob(self.root, data)
 
     def data_url(self, ref: str, mime: str) -> str | None:
         """The image as a `data:` URL, or None when it is not stored (removed by hand, a session

@@ -10,7 +10,8 @@ import pytest
 
 from nanohermes.context import size_by_kind
 from nanohermes.context.budget import MAX_IMAGES_PER_REQUEST
-from nanohermes.errors import ImagesRefused
+from nanohermes.errors import ImagesRefused, ProviderError
+from nanohermes.provider import IMAGE_REFUSED
 from nanohermes.tools.files import read_file
 from tests.support.agents import TEST_TOOLS, make_agent
 from tests.support.images import image_bytes, image_parts
@@ -134,3 +135,15 @@ def test_a_resumed_session_sends_its_image_again(vision_server, workspace, shot,
     resumed = make_agent(vision_server, workspace, tools=TOOLS, session_name="pics")
     resumed.run_turn("and now?")
     assert image_parts(vision_server.chat_requests()[-1])[0][3] == shot
+
+
+def test_a_server_that_refuses_an_image_it_was_said_to_take_says_what_to_do(workspace, shot):
+    llama = ScriptedServer(vision=False)  # no projector, but config.toml says vision = true
+    try:
+        agent = make_agent(llama, workspace, tools=TOOLS, vision=True)
+        with pytest.raises(ProviderError) as refused:
+            agent.run_turn("what is in @shot.png?")
+        assert "image input is not supported" in str(refused.value)
+        assert str(refused.value).endswith(IMAGE_REFUSED) and len(llama.refused) == 1
+    finally:
+        llama.close()
