@@ -184,11 +184,10 @@ class ContextEngine:
             low_water_chars=low,
             messages_before=len(messages),
             token_triggered=high < self.settings.high_water_chars,
+            layers=["images"] if over_cap else [],  # the oldest images beyond the cap, cleared whatever the size
+            images_cleared=over_cap,
         )
         run = _Pass(summarize, report, focus, token_estimate, facts or {}, overflow, fixed_tokens)
-        if over_cap:
-            report.layers.append("images")
-            report.images_cleared = over_cap
         within = not force and self.size(capped) <= high
         current = capped if within else self._compact(capped, run)
         if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
