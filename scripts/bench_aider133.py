@@ -18,7 +18,8 @@ that landing. PINNED_COMMIT is the last state main had with 133: 7aef5e9 (commit
 2023-06-15). The names' digest is checked on export.
 
 Per exercise and agent: a fresh directory with the solution stub alone (the model never sees the tests), a
-fresh home, the first message (instructions + aider's addendum); after each try the original tests run in a
+fresh home (but for `coach = auto`'s kept signs of the model, carried from one exercise to the next as a
+user's home keeps them: --profile), the first message (instructions + aider's addendum); after each try the original tests run in a
 judge directory (aider's unittest command); failing, the next try gets their first 50 lines and aider's
 "The tests are correct" note. NanoHermes's second try is `-p` in the same session; aider's runs in one process
 (aider_protocol_driver.py, with aider's own Python). Tokens are counted by scripts/usage_proxy.py for both.
@@ -44,6 +45,8 @@ from usage_proxy import UsageProxy
 
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "bench-aider133"
 AIDER_EDIT_FORMAT = "whole"  # the edit format of aider's Qwen2.5-Coder rows
+REPLY_WAIT_S = 600  # seconds without a byte of a reply before it is given up: litellm's default, which aider keeps
+PROFILE = "coach.json"  # where `coach = auto` keeps the model's signs in NANOHERMES_HOME (loop/coach/choice.py)
 
 
 def prepare(git_dir: Path, out: Path) -> None:
@@ -94,6 +97,12 @@ def run_nanohermes(args, proxy: UsageProxy, exercise: Path, out: Path) -> list[d
     workdir, home = fresh_workdir(exercise), out / "home"
     home.mkdir(parents=True)
     env = agents.agent_env(home, Path(sys.executable).parent)
+    profile = Path(env["NANOHERMES_HOME"]) / PROFILE
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    # a reply's wait as aider's (litellm's 600 s), not -p's 150 s: a loaded CPU takes minutes over a long prompt
+    (profile.parent / "config.toml").write_text(f"request_timeout = {REPLY_WAIT_S}\n")
+    if args.profile.exists():  # auto's signs of the model so far, as a user's home keeps them
+        shutil.copy(args.profile, profile)
     message, tries = protocol.first_message(exercise), []
     for n in range(1, protocol.TRIES + 1):
         command = [
@@ -108,6 +117,9 @@ def run_nanohermes(args, proxy: UsageProxy, exercise: Path, out: Path) -> list[d
         if errors is None:
             break
         message = protocol.next_message(errors, exercise)
+    if profile.exists():
+        shutil.copy(profile, args.profile)
+        tries[-1]["coach_signs"] = profile.read_text()  # what auto will decide by next (GOOD "+", BAD "-")
     shutil.move(workdir, out / "work")
     shutil.rmtree(workdir.parent, ignore_errors=True)  # what an agent left beside it (a cache)
     return tries
@@ -195,9 +207,10 @@ def summary(rows: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> None:
     names = chosen(args)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = args.resume.stem.removeprefix("results-") if args.resume else time.strftime("%Y%m%d-%H%M%S")
     root, results_path = args.out / f"run-{stamp}", args.out / f"results-{stamp}.json"
     rows: list[dict] = []
+    args.profile = args.profile or root.parent / f"coach-{stamp}.json"
     if args.resume:  # a stretch that stopped goes on where it stopped, into the same file
         results_path, rows = args.resume, json.loads(args.resume.read_text())["results"]
         root = Path(rows[0]["dir"]).parents[1] if rows else root
@@ -242,6 +255,11 @@ def main() -> None:
     r.add_argument("--nanohermes", default=agents.default_nanohermes())
     r.add_argument("--aider-python", default=os.environ.get("AIDER_PYTHON", "/work/aider-venv/bin/python"))
     r.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    r.add_argument(
+        "--profile",
+        type=Path,
+        help="auto's kept signs (coach.json) carried from exercise to exercise (default: one per run)",
+    )
     r.add_argument("--resume", type=Path, help="a results file of a stretch that stopped: go on with it")
     t = sub.add_parser("table", help="the summary of one or more results files")
     t.add_argument("results", type=Path, nargs="+")

@@ -20,7 +20,6 @@ from nanohermes.calls import one_line
 from nanohermes.errors import NanoHermesError, ToolError, ToolInterrupted
 from nanohermes.stops import about_helper
 from nanohermes.storage.session import Session, sessions_dir
-from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.loop.agent import Agent
@@ -74,7 +73,7 @@ class Subagents:
             context_window=parent.settings.window or parent.config.context_window,
         )
         tools = [t for t in parent.tools.values() if t.name not in DELEGATION_TOOLS]
-        ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)
+        ctx = replace(parent.ctx, subagents=None)  # its own outputs: its transcript's
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
         emit = lambda event: parent.emit(ev.SubagentEvent(label, event))  # noqa: E731

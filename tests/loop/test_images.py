@@ -6,13 +6,17 @@ session sends its image again."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nanohermes.context import size_by_kind
 from nanohermes.context.budget import MAX_IMAGES_PER_REQUEST
+from nanohermes.context.images import IMAGES
 from nanohermes.errors import ImagesRefused, ProviderError
 from nanohermes.provider import IMAGE_REFUSED
 from nanohermes.tools.files import read_file
+from tests.loop.test_recorded_once import REDACTED, SECRET, SECRETS
 from tests.support.agents import TEST_TOOLS, make_agent
 from tests.support.images import image_bytes, image_parts
 from tests.support.scripted_server import ScriptedServer, call, calls, text
@@ -87,6 +91,24 @@ def test_read_file_on_an_image_sends_it_after_the_result(vision_server, workspac
     caption, image = second[-1]["content"]
     assert caption["text"].startswith("[The image of the tool result above (") and image["type"] == "image_url"
     assert image_parts({"messages": second})[0][3] == shot and not vision_server.refused
+
+
+def test_read_file_on_an_image_is_recorded_once_its_name_redacted_its_image_still_sent(vision_server, workspace):
+    """The transcript records the result (loop/transcript.py: add_result) with its image beside it:
+    the one record the request, the session and the placeholders read, a secret in the file's name
+    redacted in its text, facts and image entry alike."""
+    data = image_bytes(32, 24)
+    (workspace / f"{SECRET}.png").write_bytes(data)
+    vision_server.add(call("read_file", {"path": f"{SECRET}.png"}), text("It is red."))
+    agent = make_agent(vision_server, workspace, tools=TOOLS, redactor=SECRETS, session_name="named")
+    agent.run_turn("describe it")
+    second = vision_server.chat_requests()[1]
+    assert image_parts(second)[0][3] == data and not vision_server.refused  # still sent, as an image part
+    assert SECRET not in json.dumps(vision_server.chat_requests()) and SECRET not in agent.session.path.read_text()
+    [result] = [m for m in agent.messages if m["role"] == "tool"]
+    [entry] = result[IMAGES]
+    assert entry["name"] == f"{REDACTED}.png" and result["content"].startswith(f"read_file {REDACTED}.png: PNG")
+    assert agent.transcript.outputs.facts()[result["tool_call_id"]].path == f"{REDACTED}.png"
 
 
 def test_a_model_without_vision_reading_an_image_gets_the_sentence(server, workspace, shot):

@@ -1,9 +1,12 @@
 """Images in the REPL, through a real pty: a refused `@shot.png` is said and the line given back to
-edit, nothing sent; a sent one answers and `/context` counts it by its tokens (over the real runtime,
-whose ImageStore the provider reads)."""
+edit, nothing sent; a sent one answers and `/context` counts it by its tokens, in the REPL and in an
+editor alike (slash/conversation.py's one breakdown, over the real runtime, whose ImageStore the
+provider reads)."""
 
 import pytest
 
+from nanohermes.acp import commands as editor_commands
+from nanohermes.acp.outcome_view import markdown
 from nanohermes.configure import load_config
 from nanohermes.runtime import build_runtime
 from nanohermes.ui.commands import run_slash_command
@@ -26,7 +29,7 @@ def test_a_refused_image_is_said_and_the_line_comes_back_to_edit(server, workspa
     assert not server.chat_requests()
 
 
-def test_context_counts_an_image_by_its_tokens(server, workspace, monkeypatch):
+def test_context_counts_an_image_by_its_tokens_in_the_repl_and_an_editor(server, workspace, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     (workspace / "shot.png").write_bytes(image_bytes(800, 600))
     server.vision = True  # llama.cpp with a projector
@@ -39,5 +42,6 @@ def test_context_counts_an_image_by_its_tokens(server, workspace, monkeypatch):
         run_slash_command(repl, "/context")
         [row] = [line for line in repl.out[-1].splitlines() if " images " in line]
         assert row.split()[1:3] == ["images", "765"] and "3,060" in row
+        assert "\n| images | 765 | 3,060 | " in markdown(editor_commands.take("/context", runtime))  # an editor's
     finally:
         runtime.close()
