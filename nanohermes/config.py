@@ -83,6 +83,10 @@ class Config:
     # round answered), "small" (plain's, and a small model's: a file asked for whole, an unmade change sent
     # back, the user's check answered, resampling) or "auto": by what the model does (loop/coach/choice.py).
     coach: str = "auto"
+    # Whether the model takes images (`@shot.png`, read_file of an image: tools/images.py). None: as the
+    # server says (llama.cpp's /props, Ollama's capabilities, LM Studio, a gateway's /models); a server
+    # that says nothing (OpenAI, vLLM) gets no image until this is true (provider/vision.py).
+    vision: bool | None = None
     # Seconds `--local` waits for its server to load the model (a 1.5B model loads in seconds; a slow
     # disk, a first start after a reboot or a bigger --model-file can take minutes).
     local_start_timeout: float = 300.0

@@ -58,6 +58,11 @@ class PromptBlocked(NanoHermesError):
     holds the hook's reason (hooks/__init__.py)."""
 
 
+class ImagesRefused(NanoHermesError):
+    """A request names an image the model cannot be sent (it takes none, nothing says it does, or
+    the file is no image by its bytes): the request was not sent; the message says why."""
+
+
 class ToolError(Exception):
     """A tool could not do what was asked; the message goes to the model as the result."""
 

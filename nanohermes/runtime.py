@@ -26,6 +26,7 @@ from nanohermes.provider.caching import session_cache_key
 from nanohermes.redact import Redactor
 from nanohermes.repo_files import Boundary
 from nanohermes.storage.checkpoints import Checkpoints
+from nanohermes.storage.images import ImageStore
 from nanohermes.storage.seen import once
 from nanohermes.storage.session import Session
 from nanohermes.storage.snapshots import Snapshots
@@ -129,8 +130,9 @@ def build_runtime(
     try:
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
         key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
-        provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
+        images = ImageStore(checkpoints.root / "images")  # the images sent, with the session (storage/images.py)
+        provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key, images=images)
         snapshots = Snapshots(
             checkpoints.root, config.workspace, config.home.resolve(), prompt=lambda: session.state.prompt_serial
         )
@@ -147,6 +149,7 @@ def build_runtime(
             redactor=redactor,
             sandbox=sandbox,
             editor=editor,
+            images=images,
             diagnostics=diagnostics,
         )
         tools = all_tools(skills, configured.tools)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from nanohermes.context.images import IMAGES, chars_of
 from nanohermes.synthetic import untagged
 
 # The high-water mark in chars when the model's window is unknown, and never more for any
@@ -77,6 +78,11 @@ TRIM_MIN_KEEP_CHARS = 800
 TRIM_LAST_RESORT_KEEP_CHARS = 200
 # Caps at the tool: one tool result, in UTF-8 bytes; ~17 % of the 120k-char budget.
 MAX_TOOL_RESULT_BYTES = 20_000
+# Images in one request at most; the oldest beyond it are cleared, a line each (context/images.py).
+# Groq documents five images a request for its vision models, the fewest of the OpenAI-compatible
+# services that take several (OpenAI takes hundreds, Anthropic a hundred); five screenshots are more
+# than a coding turn looks at, and each is up to ~1,450 tokens resent with every request.
+MAX_IMAGES_PER_REQUEST = 5
 # The reply's max_tokens when nothing smaller is configured or needed.
 DEFAULT_MAX_TOKENS = 4_096
 # A reply rarely needs more than a quarter of a small window; reserving a 4,096-token
@@ -176,7 +182,11 @@ def message_size(message: dict) -> int:
     With ensure_ascii=True a CJK character would count 6 chars and an emoji 12 while costing
     ~1 token, so the budget would fire far too early for Chinese users. The opposite blind
     spot (a CJK char is ~1 token, not 1/4) is covered by the token trigger (tokens.py).
+    Images count by their tokens, never their base64 (context/images.py).
     """
+    if IMAGES in message:
+        rest = {k: v for k, v in message.items() if k != IMAGES}
+        return len(json.dumps(untagged(rest), ensure_ascii=False, separators=(",", ":"))) + chars_of(message)
     return len(json.dumps(untagged(message), ensure_ascii=False, separators=(",", ":")))
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nanohermes.context.budget import TRIM_MIN_KEEP_CHARS, message_size
+from nanohermes.context.images import IMAGES, without_images
 from nanohermes.context.placeholders import shrink_tool_calls
 from nanohermes.context.summary import SUMMARY_ACK, ack_message, find_summary
 from nanohermes.text import head_tail_text
@@ -107,6 +108,8 @@ def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int],
             }
     if size_of(message) - size_of(new) < excess and new.get("tool_calls"):
         new = shrink_tool_calls(new, min_keep)
+    if size_of(message) - size_of(new) < excess and IMAGES in new:  # its images, a line each
+        new = without_images(new)
     return new
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from nanohermes.calls import ResultFacts
 from nanohermes.context.budget import (
     EXCERPT_MIN_CHARS,
+    MAX_IMAGES_PER_REQUEST,
     MIN_USEFUL_SAVING,
     PLACEHOLDER_SLACK_CHARS,
     SUMMARY_REPLY_TOKENS,
@@ -23,6 +24,7 @@ from nanohermes.context.budget import (
 from nanohermes.context.cut import CutPlan, compact_history, latest_user_index, plan_cut, trim_to_budget
 from nanohermes.context.digest import build_digest, file_ledger, without_ledger
 from nanohermes.context.excerpt import render_excerpt
+from nanohermes.context.images import IMAGES, cap_images, count_images, without_images
 from nanohermes.context.placeholders import clear_attachment, clear_old_outputs, points_to_attachment
 from nanohermes.context.sanitize import sanitize_tool_pairs
 from nanohermes.context.summary import (
@@ -54,6 +56,7 @@ class CompactionReport:
     messages_after: int = 0
     dropped: list[dict] = field(default_factory=list)  # the messages the summary stands in for
     placeholder_ids: list[str] = field(default_factory=list)  # tool call ids whose output was cleared
+    images_cleared: int = 0  # old images cleared (over the count cap, or with old outputs)
     trimmed: int = 0  # messages trimmed from the middle
     summary: str | None = None  # the model's summary (with its file ledger), when one was made
     digest: str | None = None  # the deterministic digest, when the summariser failed
@@ -84,6 +87,8 @@ class CompactionReport:
         done = []
         if self.placeholder_ids:
             done.append(f"{len(self.placeholder_ids)} old tool outputs cleared")
+        if self.images_cleared:
+            done.append(f"{self.images_cleared} old image{'s' if self.images_cleared != 1 else ''} cleared")
         if self.dropped:
             how = " without the model (its summary failed: a digest of them)" if "digest" in self.layers else ""
             done.append(f"{len(self.dropped)} messages summarised{how}")
@@ -165,10 +170,12 @@ class ContextEngine:
         request as too long, so the summary cannot resend the conversation and anything over
         the low-water mark is trimmed.
         messages[0] is never changed, the input list is never mutated, the latest user message
-        stays verbatim, and every tool call in the result has exactly one result right after it."""
+        stays verbatim, and every tool call in the result has exactly one result right after it.
+        More than MAX_IMAGES_PER_REQUEST images: the oldest are cleared first, whatever the size."""
         before = self.size(messages)
         high, low = self.marks(before, token_estimate, fixed_tokens)
-        if not force and before <= high:
+        capped, over_cap = cap_images(messages, MAX_IMAGES_PER_REQUEST)
+        if not force and before <= high and not over_cap:
             self.sizes.forget_all_but(messages)
             return messages, None
         report = CompactionReport(
@@ -178,9 +185,12 @@ class ContextEngine:
             low_water_chars=low,
             messages_before=len(messages),
             token_triggered=high < self.settings.high_water_chars,
+            layers=["images"] if over_cap else [],  # the oldest images beyond the cap, cleared whatever the size
+            images_cleared=over_cap,
         )
         run = _Pass(summarize, report, focus, token_estimate, facts or {}, overflow, fixed_tokens)
-        current = self._compact(messages, run)
+        within = not force and self.size(capped) <= high
+        current = capped if within else self._compact(capped, run)
         if self.size(current) > (low if overflow else high):  # a message too big for any layer: cut it deeply, once
             current = self._trim(current, low, report)
         current = sanitize_tool_pairs(current)
@@ -238,9 +248,11 @@ class ContextEngine:
                 messages, start, self.settings.clear_chars, facts, self.settings.argument_chars
             )
             attachment = plan.kept_user is not None and cleared[plan.kept_user] is not messages[plan.kept_user]
-            if (ids or attachment) and self.size(cleared) <= target:
+            images = count_images(messages) - count_images(cleared)
+            if (ids or attachment or images) and self.size(cleared) <= target:
                 report.layers.append("placeholders")
                 report.placeholder_ids = ids
+                report.images_cleared += images
                 return cleared
         return None
 
@@ -278,7 +290,8 @@ class ContextEngine:
         line each once the model has acted on them (not while a kept read_file result points back to them)."""
         if points_to_attachment(messages[plan.start :]):
             return messages[plan.kept_user]
-        return clear_attachment(messages[plan.kept_user], self.settings.placeholder_min_chars)
+        kept = clear_attachment(messages[plan.kept_user], self.settings.placeholder_min_chars)
+        return without_images(kept) if IMAGES in kept else kept
 
     def _summary_request(self, messages: list[dict], plan: CutPlan, previous: str | None, run: _Pass) -> SummaryRequest:
         """The conversation up to the cut plus the instruction, when the summary model is the

@@ -4,7 +4,8 @@ call; the message stays, so pairs stay valid, and the line says how to get the o
 with `recall`. Long argument values of old tool calls (a write_file body, an edit's old and
 new text) shrink the same way: the file on disk has them, and so do the files attached to a
 user message the model has acted on since (prompt/mentions.py): one line each, read_file reads
-them again.
+them again. So do the images old messages carry (context/images.py): a line each says what was
+there.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from collections.abc import Mapping
 
 from nanohermes.calls import NO_FACTS, ResultFacts, ToolCall, describe_call, tool_calls_by_id
+from nanohermes.context.images import IMAGES, cleared_lines, without_images
 from nanohermes.memory.block import BLOCK_END, BLOCK_START
 from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 
@@ -83,7 +85,7 @@ def clear_attachment(message: dict, min_chars: int) -> dict:
     files = content[start + len(FILES_HEADER) + 4 : end]
     if len(files) <= min_chars:  # a small file stays verbatim: a line about it saves little
         return message
-    heads = [part.split("\n", 1)[0] for part in files.split("\n\n")]
+    heads = [part.split("\n", 1)[0] for part in files.split("\n\n")] + cleared_lines(files)
     return {**message, "content": "\n".join([content[:start] + "\n", ATTACHMENT_CLEARED, *heads]) + content[end:]}
 
 
@@ -101,8 +103,9 @@ def clear_old_outputs(
 ) -> tuple[list[dict], list[str]]:
     """Replace tool results over `min_chars` in messages[1:end] with placeholders, shrink tool-call
     argument values over `argument_chars` (default `min_chars`) and files attached to user messages
-    there (not while a result kept after `end` points back to them). Returns (new list, ids of the
-    results replaced); the rest of the list, and every untouched dict, is reused."""
+    there (not while a result kept after `end` points back to them); clear every image there (a
+    line each). Returns (new list, ids of the results replaced); the rest of the list, and every
+    untouched dict, is reused."""
     attachments = not points_to_attachment(messages[end:])
     calls = tool_calls_by_id(messages[:end])
     out, replaced = [messages[0]] if messages else [], []
@@ -116,13 +119,14 @@ def clear_old_outputs(
         ):
             call_id = str(message.get("tool_call_id"))
             text = placeholder_text(calls.get(call_id), call_id, content, (facts or {}).get(call_id, NO_FACTS))
-            out.append({**message, "content": text})
+            new = {**message, "content": "\n".join([text, *cleared_lines(content)])}  # what images it had
             replaced.append(call_id)
         elif role == "assistant":
-            out.append(shrink_tool_calls(message, min_chars if argument_chars is None else argument_chars))
+            new = shrink_tool_calls(message, min_chars if argument_chars is None else argument_chars)
         elif role == "user" and attachments:
-            out.append(clear_attachment(message, min_chars))
+            new = clear_attachment(message, min_chars)
         else:
-            out.append(message)
+            new = message
+        out.append(without_images(new) if IMAGES in new else new)  # an image is never small: 255 tokens at least
     out.extend(messages[end:])
     return out, replaced

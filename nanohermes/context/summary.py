@@ -22,6 +22,7 @@ from functools import cache
 from typing import NamedTuple
 
 from nanohermes.context.budget import SUMMARY_MAX_CHARS, SUMMARY_MAX_WORDS, message_size
+from nanohermes.context.images import chars_of
 from nanohermes.memory.candidates import MEMORY_INSTRUCTION, Candidate, split_memories
 from nanohermes.synthetic import is_users
 from nanohermes.text import head_tail_text, strip_thinking
@@ -149,20 +150,22 @@ def find_summary(messages: list[dict]) -> int | None:
 
 def size_by_kind(messages: list[dict]) -> dict[str, int]:
     """Chars per kind of content (for /context): system, summary, user, notes (what the loop told
-    the model in the user role, synthetic.py), assistant, tool_calls, tool."""
-    kinds = dict.fromkeys(("system", "summary", "user", "notes", "assistant", "tool_calls", "tool"), 0)
+    the model in the user role, synthetic.py), assistant, tool_calls, tool, and the images any of
+    them carries (context/images.py: counted by their tokens)."""
+    kinds = dict.fromkeys(("system", "summary", "user", "notes", "assistant", "tool_calls", "tool", "images"), 0)
     for m in messages:
-        role = m.get("role")
+        role, images = m.get("role"), chars_of(m)
+        kinds["images"] += images
         if role == "user" and not is_users(m):
-            kinds["notes"] += message_size(m)
+            kinds["notes"] += message_size(m) - images
         elif is_summary_message(m):
-            kinds["summary"] += message_size(m)
+            kinds["summary"] += message_size(m) - images
         elif role == "system":
-            kinds["system"] += message_size(m)
+            kinds["system"] += message_size(m) - images
         elif role == "assistant" and m.get("tool_calls"):
             calls = message_size({"tool_calls": m["tool_calls"]})
             kinds["tool_calls"] += calls
-            kinds["assistant"] += message_size(m) - calls
+            kinds["assistant"] += message_size(m) - calls - images
         elif role in kinds:
-            kinds[role] += message_size(m)
+            kinds[role] += message_size(m) - images
     return kinds

@@ -14,6 +14,7 @@ import re
 import threading
 
 from nanohermes.context.budget import SizeCache
+from nanohermes.context.images import tokens_of
 
 DEFAULT_ENCODING = "o200k_base"  # GPT-4o and later; close enough for other models' BPEs
 
@@ -119,7 +120,7 @@ TOOL_CALL_OVERHEAD_TOKENS = 3
 
 def message_tokens(message: dict) -> int:
     content = message.get("content")
-    n = MESSAGE_OVERHEAD_TOKENS + (count_tokens(content) if isinstance(content, str) else 0)
+    n = MESSAGE_OVERHEAD_TOKENS + (count_tokens(content) if isinstance(content, str) else 0) + tokens_of(message)
     for call in message.get("tool_calls") or ():
         function = call.get("function") or {}
         n += TOOL_CALL_OVERHEAD_TOKENS + count_tokens(str(function.get("name") or ""))

@@ -27,8 +27,9 @@ from nanohermes.loop.subagents import Subagents
 from nanohermes.loop.transcript import Transcript
 from nanohermes.loop.turn import Answered, StopTurn, Turn
 from nanohermes.memory.entry_points import block_for
-from nanohermes.prompt.mentions import Mentions, attachment, named_files
+from nanohermes.prompt.mentions import Attachment, Mentions, attachment, named_files
 from nanohermes.provider import AssistantTurn, Provider
+from nanohermes.provider.vision import vision_refusal
 from nanohermes.sandbox.actors import MODEL, command_policy
 from nanohermes.signals import deferred
 from nanohermes.storage.session import Session
@@ -36,6 +37,7 @@ from nanohermes.synthetic import tagged
 from nanohermes.tools import Tool, ToolContext
 
 MAX_OVERFLOW_RETRIES = 2  # compact-and-retry attempts after a context-length error
+UNASKED = object()  # what the server says of images, before the first image asks
 
 
 class Agent:
@@ -66,6 +68,7 @@ class Agent:
         self.hooks = self.keeper.hooks = self.runner.hooks
         self.coaching = Coaching.for_config(config, self.hooks, say)
         self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction
+        self._vision: str | object | None = UNASKED  # why the model is sent no images (image_refusal)
         # The tools read the outputs the transcript records (recall); a helper agent is `task`'s.
         subagents = Subagents(self) if "task" in self.tools else ctx.subagents
         self._ctx = replace(ctx, outputs=self.transcript.outputs, subagents=subagents)
@@ -86,8 +89,10 @@ class Agent:
             self.learn_window()
             lean = self.settings.lean_tools
             turn.coach = self.coaching.for_turn(turn.request, lean)
+            text = self.transcript.clean(user_text)
+            files = attachment(text, self.ctx, mentions)  # an image the model cannot take: ImagesRefused, nothing sent
             context = self.hooks.before_request(user_text, context)  # SessionStart's, UserPromptSubmit's
-            turn.attached = self._request(turn, user_text, context, mentions, lean)
+            turn.attached = self._request(turn, text, files, context, mentions, lean)
             while True:
                 self._step(turn)
         except Answered as answered:
@@ -159,20 +164,21 @@ class Agent:
         return ev.TurnResult(history.INTERRUPTED, turn.steps, usage, "interrupted", ev.StopCode.INTERRUPTED)
 
     def _request(
-        self, turn: Turn, user_text: str, context: str, mentions: Mentions | None, lean: bool
+        self, turn: Turn, text: str, files: Attachment, context: str, mentions: Mentions | None, lean: bool
     ) -> dict[str, str]:
-        """The request worked out here and handed to the transcript as values: the user's words, what
-        goes with them (the user's `context`, the files the words name, the coach's note after them)
-        and the memory block. Returns what was attached of each file."""
-        text = self.transcript.clean(user_text)
-        files, attached = attachment(text, self.ctx, mentions)
+        """The request worked out here and handed to the transcript as values: the user's words (`text`,
+        as the transcript cleans them), what goes with them (the user's `context`, the files the words
+        name and their images, the coach's note after them) and the memory block. Returns what was
+        attached of each file."""
+        attached = files.attached
         note = turn.coach.note(attached, self._asked(attached, mentions), lean, self.tool_schemas())
         block = ""
         if self.recalls and self.ctx.memory is not None:
             block, warning = block_for(self.ctx.memory, text)
             if warning:
                 self.emit(ev.Notice(warning, "warning"))
-        self.transcript.add_request(text, "\n\n".join(part for part in (context, files, note) if part), block)
+        joined = "\n\n".join(part for part in (context, files.block, note) if part)
+        self.transcript.add_request(text, joined, block, files.images)
         return attached
 
     def _asked(self, attached: dict[str, str], mentions: Mentions | None) -> dict[str, str]:
@@ -211,6 +217,7 @@ class Agent:
         self.coaching = Coaching.for_config(config, self.hooks, self.emit)  # another model: its own evidence
         self.keeper.reuse_prefix(config.effective_summary_model == config.model)
         self.approvals.mode = config.mode
+        self._vision = UNASKED  # another model: the server is asked again on its first image
         self.transcript.set_system(self.system_prompt())
 
     def reset(self) -> None:
@@ -237,7 +244,18 @@ class Agent:
         """The tools' context: its output cap scaled to the window, and the policy the model's commands
         run under in this mode (plan mode: read-only; sandbox/actors.py)."""
         sandbox = command_policy(MODEL, self._ctx.sandbox, mode=self.approvals.mode)
-        return replace(self._ctx, max_output=self.settings.tool_result_bytes, sandbox=sandbox)
+        return replace(
+            self._ctx, max_output=self.settings.tool_result_bytes, sandbox=sandbox, vision=self.image_refusal
+        )
+
+    def image_refusal(self) -> str | None:
+        """Why the model is not sent an image, in a sentence (None: it is): config.toml's `vision`, else
+        what the server says, asked on the first image (provider/vision.py)."""
+        if self._vision is UNASKED:
+            configured = self.config.vision
+            learned = self.sender.provider.learn_vision() if configured is None else None
+            self._vision = vision_refusal(configured, learned, self.config.model)
+        return self._vision
 
     @property
     def tasks(self):  # the session's background tasks (tools/background.py); None where there are none

@@ -192,7 +192,9 @@ class ToolRunner:
         handed to the transcript, which records it (in the model's order); the front ends see its finish."""
         call_id, name, arguments = ready.call[:3]
         result = outcome.result
-        read_again = self._attached(turn, transcript, name, result)  # the same text is in the request: not twice
+        read_again = self._attached(turn, transcript, name, result)
+        if read_again:  # the same text (and image) is in the request: not twice
+            result = replace(result, images=())
         shown = already_attached(result.content) if read_again else result.content
         after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
         if ready.refusal is None:
@@ -203,7 +205,7 @@ class ToolRunner:
             turn.hook_stop = turn.hook_stop or after.stop
         look = self._look(name, arguments, result, shown + outcome.files + after.added)
         made = _made(result, shown, _rewritten_note(ready.call), outcome.files + after.added + look)
-        recorded = transcript.add_result(call_id, made)
+        recorded = transcript.add_result(call_id, made)  # its images (read_file's) with it
         ok = result.ok and not result.facts.failed  # a command that exited 1 ran, but did not succeed
         self.emit(ev.ToolFinished(call_id, name, _first_line(recorded.content), ok, outcome.seconds, recorded.facts))
         self._open.pop(call_id, None)
@@ -224,7 +226,7 @@ class ToolRunner:
     def _attached(turn: Turn, transcript: Transcript, name: str, result: ToolResult) -> bool:
         """A read_file showing a file as attached to the request, which still holds it."""
         attached = name == "read_file" and result.ok and result.content in turn.attached.values()
-        return attached and transcript.still_attached(result.content)
+        return attached and transcript.still_attached(result.content, result.images)
 
     def _progress(self, ctx: ToolContext, call_id: str, name: str, text: str) -> None:
         """A running tool's latest lines reach a client (an editor over ACP, the live area) redacted."""

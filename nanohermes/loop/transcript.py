@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from nanohermes.calls import ResultFacts
+from nanohermes.context.images import IMAGES, images_of
 from nanohermes.errors import ToolInterrupted
 from nanohermes.loop import history
 from nanohermes.memory.block import attach_block
@@ -45,6 +46,8 @@ class Transcript:
         the result as recorded, which is what the front ends may be shown."""
         result = self._cleaned(result)
         message = {"role": "tool", "tool_call_id": call_id, "content": result.content}
+        if result.images:  # read_file's image, beside the text (context/images.py puts it on the wire)
+            message[IMAGES] = list(result.images)
         self.messages.append(message)
         self.session.record_message(message, result.facts.to_dict())
         self.outputs.add(call_id, result.full, result.facts)
@@ -55,10 +58,17 @@ class Transcript:
     def _cleaned(self, result: ToolResult) -> ToolResult:
         """The result as it may be kept and sent: no secret in its text, full output or facts (which
         quote the output: a command's last lines, what a call found, a path). Its streams are
-        a hook's only: never kept."""
+        a hook's only: never kept. Its images keep their bytes (in the image store, by digest) and
+        their names cleaned (a path, which a placeholder quotes)."""
         content = self.clean(result.content)
         full = content if result.full == result.content else self.clean(result.full)
-        return ToolResult(content, full, result.ok, self._cleaned_facts(result.facts))
+        images = self._cleaned_images(result.images)
+        return ToolResult(content, full, result.ok, self._cleaned_facts(result.facts), images=tuple(images))
+
+    def _cleaned_images(self, images) -> list[dict]:
+        """Image entries (context/images.py) with their names cleaned: a file's path, which the
+        caption and a placeholder quote; the bytes are the image store's, named by digest."""
+        return [{**entry, "name": self.clean(str(entry["name"]))} if "name" in entry else entry for entry in images]
 
     def _cleaned_facts(self, facts: ResultFacts) -> ResultFacts:
         if not (facts.path or facts.found or facts.tail or facts.blocked):
@@ -77,21 +87,29 @@ class Transcript:
         stdin and file names carry any bytes), no secrets."""
         return self.redactor.text(valid_unicode(text))
 
-    def add_request(self, text: str, files: str, block: str) -> None:
+    def add_request(self, text: str, files: str, block: str, images: list[dict] = ()) -> None:
         """The user's request (`text`, as clean() gives it), with what goes with it (`files`: the
-        user's context, the files the words name, the coach's note) and the memory `block`; the
-        session keeps them beside the user's words. Values, worked out by the Agent."""
+        user's context, the files the words name, the coach's note), the memory `block` and the
+        `images` its words name (context/images.py's entries); the session keeps them beside the
+        user's words. Values, worked out by the Agent."""
         if self.messages[-1]["role"] == "user":  # the last turn failed before any answer:
             self.add({"role": "assistant", "content": history.NO_ANSWER})  # strict templates need alternation
         files = self.redactor.text(valid_unicode(files))
         block = self.redactor.text(block)  # memory.json may predate a secret's redaction
-        self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block)})
-        self.session.record_message({"role": "user", "content": text}, memory=block, files=files)
+        carried = {IMAGES: self._cleaned_images(images)} if images else {}
+        self.messages.append({"role": "user", "content": attach_block(with_attachment(text, files), block), **carried})
+        self.session.record_message({"role": "user", "content": text, **carried}, memory=block, files=files)
 
-    def still_attached(self, text: str) -> bool:
-        """A user message still holds `text` as it was attached (a compaction clears the files
-        attached to a request once the model has acted on them)."""
-        return any(m.get("role") == "user" and text in str(m.get("content") or "") for m in self.messages)
+    def still_attached(self, text: str, images: tuple[dict, ...] = ()) -> bool:
+        """A user message still holds `text` as it was attached, and `images` (a compaction clears the
+        files and images attached to a request once the model has acted on them)."""
+        refs = {entry.get("ref") for entry in images}
+        return any(
+            m.get("role") == "user"
+            and text in str(m.get("content") or "")
+            and refs <= {entry.get("ref") for entry in images_of(m)}
+            for m in self.messages
+        )
 
     def add_note(self, kind: str, text: str, alternate: bool = False) -> None:
         """A message the loop writes for the model (a Nudge: loop/nudges.py), tagged as such; `alternate`:

@@ -26,13 +26,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import NamedTuple
 
-from nanohermes.errors import ToolError
+from nanohermes.errors import ImagesRefused, ToolError
+from nanohermes.fileio import open_regular
+from nanohermes.prompt.pasted import pasted_images
 from nanohermes.repo_files import Boundary, RefusedFile
 from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 from nanohermes.tools import ToolContext
 from nanohermes.tools.files import read_file
-from nanohermes.workspace import Listing, is_ignored, list_workspace, state_dir
+from nanohermes.tools.images import SUFFIXES, image_result, named_as_image, sniff
+from nanohermes.workspace import BINARY_SNIFF_BYTES, Listing, is_ignored, list_workspace, state_dir
 
 MAX_FILES = 4  # a request that names more is about them, not asking to read them all
 MAX_SHARE = 2  # all files together: at most twice what one read_file result may hold
@@ -179,29 +184,73 @@ def _existing(ctx: ToolContext, word: str) -> str | None:
     return target.relative_to(root).as_posix()
 
 
-def attachment(text: str, ctx: ToolContext, mentions: Mentions | None = None) -> tuple[str, dict[str, str]]:
-    """The block that travels with the request: each file named in `mentions` (None: all of `text`
-    is the user's words) as read_file shows it ("" when the request names none), and what was
-    attached of each (path -> read_file's text). A file that cannot be read (binary, too large) is left out."""
-    paths = mentioned(mentions or Mentions(text), ctx)
+class Attachment(NamedTuple):
+    block: str  # the files as read_file shows them, under HEADER ("" for none)
+    attached: dict[str, str]  # path -> what was attached of it
+    images: list[dict]  # the images among them, as the message carries them (context/images.py)
+
+
+def attachment(text: str, ctx: ToolContext, mentions: Mentions | None = None) -> Attachment:
+    """What travels with the request: each file named in `mentions` (None: all of `text` is the
+    user's words) as read_file shows it, an image as the image (its line in the block), and an
+    image the user pasted the path of (prompt/pasted.py). A file that cannot be read (binary, too
+    large) is left out; an image that cannot be sent is ImagesRefused: the request is not sent."""
+    mentions = mentions or Mentions(text)
+    paths = mentioned(mentions, ctx)
     budget = ctx.max_output * MAX_SHARE
-    parts, attached = [], {}
+    parts, attached, images = [], {}, []
     for i, path in enumerate(paths):
         share = min(ctx.max_output, budget // (len(paths) - i))  # what a short file leaves goes to the next
         if share < MIN_FILE_BYTES:
             break
         try:
-            shown = directory_listing(ctx, path, share) if path.endswith("/") else _read(ctx, path, share)
+            shown = directory_listing(ctx, path, share) if path.endswith("/") else _read(ctx, path, share, images)
         except ToolError:
             continue
         parts.append(shown)
         attached[path] = shown
         budget -= len(shown.encode("utf-8"))
-    return ("\n\n".join([HEADER, *parts]) if parts else ""), attached
+    root = ctx.workspace.resolve()
+    named = {(root / path).resolve() for path in attached}
+    pasted = [p for p in pasted_images(mentions.typed, ctx, SUFFIXES) if p not in named]
+    for target in pasted[: max(0, MAX_FILES - len(paths))]:
+        name = target.relative_to(root).as_posix() if root in target.parents else str(target)
+        shown = _image(ctx, target, name, images)
+        if shown is not None:
+            parts.append(shown)
+            attached[name] = shown
+    return Attachment(("\n\n".join([HEADER, *parts]) if parts else ""), attached, images)
 
 
-def _read(ctx: ToolContext, path: str, share: int) -> str:
-    return str(read_file.func(replace(ctx, max_output=share), path=path))
+def _read(ctx: ToolContext, path: str, share: int, images: list[dict]) -> str:
+    """A named file as read_file shows it; an image's line, its entry added to `images`."""
+    target = ctx.workspace.resolve() / path
+    image = _image(ctx, target, path, images)
+    return image if image is not None else str(read_file.func(replace(ctx, max_output=share), path=path))
+
+
+def _image(ctx: ToolContext, target: Path, shown: str, images: list[dict]) -> str | None:
+    """The line of an image file (by its bytes), its entry added to `images`; None for another file.
+    ImagesRefused when it cannot be sent, or is named as an image and is none."""
+    try:
+        with open_regular(target) as f:
+            head = f.read(BINARY_SNIFF_BYTES)
+    except OSError:
+        return None  # read_file says what is wrong with it
+    mime = sniff(head)
+    if mime is None:
+        if named_as_image(shown):
+            raise ImagesRefused(
+                f"Your request was not sent: {shown} is named as an image, but its bytes are no PNG, JPEG, GIF "
+                "or WebP image."
+            )
+        return None
+    try:
+        line, entry = image_result(ctx, target, shown, mime)
+    except ToolError as exc:
+        raise ImagesRefused(f"Your request was not sent: {exc}.") from None
+    images.append(entry)
+    return line
 
 
 def directory_listing(ctx: ToolContext, directory: str, max_bytes: int) -> str:

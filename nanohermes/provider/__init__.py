@@ -11,6 +11,7 @@ from dataclasses import replace
 from urllib.parse import quote
 
 from nanohermes.config import Config
+from nanohermes.context.images import IMAGES, on_the_wire
 from nanohermes.errors import ContextOverflowError, NanoHermesError, ProviderError
 from nanohermes.provider.caching import new_cache_key, wants_breakpoints, wants_cache_key
 from nanohermes.provider.client import APIError, Client
@@ -18,6 +19,13 @@ from nanohermes.provider.retry import RETRY_POLICY, backoff_delay, classify, ret
 from nanohermes.provider.served import base_url_guess, base_url_question, is_served, wrong_model_message
 from nanohermes.provider.sse import EventStream, NotTheAPI, describe_body, is_web_page
 from nanohermes.provider.stream import AssistantTurn, StreamCut, assemble_stream, text_of
+from nanohermes.provider.vision import (
+    LearnedVision,
+    vision_from_listing,
+    vision_from_lmstudio,
+    vision_from_ollama,
+    vision_from_props,
+)
 from nanohermes.provider.watch import ReplyWatch
 from nanohermes.provider.window import (
     LearnedWindow,
@@ -42,6 +50,12 @@ MODELS_TIMEOUT_S = 10.0
 # Ollama loads a model not running yet to say what context it runs with; the first request would
 # wait for the load anyway. A load slower than this leaves the window assumed (provider/window.py).
 OLLAMA_LOAD_TIMEOUT_S = 120.0
+# What a refused request that carried an image adds: the image stays in the history, so every
+# later request would be refused too until it goes.
+IMAGE_REFUSED = (
+    "The request carried an image: if the model takes none, set vision = false in config.toml, and /rewind "
+    "(or -p --rewind) to before the request that sent it."
+)
 
 
 class CallerFailed(Exception):
@@ -84,11 +98,15 @@ class Provider:
         on_wait: Callable[[str], None] | None = None,
         redactor: Redactor | None = None,
         cache_key: str | None = None,
+        images=None,
     ):
         """`on_wait(text)`: the server has not answered yet (said from the watch's thread);
         `redactor`: the session's secrets (None: the config's and the environment's);
-        `cache_key`: the session's `prompt_cache_key` (None: one for this Provider's life)."""
-        self.config = config
+        `cache_key`: the session's `prompt_cache_key` (None: one for this Provider's life);
+        `images`: where the conversation's images are kept (storage/images.py's ImageStore), read
+        as a request is sent (None: a message's image is sent as a line saying it is gone)."""
+        self.config, self.images = config, images
+        self._vision: dict[str, LearnedVision | None] = {}  # per model: what the server said, asked once
         self.cache_key = cache_key or new_cache_key()
         self.redactor = Redactor.for_config(config) if redactor is None else redactor
         self.on_retry = on_retry or (lambda text: None)
@@ -252,7 +270,12 @@ class Provider:
                 show(rest)
             return replace(turn, content=self.redactor.text(turn.content))
 
-        return self._with_retries(request, retries, on_restart=on_restart, model=chosen_model)
+        try:
+            return self._with_retries(request, retries, on_restart=on_restart, model=chosen_model)
+        except ProviderError as exc:
+            if exc.kind == "bad_request" and any(IMAGES in m for m in messages):  # the server refused the image
+                raise ProviderError(f"{exc} {IMAGE_REFUSED}", kind=exc.kind, info=exc.info) from None
+            raise
 
     def _wire(self, messages: list[dict], model: str) -> list[dict]:
         """The messages as the API takes them. With cache breakpoints (Anthropic models, also through
@@ -261,16 +284,21 @@ class Provider:
         stable prefix and everything up to the newest message are cached. The working set itself
         is never changed."""
         messages = [self.redactor.message(untagged(m)) for m in messages]  # the loop's tags are not the API's
+        messages = on_the_wire(messages, self._data_url)  # images as content parts (context/images.py)
         if not wants_breakpoints(self.config, model) or not messages:
             return messages
         marked = list(messages)
         for i in dict.fromkeys((0, len(messages) - 1)):
-            message = messages[i]
-            text = text_of(message.get("content"))
-            if text:
-                part = {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
-                marked[i] = {**message, "content": [part]}
+            message, mark = messages[i], {"cache_control": {"type": "ephemeral"}}
+            content = message.get("content")
+            if isinstance(content, list) and content:  # text and images: the last part marked
+                marked[i] = {**message, "content": [*content[:-1], {**content[-1], **mark}]}
+            elif text := text_of(content):
+                marked[i] = {**message, "content": [{"type": "text", "text": text, **mark}]}
         return marked
+
+    def _data_url(self, ref: str, mime: str) -> str | None:
+        return self.images.data_url(ref, mime) if self.images is not None else None
 
     def list_models(self) -> list[dict]:
         """GET /models, once, without retries: the entries as the server sent them (extra
@@ -309,6 +337,29 @@ class Provider:
             show = self._native_api("POST", f"{root}/api/show", {"model": model})
             return ollama_window(show, self._ollama_loaded_context(root, model))
         return lmstudio_window(self._native_api("GET", f"{root}/api/v0/models/{quote(model, safe='/:@')}"))
+
+    def learn_vision(self) -> LearnedVision | None:
+        """Whether the configured model takes images, as the server says (provider/vision.py), asked
+        once per model: GET /models (a gateway's input_modalities), llama.cpp's GET /props (a
+        projector loaded), Ollama's POST /api/show (capabilities), LM Studio's model type. None
+        when no answer says it."""
+        model = self.config.model
+        if model not in self._vision:
+            self._vision[model] = self._ask_vision(model)
+        return self._vision[model]
+
+    def _ask_vision(self, model: str) -> LearnedVision | None:
+        try:
+            listing = self.list_models()
+        except (ProviderError, ValueError):
+            listing = []
+        root = api_root(self.config.effective_base_url)
+        learned = vision_from_listing(listing, model) or vision_from_props(self._native_api("GET", f"{root}/props"))
+        if learned is not None:
+            return learned
+        if is_ollama(self._native_api("GET", f"{root}/api/version")):
+            return vision_from_ollama(self._native_api("POST", f"{root}/api/show", {"model": model}))
+        return vision_from_lmstudio(self._native_api("GET", f"{root}/api/v0/models/{quote(model, safe='/:@')}"))
 
     def _ollama_loaded_context(self, root: str, model: str) -> int | None:
         """The context the model runs with; a model not running yet is loaded first, as the first

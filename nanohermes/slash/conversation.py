@@ -24,6 +24,7 @@ PART_NAMES = (
     "assistant",
     "tool calls",
     "tool results",
+    "images",  # counted by their tokens (context/images.py), whichever message holds them
 )
 RESET = 'conversation reset (project guidance re-read, this session\'s answers cleared; "always" ones stay)'
 
@@ -60,6 +61,7 @@ def context(runtime, arg: str) -> Outcome:
         return said(
             Text("/context shows the parts of the next request; /context summary the compaction summary", QUIET)
         )
+    from nanohermes.context.images import tokens_of
     from nanohermes.context.tokens import count_tokens
 
     inputs, agent = runtime.prompt.inputs, runtime.agent
@@ -71,6 +73,7 @@ def context(runtime, arg: str) -> Outcome:
     sample = json.dumps(agent.messages, ensure_ascii=False)  # the request's own chars-per-token ratio
     ratio = count_tokens(sample) / max(1, len(sample))
     tokens = {name: round(n * ratio) for name, n in chars.items()}
+    tokens["images"] = sum(tokens_of(m) for m in agent.messages)  # by OpenAI's formula, not by chars
     budget = agent.settings.high_water_chars  # compaction starts here
     if agent.settings.window:
         limit, label = agent.settings.window, f"the {agent.settings.window:,}-token window"
@@ -129,6 +132,7 @@ def context_parts(system_sections: dict[str, int], messages: list[dict], tool_sc
             "assistant": kinds["assistant"],
             "tool calls": kinds["tool_calls"],
             "tool results": kinds["tool"],
+            "images": kinds["images"],
         }
     )
     return {name: parts.get(name, 0) for name in PART_NAMES}

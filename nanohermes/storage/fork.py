@@ -2,8 +2,9 @@
 original left as it was, still resumable.
 
 The new file is the original's events (its closing stats left out) under a new meta line
-naming the session it came from; the workspace snapshots and checkpoints are copied too, the
-blobs hard-linked (they never change), so /rewind in the fork reaches back past the fork.
+naming the session it came from; the workspace snapshots, checkpoints and the images the session
+sent are copied too, the blobs hard-linked (they never change), so /rewind in the fork reaches back
+past the fork and its images are sent again.
 """
 
 from __future__ import annotations
@@ -84,7 +85,11 @@ def _copy_checkpoints(src: Path, dst: Path) -> None:
     make_private_dirs(dst.parent)
     dst.mkdir(mode=0o700)
     for entry in os.scandir(src):
-        if entry.is_dir(follow_symlinks=False) and entry.name in ("blobs", "packs"):
+        if entry.is_dir(follow_symlinks=False) and entry.name in (
+            "blobs",
+            "packs",
+            "images",
+        ):  # images: storage/images.py
             shutil.copytree(entry.path, dst / entry.name, copy_function=link_or_copy, ignore=_indexes)
             for index in _indexes(entry.path, os.listdir(entry.path)):
                 shutil.copy2(os.path.join(entry.path, index), dst / entry.name / index)

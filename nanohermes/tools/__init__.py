@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from nanohermes.memory.store import MemoryStore
     from nanohermes.sandbox.policy import Policy
     from nanohermes.storage.checkpoints import Checkpoints
+    from nanohermes.storage.images import ImageStore
     from nanohermes.storage.snapshots import Snapshots
     from nanohermes.tools.background import BackgroundTasks
 
@@ -86,6 +87,10 @@ class ToolContext:
     # None, write_text(path, data) -> whether it wrote them, run_shell(...) -> whether it ran an
     # unconfined command. None: the disk and our own processes, directly.
     editor: object | None = None
+    images: ImageStore | None = None  # where an image sent to the model is kept (tools/images.py); None: none is
+    # Why the model cannot be sent an image now (it takes none, or nothing says it does), or None
+    # when it can; asked on the first image only (the loop learns it from the server). None: no images.
+    vision: Callable[[], str | None] | None = None
     diagnostics: Diagnoser | None = None  # what a language server finds new after a change (None: nothing asked)
 
     def report(self, text: str) -> None:
@@ -134,10 +139,17 @@ class ToolOutput(str):
 
     facts: ResultFacts
     streams: tuple[str, str] | None  # a command's stdout and stderr apart (a PostToolUse hook reads them)
+    images: tuple[dict, ...]  # images sent with the result (context/images.py's entries): read_file's
 
-    def __new__(cls, text: str, facts: ResultFacts = NO_FACTS, streams: tuple[str, str] | None = None) -> ToolOutput:
+    def __new__(
+        cls,
+        text: str,
+        facts: ResultFacts = NO_FACTS,
+        streams: tuple[str, str] | None = None,
+        images: tuple[dict, ...] = (),
+    ) -> ToolOutput:
         self = super().__new__(cls, text)
-        self.facts, self.streams = facts, streams
+        self.facts, self.streams, self.images = facts, streams, images
         return self
 
 
@@ -149,6 +161,7 @@ class ToolResult:
     ok: bool = True
     facts: ResultFacts = NO_FACTS
     streams: tuple[str, str] | None = None  # a command's stdout and stderr apart, for hooks; never kept or sent
+    images: tuple[dict, ...] = ()  # images the model is sent beside the text (context/images.py's entries)
 
 
 _JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -270,11 +283,12 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
     if tool_ is None:
         text = f"error: unknown tool {name!r}. Available tools: {', '.join(sorted(tools))}"
         return ToolResult(text, text, ok=False)
-    facts, streams = NO_FACTS, None
+    facts, streams, images = NO_FACTS, None, ()
     try:
         args = parse_arguments(tool_, raw_arguments)
         output = tool_.func(ctx, **args)
         facts, streams = getattr(output, "facts", NO_FACTS), getattr(output, "streams", None)
+        images = getattr(output, "images", ())
         output, ok = str(output), True
     except ToolError as exc:
         output, ok = f"error: {exc}", False
@@ -294,4 +308,4 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
     if streams is not None:
         streams = tuple(valid_unicode(stream) for stream in streams)
     content, cut = clamp_counted(output, ctx.max_output, hold=ctx.redactor.open_tail)
-    return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts, streams)
+    return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts, streams, images)

@@ -24,6 +24,7 @@ from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext, ToolOutput, tool
 from nanohermes.tools.diagnosed import diagnostics_note
 from nanohermes.tools.fences import unfenced
+from nanohermes.tools.images import image_result, named_as_image, sniff
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 from nanohermes.tools.syntax import syntax_note
 from nanohermes.workspace import BINARY_SNIFF_BYTES
@@ -94,7 +95,10 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
     buffer = ctx.editor.read_text(target) if ctx.editor is not None else None  # unsaved edits included
     opened = open_regular(target) if buffer is None else io.BytesIO(encode_text(buffer))
     with opened as f:  # checked again as opened: a FIFO swapped in must not block
-        refuse_binary(f.read(BINARY_SNIFF_BYTES), shown, size)
+        head = f.read(BINARY_SNIFF_BYTES)
+        if buffer is None and (image := _image(ctx, target, shown, head)) is not None:
+            return image
+        refuse_binary(head, shown, size)
         f.seek(0)
         page = _read_page(
             f,
@@ -104,6 +108,18 @@ def read_file(ctx: ToolContext, path: str, offset: int | None = None, limit: int
         )
     found = f"lines {page.first}–{page.last} of {page.total}" if page.total else "empty file"
     return ToolOutput(_format_page(shown, page), ResultFacts(path=shown, found=found))
+
+
+def _image(ctx: ToolContext, target: Path, shown: str, head: bytes) -> ToolOutput | None:
+    """An image file (by its bytes) as the image the model is sent (tools/images.py); None for any other
+    file. A file named as an image that is none is refused, never sent for what its name says."""
+    mime = sniff(head)
+    if mime is None:
+        if named_as_image(shown):
+            raise ToolError(f"{shown} is named as an image, but its bytes are no PNG, JPEG, GIF or WebP image")
+        return None
+    line, entry = image_result(ctx, target, shown, mime)
+    return ToolOutput(line, ResultFacts(path=shown, found=line.split(": ", 1)[1]), images=(entry,))
 
 
 def _read_page(f: BinaryIO, first: int, count: int, budget: int) -> _Page:

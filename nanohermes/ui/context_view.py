@@ -20,6 +20,7 @@ PARTS = {
     "assistant": ("bright_blue", "A"),
     "tool calls": ("bright_cyan", "C"),
     "tool results": ("red", "O"),
+    "images": ("bright_green", "I"),  # counted by their tokens (context/images.py), whichever message holds them
 }
 MAX_BAR_CELLS = 60  # wider is no more readable
 MIN_BAR_CELLS = 10

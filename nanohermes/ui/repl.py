@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nanohermes.calls import WRITING_TOOLS, action_title
 from nanohermes.config import MODES, Config
-from nanohermes.errors import NanoHermesError
+from nanohermes.errors import ImagesRefused, NanoHermesError
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.switch_commands import next_mode, session_names
 
@@ -285,6 +285,12 @@ class Repl:
         self.keys_on()
         try:
             result = self.runtime.agent.run_turn(text, context, mentions)
+        except ImagesRefused as exc:  # nothing was sent: the words given back to edit
+            self.renderer.end_turn()
+            self.say(f"· {exc}", "yellow")
+            if mentions is None:
+                self._typed = text
+            return
         except NanoHermesError as exc:  # provider, session (disk full), config
             self.renderer.end_turn()
             self.say(f"error: {exc}", "red")

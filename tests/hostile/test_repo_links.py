@@ -124,7 +124,7 @@ def test_an_at_mention_never_attaches_a_hidden_path_even_in_a_home_workspace(iso
     (user_home / "notes.md").write_text("plain notes")
     plant(user_home / "keys.md", user_home / ".ssh" / "id_rsa")
     ctx = ToolContext(workspace=user_home, home=isolated_home)
-    block, attached = attachment("read @.ssh/id_rsa @.aws/ @keys.md and @notes.md", ctx)
+    block, attached, _ = attachment("read @.ssh/id_rsa @.aws/ @keys.md and @notes.md", ctx)
     assert list(attached) == ["notes.md"] and "OPENSSH" not in block and "credentials" not in block
 
 

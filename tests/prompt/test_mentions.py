@@ -37,13 +37,13 @@ def test_nothing_outside_the_workspace_no_ambiguous_name_no_binary_and_no_state_
     ctx = ctx_for(workspace, isolated_home)
     request = f"look at ../secret.txt, {tmp_path / 'secret.txt'}, /etc/passwd, util.py and blob.bin"
     assert named_files(request, ctx) == ["blob.bin"]
-    assert attachment(request, ctx) == ("", {})  # the binary file is named, and left out
+    assert attachment(request, ctx) == ("", {}, [])  # the binary file is named, and left out
 
 
 def test_each_file_is_capped_as_a_read_file_result_and_all_together_at_twice_that(workspace, isolated_home):
     for name in ("one.txt", "two.txt", "three.txt"):
         (workspace / name).write_text("".join(f"{name} line {i}\n" for i in range(2_000)))
-    block, attached = attachment(
+    block, attached, _ = attachment(
         "compare one.txt, two.txt and three.txt", ctx_for(workspace, isolated_home, max_output=4_000)
     )
     assert block.startswith(HEADER) and len(block.encode()) <= 2 * 4_000 + len(HEADER) + 10
@@ -105,7 +105,7 @@ def test_an_at_directory_attaches_its_listing_honouring_gitignore(workspace, iso
     (workspace / ".gitignore").write_text("*.log\n")
     ctx = ctx_for(workspace, isolated_home)
     assert named_files("what is in @calc/ and calc?", ctx) == ["calc/"]  # only with an @
-    block, attached = attachment("what is in @calc", ctx)
+    block, attached, _ = attachment("what is in @calc", ctx)
     assert list(attached) == ["calc/"]
     assert "directory calc/: 1 file" in block and "calc/ops.py" in block and "build.log" not in block
 
@@ -114,7 +114,7 @@ def test_a_long_directory_listing_is_cut_with_a_note_saying_how_many_are_left(wo
     (workspace / "many").mkdir()
     for i in range(400):
         (workspace / "many" / f"file_{i:03}.txt").write_text("x\n")
-    block, _ = attachment("@many/", ctx_for(workspace, isolated_home, max_output=2_000))
+    block, _, _ = attachment("@many/", ctx_for(workspace, isolated_home, max_output=2_000))
     assert "many/file_000.txt" in block and "many/file_399.txt" not in block
     assert "more files not shown (glob path=many/ pattern=** lists them)" in block
 

@@ -11,6 +11,7 @@ from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals
 from nanohermes.provider import Provider
 from nanohermes.redact import NO_SECRETS
+from nanohermes.storage.images import ImageStore
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext, tool
 
@@ -60,10 +61,14 @@ def make_agent(
     config = make_config(server, workspace, **kw)
     session = Session(config.home, session_name)
     sink = events if events is not None else []
+    images = ImageStore(config.home / "checkpoints" / session.name / "images")  # as the runtime keeps them
     provider = Provider(
-        config, on_retry=lambda text: sink.append(("retry", text)), sleep=sleep or (lambda s: sink.append(("sleep", s)))
+        config,
+        on_retry=lambda text: sink.append(("retry", text)),
+        sleep=sleep or (lambda s: sink.append(("sleep", s))),
+        images=images,
     )
-    ctx = ToolContext(workspace=workspace, home=config.home, redactor=redactor)
+    ctx = ToolContext(workspace=workspace, home=config.home, redactor=redactor, images=images)
     agent = Agent(
         config=config,
         provider=provider,

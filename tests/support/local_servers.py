@@ -20,8 +20,10 @@ class OllamaApi:
         num_ctx: int | None = None,
         running: bool = False,
         reports_context: bool = True,
+        vision: bool = False,
     ):
         self.model, self.trained, self.num_ctx = model, trained, num_ctx
+        self.vision = vision  # "vision" among its capabilities (a model with a projector: qwen2.5vl, gemma3)
         self.default_context, self.reports_context = default_context, reports_context
         self.running = running
         self.loads = 0
@@ -64,7 +66,7 @@ class OllamaApi:
                 "qwen2.context_length": self.trained,
                 "qwen2.embedding_length": 1536,
             },
-            "capabilities": ["completion", "tools"],
+            "capabilities": ["completion", "tools", *(["vision"] if self.vision else [])],
         }
 
     def _process(self) -> dict:
@@ -94,11 +96,14 @@ class OllamaApi:
         }
 
 
-def lmstudio_routes(model: str, *, max_context: int = 32_768, loaded_context: int | None = None) -> dict:
+def lmstudio_routes(
+    model: str, *, max_context: int = 32_768, loaded_context: int | None = None, kind: str = "llm"
+) -> dict:
+    """`kind`: "llm", or "vlm" for a model that takes images."""
     info = {
         "id": model,
         "object": "model",
-        "type": "llm",
+        "type": kind,
         "publisher": "lmstudio-community",
         "arch": "qwen2",
         "compatibility_type": "gguf",

@@ -7,6 +7,11 @@ non-streaming request gets the same reply as one `chat.completion`. Every reques
 logged in `requests` for assertions. `routes` answer other paths as a server's own API does
 ("GET /api/version", "POST /api/show": a body, or fn(request body) -> (status, body)), before
 any script is consumed; those requests are logged in `native`.
+
+`vision`: the server as llama.cpp says whether it takes images (GET /props `modalities.vision`;
+None: no /props). Every chat request's content parts are checked as a server taking images
+checks them (tests/support/images.py): a malformed part, or any image part at a server without
+vision, is answered HTTP 400 as llama.cpp answers it, and recorded in `refused`.
 """
 
 from __future__ import annotations
@@ -146,7 +151,9 @@ POLL = 0.02
 
 
 class ScriptedServer:
-    def __init__(self, n_ctx: int | None = None, port: int = 0):
+    def __init__(self, n_ctx: int | None = None, port: int = 0, vision: bool | None = None):
+        self.vision = vision
+        self.refused: list[str] = []  # why a chat request's content parts were refused
         self.script: deque = deque()
         self.requests: list[dict] = []
         self.handler = None  # fn(body) -> Reply | Error, used when the script is empty
@@ -170,6 +177,21 @@ class ScriptedServer:
 
     def chat_requests(self) -> list[dict]:
         return [r for r in self.requests if "messages" in r]
+
+    def check_parts(self, body: dict) -> str:
+        """Why a chat request's content parts are refused ("" when they are not)."""
+        from tests.support.images import image_parts, part_problems
+
+        problems = part_problems(body)
+        if image_parts(body) and not self.vision:  # llama.cpp's words without a projector
+            problems.append(
+                "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"
+            )
+        if problems:
+            with self._lock:
+                self.requests.append(body)
+                self.refused.append("; ".join(problems))
+        return "; ".join(problems)
 
     def close(self) -> None:
         self._httpd.shutdown()
@@ -216,7 +238,9 @@ class ScriptedServer:
             def do_GET(self):
                 if self._route("GET", None):
                     return
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path == "/props" and server.vision is not None:
+                    self._json(200, {"modalities": {"vision": server.vision, "audio": False}, "total_slots": 1})
+                elif self.path.rstrip("/").endswith("/models"):
                     model = {"id": "test-model", "object": "model", "owned_by": "test"}
                     if server.n_ctx:
                         model["meta"] = {"n_ctx": server.n_ctx}
@@ -229,6 +253,10 @@ class ScriptedServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self._route("POST", body):
                     return
+                if refusal := server.check_parts(body):
+                    return self._json(
+                        400, {"error": {"code": 400, "message": refusal, "type": "invalid_request_error"}}
+                    )
                 reply = server._next(body)
                 model = body.get("model", "test-model")
                 if isinstance(reply, Error):
