@@ -28,6 +28,7 @@ from nanohermes.storage.checkpoints import Checkpoints
 from nanohermes.storage.seen import once
 from nanohermes.storage.session import Session
 from nanohermes.storage.snapshots import Snapshots
+from nanohermes.storage.worktrees import prune_leftovers
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
@@ -78,6 +79,8 @@ class Runtime:
         with deferred():  # a second Ctrl-C must not leave tasks running or the session without its closing stats
             if tasks is not None:  # a session's background tasks end with it, process groups and all
                 tasks.stop_all()
+            if self.agent.helpers is not None:  # helpers' worktrees go with it (held changes too)
+                self.agent.helpers.close()
             if self.configured is not None:  # MCP servers stop with the session
                 self.configured.close()
             if self.sandbox is not None:  # the session's private temp dir goes with it
@@ -123,6 +126,7 @@ def build_runtime(
     hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, at_start)
     session = Session(config.home, session_name, workspace=config.workspace)
     try:
+        prune_leftovers(config.home)  # the helpers' worktrees a crashed session left
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
         key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
         provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)

@@ -44,9 +44,10 @@ class Shelf(Protocol):
 
 
 class Delegator(Protocol):
-    """Runs a helper agent for `task` (loop/subagents.py: Subagents), which the loop above builds."""
+    """Runs a helper agent for `task` (loop/subagents.py: Subagents), which the loop above builds:
+    in the workspace, or in a git worktree of its own (`worktree`), the call's `ctx` its parent's."""
 
-    def run(self, description: str, prompt: str) -> str: ...
+    def run(self, description: str, prompt: str, worktree: bool, ctx: ToolContext) -> str: ...
 
 
 @dataclass
@@ -77,6 +78,10 @@ class ToolContext:
     # None, write_text(path, data) -> whether it wrote them, run_shell(...) -> whether it ran an
     # unconfined command. None: the disk and our own processes, directly.
     editor: object | None = None
+    # Runs a function on the loop's thread and returns its value, for a call running beside others
+    # on a thread of its own (loop/together.py): a question, an event for the front ends. None: the
+    # call runs on the loop's thread itself.
+    on_loop: Callable[[Callable[[], object]], object] | None = None
 
     def report(self, text: str) -> None:
         """Tell whoever watches (the REPL's status line) what a running tool is doing."""
@@ -106,6 +111,9 @@ class Tool:
     # the read-only calls of one reply side by side (loop/execute.py). Not MCP's: a server may ask
     # the user or report progress mid-call, and the hub shows both on the one waiting thread.
     read_only: bool = False
+    # Per call (its arguments), whether it works apart from everything else (a helper in its own git
+    # worktree): the loop runs such calls of one reply side by side, at most task_parallel at once.
+    apart: Callable[[dict], bool] | None = None
 
     def schema(self, lean: bool = False) -> dict:
         parameters = self.parameters
@@ -157,11 +165,12 @@ def tool(
     lean: bool = True,
     lean_drops: frozenset[str] = frozenset(),
     read_only: bool = False,
+    apart: Callable[[dict], bool] | None = None,
 ):
     """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words ("" when its
     name and type say it all: every word of a schema is paid on every request); `lean` and
     `lean_drops` say what of it a small window is offered; `read_only` that its calls may run
-    beside other reads."""
+    beside other reads; `apart(arguments)` that a call may run beside others that work apart."""
 
     def wrap(func: Callable[..., str]) -> Tool:
         hints = typing.get_type_hints(func)
@@ -183,6 +192,7 @@ def tool(
             lean=lean,
             lean_drops=frozenset(lean_drops),
             read_only=read_only,
+            apart=apart,
         )
 
     return wrap
