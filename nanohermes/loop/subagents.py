@@ -143,7 +143,11 @@ class Subagents:
             settled = place.on_loop(lambda: self._settle(ending, place, ctx))
         except BaseException:  # the loop stopped waiting (Ctrl-C): nothing more is brought in; all is held
             self._hold(ending, changes, place)
+            if not changes:
+                self._worktrees_dir().remove(place.worktree)
             raise
+        if ending.name not in self.held:  # all brought in: its worktree goes, on this thread
+            self._worktrees_dir().remove(place.worktree)
         if isinstance(settled, BaseException):
             raise settled
         return settled
@@ -189,13 +193,12 @@ class Subagents:
             return ToolError(f"{exc}{note}")
 
     def _hold(self, ending: Ending, left: list[FileChange], place: Place) -> None:
-        """Keep what was not brought in (and the worktree, for a look), or remove the worktree."""
+        """Keep what was not brought in, and the worktree, for /tasks (else the caller removes it)."""
         if left:
             diff = diff_of(ending.diff, {change.path for change in left})
             self.held[ending.name] = Held(ending.name, ending.label, left, diff, place.worktree)
         else:
             self.held.pop(ending.name, None)
-            self._worktrees_dir().remove(place.worktree)
 
     def apply_held(self, name: str) -> Outcome:
         """The user brings a held helper's changes in (/tasks apply): nothing is asked; what cannot be
