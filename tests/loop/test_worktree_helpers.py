@@ -6,7 +6,9 @@ held for /tasks, and outside a repository the tool says why it cannot."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import threading
 import time
 
@@ -17,6 +19,7 @@ from nanohermes.configure import load_config
 from nanohermes.loop.subagents import HELPER_BRIEF
 from nanohermes.runtime import build_runtime
 from nanohermes.storage.checkpoints import UNDONE
+from nanohermes.ui.background_commands import held_command, not_held, tasks_command
 from tests.support.git_repos import make_repo, worktree_list
 from tests.support.scripted_server import Error, call, calls, is_summary_request, text
 from tests.support.timing import HANG_GUARD_S
@@ -233,3 +236,70 @@ def test_task_parallel_1_runs_worktree_helpers_one_after_another(server, repo, m
     runtime.agent.run_turn("go")
     runtime.close()
     assert ["A answered" in results(server)[0], "B answered" in results(server)[1]] == [True, True]
+
+
+def test_ctrl_c_while_helpers_run_side_by_side_answers_every_call_and_holds_their_changes(server, repo, monkeypatch):
+    script = Script(
+        server,
+        parent=[calls(in_worktree("A", "change a.py"), in_worktree("B", "change b.py")), text("never")],
+        helpers={
+            "A": [call("write_file", {"path": "a.py", "content": A_NEW}), text("A done")],
+            "B": [call("write_file", {"path": "b.py", "content": B_NEW}), text("B done")],
+        },
+    )
+    at_answer = {name: threading.Event() for name in "AB"}
+    stopped = threading.Event()
+
+    def answer_after_ctrl_c(name):
+        at_answer[name].set()
+        return stopped.wait(HANG_GUARD_S)
+
+    script.holds[("A", 1)] = lambda: answer_after_ctrl_c("A")
+    script.holds[("B", 1)] = lambda: answer_after_ctrl_c("B")
+
+    def press_ctrl_c():
+        if all(event.wait(HANG_GUARD_S) for event in at_answer.values()):  # both helpers wait on their answer
+            os.kill(os.getpid(), signal.SIGINT)
+
+    events = []
+    runtime = runtime_for(server, repo, monkeypatch, events)
+    threading.Thread(target=press_ctrl_c, daemon=True).start()
+    result = runtime.agent.run_turn("change both")
+    stopped.set()
+    assert result.stopped_reason == "interrupted"
+    answered = [m["tool_call_id"] for m in runtime.agent.messages if m["role"] == "tool"]
+    assert len(answered) == 2  # every call of the reply has its result
+    finished = [e for e in events if isinstance(e, ev.ToolFinished)]
+    assert len(finished) == 2 and all(e.facts.interrupted for e in finished)
+    assert until(lambda: len(runtime.agent.helpers.held) == 2)  # each helper stopped, its change held
+    assert (repo / "a.py").read_text() == "a = 1\n" and (repo / "b.py").read_text() == "b = 1\n"
+    runtime.close()
+    assert worktree_list(repo) == [str(repo.resolve())]
+
+
+def test_tasks_lists_held_changes_and_applies_or_drops_them_telling_the_model(server, repo, monkeypatch):
+    Script(
+        server,
+        parent=[calls(in_worktree("A", "change a.py"), in_worktree("B", "change b.py")), text("held")],
+        helpers={
+            "A": [call("write_file", {"path": "a.py", "content": A_NEW}), text("A done")],
+            "B": [call("write_file", {"path": "b.py", "content": B_NEW}), text("B done")],
+        },
+    )
+    runtime = runtime_for(server, repo, monkeypatch, approve=lambda tool, args, preview: "no", mode="ask")
+    runtime.agent.run_turn("go")
+    agent = runtime.agent
+    rows = tasks_command(agent.tasks, "", agent.helpers).splitlines()
+    held = {row.split()[0]: row for row in rows if " held: " in row}
+    assert set(held) == {"task1", "task2"} and all("1 file not brought in" in row for row in held.values())
+    by_file = {agent.helpers.held[name].changes[0].path: name for name in held}
+    said, note = held_command(agent.helpers, "apply", by_file["a.py"])
+    assert said == f"{by_file['a.py']}: applied a.py" and "brought in" in note
+    said, note = held_command(agent.helpers, "drop", by_file["b.py"])
+    assert said == f"{by_file['b.py']}: dropped, its worktree removed"
+    assert (repo / "a.py").read_text() == A_NEW and (repo / "b.py").read_text() == "b = 1\n"
+    assert (
+        agent.helpers.held == {}
+        and not_held(agent.helpers, "task1") == "no helper's changes are held as 'task1' (held: none)"
+    )
+    runtime.close()
