@@ -23,6 +23,7 @@ from pathlib import Path
 from nanohermes.errors import ToolError
 from nanohermes.events import TurnResult
 from nanohermes.loop.applying import CONFLICT, Outcome
+from nanohermes.loop.together import STOPPED
 from nanohermes.sandbox.actors import helper_policy
 from nanohermes.sandbox.policy import Policy, git_dirs_of
 from nanohermes.storage.worktrees import FileChange, Worktree, Worktrees
@@ -55,8 +56,10 @@ class Place:
         def on_loop(*args):
             try:
                 return self.on_loop(lambda: fn(*args))
-            except ToolError:  # together.STOPPED: the loop no longer waits for this helper
-                raise KeyboardInterrupt from None
+            except ToolError as exc:
+                if str(exc) != STOPPED:
+                    raise
+                raise KeyboardInterrupt from None  # the loop no longer waits for this helper
 
         return on_loop
 
