@@ -116,7 +116,7 @@ def _question(change: FileChange, source: str):
     """write_file, with the helper's change of this file as what the user sees."""
 
     def preview(ctx, path: str, content: str, whole: bool = False) -> str:
-        head = f"from helper {source}: " if source else ""
+        head = f"from helper {source}:\n" if source else ""
         return head + change_preview(change, path, UNCAPPED if whole else PREVIEW_DIFF_LINES)
 
     return replace(write_tool, preview=preview)

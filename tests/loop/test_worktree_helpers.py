@@ -183,7 +183,9 @@ def test_in_ask_mode_the_helper_edits_its_worktree_unasked_and_bringing_it_in_as
     runtime = runtime_for(server, repo, monkeypatch, approve=approve, mode="ask")
     runtime.agent.run_turn("go")
     assert [(name, path) for name, path, _ in asked] == [("write_file", "a.py"), ("write_file", "b.py")]
-    assert asked[0][2].startswith("from helper 'helper A' (task1): ") and "+a = 'from helper A'" in asked[0][2]
+    assert (
+        asked[0][2].startswith("from helper 'helper A' (task1):\n--- a/a.py") and "+a = 'from helper A'" in asked[0][2]
+    )
     assert (repo / "a.py").read_text() == A_NEW and (repo / "b.py").read_text() == "b = 1\n"
     (result,) = results(server)
     assert "brought into the workspace: a.py; NOT brought in: b.py (" in result
