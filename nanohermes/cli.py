@@ -282,7 +282,7 @@ def _one_shot(
 def _custom_command_prompt(task: str, runtime, emit):
     """`-p "/review src/x.py"`: the prompt of the command file named (nanohermes/custom_commands.py)
     and the words in it that may name files (prompt/mentions.py: Mentions); any other task as it is,
-    all of it the user's words. A built-in REPL command's name is never a file's, here as in the REPL."""
+    all of it the user's words. A built-in command's name (slash/table.py) is never a file's, here as anywhere."""
     from nanohermes.prompt.mentions import Mentions
 
     if not task.startswith("/"):
@@ -291,7 +291,7 @@ def _custom_command_prompt(task: str, runtime, emit):
     from nanohermes.custom_commands import find_invocation, prompt_for
     from nanohermes.prompt.commands import discover_commands
     from nanohermes.repo_files import Boundary
-    from nanohermes.ui.commands import COMMANDS
+    from nanohermes.slash.table import COMMANDS
 
     config = runtime.config
     commands, warnings = discover_commands(config.home, config.workspace, COMMANDS, Boundary.for_config(config))

@@ -94,14 +94,16 @@ class Config:
     # (mcp/settings.py), [web_search] (tools/search_backends.py; None: not offered), [sandbox]
     # (sandbox/policy.py: SandboxSettings; None: the defaults), [permissions]
     # (permissions/table.py: PermissionSettings, with the project's rules and --allow/--deny),
-    # [prices."MODEL"] (provider/prices.py: {model: Price}, over the genai-prices database) and [hooks]
-    # (hooks/settings.py: HookSettings, the user's and the workspace's, the latter run once trusted).
+    # [prices."MODEL"] (provider/prices.py: {model: Price}, over the genai-prices database), [hooks]
+    # (hooks/settings.py: HookSettings, the user's and the workspace's, the latter run once trusted) and
+    # [lsp.LANGUAGE] (lsp/settings.py: the servers whose new diagnostics follow an edit; (): pylsp on PATH).
     mcp: tuple = ()
     web_search: object | None = field(default=None, repr=False)  # may hold a key
     sandbox: object | None = None
     permissions: object | None = None
     prices: dict = field(default_factory=dict)
     hooks: object | None = None
+    lsp: tuple = ()
 
     @property
     def effective_base_url(self) -> str:

@@ -2,8 +2,9 @@
 parsed and checked by its part ([mcp] by mcp/settings.py, [web_search] by
 tools/search_backends.py, [sandbox] by sandbox/policy.py, [permissions] by permissions/table.py,
 which adds the project's rules and --allow/--deny, [prices] by provider/prices.py, [hooks] by
-hooks/settings.py, with the project's). It sits above those parts, so that config.py, which
-everything imports, imports none of them; each part is imported only when its table is there.
+hooks/settings.py, with the project's, [lsp] by lsp/settings.py). It sits above those parts, so
+that config.py, which everything imports, imports none of them; each part is imported only when
+its table is there.
 Every error is raised before a session file exists.
 """
 
@@ -65,6 +66,10 @@ def parse_tables(values: dict, path: Path) -> dict:
         from nanohermes.hooks.settings import HookSettings, parse_hooks_table
 
         tables["hooks"] = HookSettings(user=parse_hooks_table(values.pop("hooks"), path))
+    if "lsp" in values:
+        from nanohermes.lsp.settings import parse_lsp_table
+
+        tables["lsp"] = parse_lsp_table(values.pop("lsp"), path)
     return tables
 
 

@@ -15,6 +15,7 @@ from nanohermes.hooks import Hooks
 from nanohermes.hooks.trust import hooks_in_force, unmatched_warnings
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals, Approver
+from nanohermes.lsp import Diagnostics
 from nanohermes.memory.store import MemoryStore
 from nanohermes.permissions.saved import SavedGrants
 from nanohermes.permissions.table import PermissionSettings, unknown_tool_warnings
@@ -32,7 +33,6 @@ from nanohermes.storage.worktrees import prune_leftovers
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
-from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.mcp.asking import Asker
@@ -52,6 +52,7 @@ class Runtime:
     sandbox_summary: str = ""  # what is enforced here and what is not, in full (/sandbox, doctor, the JSON outputs)
     sandbox_backend: str = ""  # what confines commands: bwrap, landlock, seatbelt; "off"; "" when nothing can
     snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind
+    diagnostics: Diagnostics | None = None  # the language servers a change is checked by (started on first use)
 
     def reset(self) -> None:
         self.prompt.rebuild()
@@ -83,6 +84,8 @@ class Runtime:
                 self.agent.helpers.close()
             if self.configured is not None:  # MCP servers stop with the session
                 self.configured.close()
+            if self.diagnostics is not None:  # and the language servers
+                self.diagnostics.close()
             if self.sandbox is not None:  # the session's private temp dir goes with it
                 shutil.rmtree(self.sandbox.temp_dir, ignore_errors=True)
             if self.snapshots is not None:
@@ -125,12 +128,12 @@ def build_runtime(
         configured.mcp.ask_user = ask_user  # a server's question for the user (None: declined, and said)
     hook_specs = hooks_in_force(config.hooks, config.home, config.workspace, trust, at_start)
     session = Session(config.home, session_name, workspace=config.workspace)
+    diagnostics = Diagnostics(config.lsp, config.workspace, sandbox, warn)  # nothing starts here: on a first edit
     try:
         prune_leftovers(config.home)  # the helpers' worktrees a crashed session left
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
         key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
         provider = Provider(config, on_retry=warn, on_wait=notice, redactor=redactor, cache_key=key)
-        outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)
         snapshots = Snapshots(
             checkpoints.root, config.workspace, config.home.resolve(), prompt=lambda: session.state.prompt_serial
@@ -143,12 +146,12 @@ def build_runtime(
             allow_outside_workspace=config.allow_outside_workspace,
             memory=memory,
             skills=skills,
-            outputs=outputs,
             checkpoints=checkpoints,
             snapshots=snapshots,
             redactor=redactor,
             sandbox=sandbox,
             editor=editor,
+            diagnostics=diagnostics,
         )
         tools = all_tools(skills, configured.tools)
         approvals = approvals_for(config, approve, cannot_ask_hint, [t.name for t in tools], warn, at_start)
@@ -173,12 +176,13 @@ def build_runtime(
     except BaseException:
         session.close()
         configured.close()
+        diagnostics.close()
         if sandbox is not None:
             shutil.rmtree(sandbox.temp_dir, ignore_errors=True)
         raise
     return Runtime(
         config, session, agent, prompt, memory, checkpoints, configured, sandbox, enforcement.summary,
-        enforcement.backend, snapshots,
+        enforcement.backend, snapshots, diagnostics,
     )  # fmt: skip
 
 

@@ -3,6 +3,7 @@ ends); the removal of a reasoning model's thinking; and `neutralize`: terminal c
 characters shown, never executed (ui/escape.py says why)."""
 
 import re
+from collections.abc import Callable
 
 # Reasoning models (qwen3, deepseek-r1 on local servers) put their thinking in the content; a
 # reply cut by max_tokens may end inside an unclosed block.
@@ -40,14 +41,19 @@ def start_utf8(data: bytes, start: int) -> int:
     return start
 
 
-def clamp_counted(text: str, max_bytes: int) -> tuple[str, int]:
-    """(text cut to max_bytes UTF-8 bytes on a character boundary with a note, bytes omitted)."""
+def clamp_counted(text: str, max_bytes: int, hold: Callable[[str], int] | None = None) -> tuple[str, int]:
+    """(text cut to max_bytes UTF-8 bytes on a character boundary with a note, bytes omitted).
+    `hold(kept)`: how many chars at the end of what is kept to cut too (redact.Redactor.open_tail:
+    the start of a secret, which a cut would leave where no redaction finds it)."""
     data = text.encode("utf-8", errors="surrogatepass")
     if len(data) <= max_bytes:
         return text, 0
     end = cut_utf8(data, max_bytes)
     kept = data[:end].decode("utf-8", errors="replace")
     omitted = len(data) - end
+    if hold is not None and (held := hold(kept)):
+        omitted += len(kept[-held:].encode("utf-8"))
+        kept = kept[:-held]
     return f"{kept}\n… output truncated ({omitted} bytes omitted)", omitted
 
 

@@ -45,6 +45,7 @@ from usage_proxy import UsageProxy
 
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "bench-aider133"
 AIDER_EDIT_FORMAT = "whole"  # the edit format of aider's Qwen2.5-Coder rows
+REPLY_WAIT_S = 600  # seconds without a byte of a reply before it is given up: litellm's default, which aider keeps
 PROFILE = "coach.json"  # where `coach = auto` keeps the model's signs in NANOHERMES_HOME (loop/coach/choice.py)
 
 
@@ -97,8 +98,10 @@ def run_nanohermes(args, proxy: UsageProxy, exercise: Path, out: Path) -> list[d
     home.mkdir(parents=True)
     env = agents.agent_env(home, Path(sys.executable).parent)
     profile = Path(env["NANOHERMES_HOME"]) / PROFILE
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    # a reply's wait as aider's (litellm's 600 s), not -p's 150 s: a loaded CPU takes minutes over a long prompt
+    (profile.parent / "config.toml").write_text(f"request_timeout = {REPLY_WAIT_S}\n")
     if args.profile.exists():  # auto's signs of the model so far, as a user's home keeps them
-        profile.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(args.profile, profile)
     message, tries = protocol.first_message(exercise), []
     for n in range(1, protocol.TRIES + 1):

@@ -21,9 +21,11 @@ LAYERS = (
     ),
     ("stores", {"sandbox", "storage", "memory", "context", "repo_files", "workspace"}),
     ("parts", {"tools", "permissions", "provider", "piped"}),
-    ("parts over the tools", {"prompt", "mcp", "hooks"}),
+    ("parts over the tools", {"prompt", "mcp", "hooks", "lsp"}),
     ("the loop", {"loop", "custom_commands"}),
     ("wiring", {"configure", "configured_tools", "runtime"}),
+    # the one slash-command table, and the commands both front ends run, as plain data
+    ("slash commands", {"slash"}),
     # `local` (a llama.cpp server started for the session) comes with --local
     ("front ends", {"ui", "acp", "cli", "cli_base", "subcommands", "launch", "__main__", "doctor", "local"}),
 )

@@ -15,30 +15,16 @@ import logging
 
 from acp import text_block, tool_content, tool_diff_content
 from acp.helpers import update_available_commands
-from acp.schema import (
-    PermissionOption,
-    SessionConfigOptionSelect,
-    SessionConfigSelectOption,
-    SessionMode,
-    SessionModeState,
-    ToolCallUpdate,
-)
+from acp.schema import PermissionOption, ToolCallUpdate
 
 from nanohermes import events as ev
-from nanohermes.acp import commands, forms, updates
-from nanohermes.config import MODES
+from nanohermes.acp import choices, commands, forms, updates
+from nanohermes.acp.outcome_view import markdown
 from nanohermes.loop.approvals import YES_ANSWERS, Decision
-from nanohermes.loop.nudges import UNDONE
 from nanohermes.mcp.asking import DECLINE, Question, Reply, form_choices
 
 log = logging.getLogger("nanohermes.acp")
 
-MODE_NAMES = {
-    "ask": ("Ask", "Writes, edits, commands outside the sandbox and MCP calls ask for approval."),
-    "accept-edits": ("Accept edits", "Writes and edits are made without asking; commands outside the sandbox ask."),
-    "plan": ("Plan", "Read-only tools: investigate and propose a plan, change nothing."),
-    "auto": ("Auto", "Act without asking."),
-}
 PREVIEW_CHARS = 8_000  # what a permission request shows of a diff or a command
 ANSWERS = {"allow": Decision("yes"), "always": Decision("always"), "reject": Decision("no")}
 CANNOT_ASK = "\0cannot-ask"  # what a question the editor could not ask resolves to (no option id is this)
@@ -82,41 +68,13 @@ class AcpSession:
             self._announced = now
             self._send(update_available_commands(now))
 
-    def modes(self) -> SessionModeState:
-        return SessionModeState(
-            current_mode_id=self.runtime.config.mode,
-            available_modes=[
-                SessionMode(id=mode, name=MODE_NAMES[mode][0], description=MODE_NAMES[mode][1]) for mode in MODES
-            ],
-        )
+    def modes(self):
+        return choices.modes(self.runtime.config.mode)
 
     def options(self) -> list:
-        """The session's config options: the mode (as session modes are, for editors that prefer
-        options) and the model, from the models the server lists."""
+        """The session's config options: the mode and the model, a switch asked for mid-turn shown as made."""
         mode = self.pending_mode or self.runtime.config.mode
-        model = self.pending_model or self.runtime.config.model
-        models = list(dict.fromkeys([model, *self.served]))
-        return [
-            SessionConfigOptionSelect(
-                id="mode",
-                name="Mode",
-                category="mode",
-                type="select",
-                current_value=mode,
-                options=[
-                    SessionConfigSelectOption(value=m, name=MODE_NAMES[m][0], description=MODE_NAMES[m][1])
-                    for m in MODES
-                ],
-            ),
-            SessionConfigOptionSelect(
-                id="model",
-                name="Model",
-                category="model",
-                type="select",
-                current_value=model,
-                options=[SessionConfigSelectOption(value=m, name=m) for m in models],
-            ),
-        ]
+        return choices.options(mode, self.pending_model or self.runtime.config.model, self.served)
 
     # -- the protocol's thread ---------------------------------------------------------------
 
@@ -216,15 +174,12 @@ class AcpSession:
             self.runtime.switch(mode=self.pending_mode, model=self.pending_model)
             self.pending_mode = self.pending_model = None
         mentions = None  # all of `text` is the user's words, unless a command file's prompt replaces it
-        if found := commands.parse(text, self.runtime):
-            outcome = commands.run(self.runtime, *found)
-            if outcome.note:
-                self.runtime.agent.tell(UNDONE, outcome.note)
+        if (outcome := commands.take(text, self.runtime)) is not None:
             if outcome.prompt is None:
-                self._send(updates.text_delta(outcome.shown))
+                self._send(updates.text_delta(markdown(outcome)))
                 return COMMAND_DONE
-            if outcome.shown:  # what a custom command's `!` commands did
-                self._send(updates.thought(outcome.shown + "\n"))
+            if outcome.blocks:  # what a custom command's `!` commands did
+                self._send(updates.thought(markdown(outcome) + "\n"))
             text, mentions = outcome.prompt, outcome.mentions
         try:
             result = self.runtime.agent.run_turn(text, mentions=mentions)

@@ -238,8 +238,10 @@ class Hooks:
                 continue
             sent = tool_input(tool[0], tool[1], self.workspace, told or "") if tool is not None else None
             named = {"tool_name": told, "tool_input": sent} if tool is not None else {}
-            # ASCII: any text travels. Redacted as the model's copy is: a hook reads no secret the model would not
-            payload = self.redact(json.dumps({**common, **named, **fields}, default=str)).encode()
+            # Redacted as the model's copy is (a hook reads no secret the model would not), before a secret's
+            # non-ASCII letters could hide as \u escapes; UTF-8 with a lone surrogate escaped: any text travels.
+            text = self.redact(json.dumps({**common, **named, **fields}, default=str, ensure_ascii=False))
+            payload = text.encode("utf-8", errors="backslashreplace")
             policy = command_policy(USER if spec.from_user else REPOSITORY, self.sandbox, sandbox=spec.sandboxed)
             run = run_hook(spec.command, payload, self.workspace, spec.timeout, self.project_env, policy)
             outcome = outcome_of(run, tool_event=event == "PreToolUse")

@@ -66,7 +66,9 @@ class Agent:
         self.hooks = self.keeper.hooks = self.runner.hooks
         self.coaching = Coaching.for_config(config, self.hooks, say)
         self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction
-        self._ctx = replace(ctx, subagents=Subagents(self)) if "task" in self.tools else ctx
+        # The tools read the outputs the transcript records (recall); a helper agent is `task`'s.
+        subagents = Subagents(self) if "task" in self.tools else ctx.subagents
+        self._ctx = replace(ctx, outputs=self.transcript.outputs, subagents=subagents)
 
     def resume(self) -> None:
         """A run killed mid-tool left calls without results: answer them, so the history is valid."""
@@ -192,7 +194,7 @@ class Agent:
 
     def fit_context(self, **how):
         """Keep what is sent within the window (`how`: keeper.fit's force, focus, overflow_tokens)."""
-        facts, tools = self._ctx.outputs.facts(), self.tool_schemas()
+        facts, tools = self.transcript.outputs.facts(), self.tool_schemas()
         summarize = lambda request: self.sender.summarize(request, tools, self.settings.max_tokens)  # noqa: E731
         messages, report = self.keeper.fit(self.messages, summarize, facts, tools=tools, **how)
         self.transcript.compacted(messages)
@@ -249,4 +251,4 @@ class Agent:
         return self.keeper.status(self.messages, self.sender.last_usage, self.sender.spent.event())
 
     def full_output(self, call_id: str) -> str | None:
-        return self._ctx.outputs.get(call_id)
+        return self.transcript.outputs.get(call_id)

@@ -18,7 +18,7 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import NotRegularFile
 from nanohermes.loop import changes as watched
 from nanohermes.storage.worktrees import FileChange
-from nanohermes.tools import ToolContext, ToolResult
+from nanohermes.tools import ToolContext
 from nanohermes.tools.files import PREVIEW_DIFF_LINES, UNCAPPED, capped_diff, read_current, write_with_checkpoint
 from nanohermes.tools.files import write_file as write_tool
 from nanohermes.tools.paths import display_path, resolve_path
@@ -53,7 +53,7 @@ def apply_changes(
             else:
                 outcome.applied.append(change.path)
     finally:
-        watched.after(ctx, watch, ToolResult("", ""), emit)
+        watched.after(ctx, watch, emit)
     return outcome
 
 

@@ -11,11 +11,11 @@ import json
 import os
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from nanohermes import events as ev
 from nanohermes.storage.snapshots import AFTER, BEFORE, Change
-from nanohermes.tools import ToolContext, ToolResult
+from nanohermes.tools import ToolContext
 
 WRITERS = frozenset({"write_file", "edit_file", "run_command"})
 NAMES_SHOWN = 5  # paths named in the line the model reads; the rest counted
@@ -45,22 +45,22 @@ def before(ctx: ToolContext, name: str, arguments: str, emit: Callable[[object],
     return Watch(_label(args.get("command")) if name == "run_command" else name, name == "run_command")
 
 
-def after(ctx: ToolContext, watch: Watch | None, result: ToolResult, emit: Callable[[object], None]) -> ToolResult:
-    """Snapshot after the call; a command's change said in a notice and under its result."""
+def after(ctx: ToolContext, watch: Watch | None, emit: Callable[[object], None]) -> str:
+    """Snapshot after the call; a command's change said in a notice, and in the line for under its
+    result ("" for none: nothing changed, or not a command)."""
     if watch is None or ctx.snapshots is None:
-        return result
+        return ""
     try:
         change = ctx.snapshots.checkpoint(AFTER, watch.label)
     except OSError as exc:
         emit(ev.Notice(f"no checkpoint after {watch.label}: {exc.strerror or exc}", "warning"))
-        return result
+        return ""
     uncovered = _say(change, "", emit)
     if not watch.command or not (change or uncovered):
-        return result
+        return ""
     if change:
         emit(ev.Notice(f"{watch.label} {change.summary()}"))
-    line = f"\n[files: {_for_model(change)}{uncovered}]"
-    return replace(result, content=result.content + line, full=result.full + line)
+    return f"\n[files: {_for_model(change)}{uncovered}]"
 
 
 def _say(change: Change, when: str, emit: Callable[[object], None]) -> str:

@@ -1,9 +1,9 @@
 """Running a reply's tool calls, in order: the repeat guard first, then the turn's coach (a test file
 when the tests are the spec), the PreToolUse hooks and the approvals, then the tool (and its PostToolUse
-hooks); each result joins the history with its
-facts, its full output kept for `recall`. The front ends see a start and a finish event per call
-(a call Ctrl-C stopped finishes too, with what it kept); the time a call waited for an approval
-is not counted as its own."""
+hooks). Each result is made once, from what the call came to and the notes above or under it, and
+handed to the transcript, which records it (its facts, its full output for `recall`). The front ends
+see a start and a finish event per call (a call Ctrl-C stopped finishes too, with what it kept); the
+time a call waited for an approval is not counted as its own."""
 
 from __future__ import annotations
 
@@ -86,9 +86,9 @@ class ToolRunner:
         try:
             for group in self._groups(calls):
                 prepared = [self._prepare(turn, ctx, call) for call in group]  # in order, one by one
-                with contextlib.closing(self._outcomes(turn, prepared)) as outcomes:
-                    for ready, (result, seconds) in zip(prepared, outcomes, strict=True):
-                        ran.append(self._finish(turn, ctx, ready, result, seconds, transcript))
+                with contextlib.closing(self._outcomes(turn, prepared, transcript)) as outcomes:
+                    for ready, outcome in zip(prepared, outcomes, strict=True):
+                        ran.append(self._finish(turn, ready, outcome, transcript))
         except (KeyboardInterrupt, Terminated):
             with deferred():  # what the front ends show stays coherent: every start has its finish
                 self._finish_open()
@@ -159,22 +159,34 @@ class ToolRunner:
             return HOOK_STOPPED_CALL.format(name=call.name, command=verdict.stop.command)
         return self.approvals.refusal(tool, call.arguments, ctx, verdict)
 
-    def _outcomes(self, turn: Turn, prepared: list[_Ready]) -> Iterator[tuple[ToolResult, float]]:
-        """(result, seconds) of each call in order: refused ones at once; two or more approved
-        reads side by side, their questions and progress asked on this thread; else here, in turn."""
+    def _outcomes(self, turn: Turn, prepared: list[_Ready], transcript: Transcript) -> Iterator[_Outcome]:
+        """What each call came to, in order: refused ones at once; two or more approved reads (or helpers in
+        worktrees) side by side, their questions and progress asked on this thread; else here, in turn."""
         runnable = [ready for ready in prepared if ready.refusal is None]
         if len(runnable) < 2:
             for ready in prepared:
-                yield self._refused(ready) if ready.refusal is not None else self._run_here(turn, ready)
+                yield self._refused(ready) if ready.refusal is not None else self._run_here(turn, ready, transcript)
             return
         together = Together(self._workers(runnable))
         jobs = [functools.partial(self._run_read, turn, _via(together, ready)) for ready in runnable]
+        started = time.monotonic()
         try:
             done = together.results(jobs)
             for ready in prepared:
-                yield self._refused(ready) if ready.refusal is not None else next(done)
+                yield (
+                    self._refused(ready) if ready.refusal is not None else self._next(done, transcript, ready, started)
+                )
         finally:
             together.cancel()
+
+    def _next(self, done: Iterator[_Outcome], transcript: Transcript, ready: _Ready, started: float) -> _Outcome:
+        """The next call's outcome of those run side by side; one that stopped (a helper whose turn was
+        interrupted) keeps what it said as its result, as a call run here does."""
+        try:
+            return next(done)
+        except ToolInterrupted as stop:
+            self._keep_interrupted(transcript, ready, stop, time.monotonic() - started, None)
+            raise
 
     def _workers(self, runnable: list[_Ready]) -> int:
         if runnable[0].call.together == APART:
@@ -182,67 +194,60 @@ class ToolRunner:
         waiting = all(ready.call.name in WAITING_READS for ready in runnable)
         return READ_WORKERS if waiting else LOCAL_READ_WORKERS
 
-    def _refused(self, ready: _Ready) -> tuple[ToolResult, float]:
-        return ToolResult(ready.refusal, ready.refusal, ok=False), 0.0
+    def _refused(self, ready: _Ready) -> _Outcome:
+        return _Outcome(ToolResult(ready.refusal, ready.refusal, ok=False), 0.0)
 
-    def _run_here(self, turn: Turn, ready: _Ready) -> tuple[ToolResult, float]:
+    def _run_here(self, turn: Turn, ready: _Ready, transcript: Transcript) -> _Outcome:
         """One call on this thread (a write, a command, a lone read); a call Ctrl-C stopped keeps what it had.
         A call that may write is snapshotted before and after (loop/changes.py)."""
         watch = changes.before(ready.ctx, ready.call.name, ready.call.arguments, self.emit)
         started = time.monotonic()
         try:
-            result, seconds = self._run_read(turn, ready)
-        except ToolInterrupted as stop:  # the Agent answers the call with stop.answer
-            try:
-                changes.after(ready.ctx, watch, ToolResult("", ""), self.emit)  # what it changed before it stopped
-                self._keep_interrupted(ready, stop, time.monotonic() - started)
-            except Exception:  # a front end already gone (an editor that closed) must not cost the call its answer
-                pass
+            outcome = self._run_read(turn, ready)
+        except ToolInterrupted as stop:  # what it kept is its result; the Agent answers the calls after it
+            self._keep_interrupted(transcript, ready, stop, time.monotonic() - started, watch)
             raise
-        return changes.after(ready.ctx, watch, result, self.emit), seconds
+        return outcome._replace(files=changes.after(ready.ctx, watch, self.emit))
 
-    def _run_read(self, turn: Turn, ready: _Ready) -> tuple[ToolResult, float]:
-        """(the result, the seconds it took to run); touches nothing shared but the tool's own stores."""
+    def _run_read(self, turn: Turn, ready: _Ready) -> _Outcome:
+        """The result and the seconds it took to run; touches nothing shared but the tool's own stores."""
         started = time.monotonic()
-        name = ready.call.name
-        result = dispatch(ready.ctx, self.tools, name, ready.call.arguments)
-        return result, time.monotonic() - started
+        result = dispatch(ready.ctx, self.tools, ready.call.name, ready.call.arguments)
+        return _Outcome(result, time.monotonic() - started)
 
-    def _finish(
-        self, turn: Turn, ctx: ToolContext, ready: _Ready, result: ToolResult, seconds: float, transcript: Transcript
-    ) -> Ran:
-        """A result joins the history (in the model's order), the repeat guard sees it, the front ends its finish."""
+    def _finish(self, turn: Turn, ready: _Ready, outcome: _Outcome, transcript: Transcript) -> Ran:
+        """The call's result made once, from what it came to and the notes around it (a hook's rewrite
+        above; the files a command changed, PostToolUse's note and the repeat guard's under it), and
+        handed to the transcript, which records it (in the model's order); the front ends see its finish."""
         call_id, name, arguments = ready.call[:3]
-        read_again = self._attached(turn, transcript, name, result)
-        if read_again:  # the same text is in the request: not twice
-            result = replace(result, content=already_attached(result.content))
+        result = outcome.result
+        read_again = self._attached(turn, transcript, name, result)  # the same text is in the request: not twice
+        shown = already_attached(result.content) if read_again else result.content
         after = AfterTool()  # PostToolUse, on the loop's thread in the model's order, for a call that ran
         if ready.refusal is None:
             facts = result.facts.to_dict()
-            after = self.hooks.after_tool(name, arguments, call_id, result.content, result.ok, facts, result.streams)
+            after = self.hooks.after_tool(
+                name, arguments, call_id, shown + outcome.files, result.ok, facts, result.streams
+            )
             turn.hook_stop = turn.hook_stop or after.stop
-        if after.added:
-            result = replace(result, content=result.content + after.added, full=result.full + after.added)
-        if ready.call.rewritten:  # the model must not take the result for its own call's
-            shown = ctx.redactor.text(head_tail_text(arguments, REWRITTEN_CHARS))
-            note = REWRITTEN.format(arguments=shown)
-            result = replace(result, content=f"{note}\n{result.content}", full=f"{note}\n{result.full}")
-        same_look = False
-        if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):  # a failed read is no news
-            self.guard.forget_looks()
-        elif result.ok and (note := self.guard.same_look(name, arguments, result.content)):
-            same_look = True
-            result = replace(result, content=f"{result.content}\n{note}", full=f"{result.full}\n{note}")
-        transcript.add_result(
-            {"role": "tool", "tool_call_id": call_id, "content": result.content}, result.facts.to_dict()
-        )
-        ctx.outputs.add(call_id, result.content, result.full, result.facts)
+        look = self._look(name, arguments, result, shown + outcome.files + after.added)
+        made = _made(result, shown, _rewritten_note(ready.call), outcome.files + after.added + look)
+        recorded = transcript.add_result(call_id, made)
         ok = result.ok and not result.facts.failed  # a command that exited 1 ran, but did not succeed
-        self.emit(ev.ToolFinished(call_id, name, _first_line(result.content), ok, seconds, result.facts))
+        self.emit(ev.ToolFinished(call_id, name, _first_line(recorded.content), ok, outcome.seconds, recorded.facts))
         self._open.pop(call_id, None)
         refused = ready.refusal is not None and not ready.repeated
         changed = result.facts.changed
-        return Ran(name, arguments, result.ok, changed, after, ready.repeated, refused, same_look, read_again)
+        return Ran(name, arguments, result.ok, changed, after, ready.repeated, refused, bool(look), read_again)
+
+    def _look(self, name: str, arguments: str, result: ToolResult, seen: str) -> str:
+        """The repeat guard's line under a look that found what it found before ("" for none); a change,
+        or a failure other than a read's (a failed read is no news), makes every look new again."""
+        if result.facts.changed or (not result.ok and name not in LOOK_TOOLS):
+            self.guard.forget_looks()
+            return ""
+        note = self.guard.same_look(name, arguments, seen) if result.ok else None
+        return f"\n{note}" if note else ""
 
     @staticmethod
     def _attached(turn: Turn, transcript: Transcript, name: str, result: ToolResult) -> bool:
@@ -254,16 +259,38 @@ class ToolRunner:
         """A running tool's latest lines reach a client (an editor over ACP, the live area) redacted."""
         self.emit(ev.ToolProgress(call_id, name, ctx.redactor.text(valid_unicode(text))))
 
-    def _keep_interrupted(self, ready: _Ready, stop: ToolInterrupted, seconds: float):
-        """What a stopped call kept, stored like any output (recall, /show) and shown as its finish."""
-        ctx, call_id, name = ready.ctx, ready.call.id, ready.call.name
-        facts = stop.facts if isinstance(stop.facts, ResultFacts) else ResultFacts(interrupted=True)
-        facts = replace(facts, interrupted=True, tail=ctx.redactor.text(valid_unicode(facts.tail)))
+    def _keep_interrupted(
+        self, transcript: Transcript, ready: _Ready, stop: ToolInterrupted, seconds: float, watch: changes.Watch | None
+    ) -> None:
+        """What a stopped call kept is its result, recorded like any (recall, /show) before anything is
+        said of it: a front end already gone (an editor that closed) must not cost the call its answer.
+        Then what it changed before it stopped, and its finish."""
+        call_id, name = ready.call.id, ready.call.name
+        facts = replace(stop.facts if isinstance(stop.facts, ResultFacts) else ResultFacts(), interrupted=True)
         with deferred():  # a second Ctrl-C must not tear the session's record of it
-            full = ctx.redactor.text(valid_unicode(stop.full))
-            ctx.outputs.add(call_id, ctx.redactor.text(valid_unicode(stop.answer)), full, facts)
+            recorded = transcript.add_result(call_id, ToolResult(stop.answer, stop.full, ok=False, facts=facts))
         self._open.pop(call_id, None)
-        self.emit(ev.ToolFinished(call_id, name, "interrupted", False, seconds, facts))
+        try:
+            changes.after(ready.ctx, watch, self.emit)
+            self.emit(ev.ToolFinished(call_id, name, "interrupted", False, seconds, recorded.facts))
+        except Exception:  # a front end already gone is told nothing more
+            pass
+
+
+class _Outcome(NamedTuple):
+    """What a call came to: the tool's result, the seconds it ran, and the line naming the files a
+    command changed (loop/changes.py; "" for none), which goes under the result."""
+
+    result: ToolResult
+    seconds: float
+    files: str = ""
+
+
+def _made(result: ToolResult, shown: str, above: str, under: str) -> ToolResult:
+    """The result as the history records it, made once: what the model is shown of the output
+    (`shown`), a note above it and lines under it; the full output with the same notes."""
+    head = f"{above}\n" if above else ""
+    return replace(result, content=f"{head}{shown}{under}", full=f"{head}{result.full}{under}")
 
 
 class Call(NamedTuple):
@@ -272,6 +299,12 @@ class Call(NamedTuple):
     arguments: str
     together: str = ""  # READS or APART: may run beside the calls of its kind next to it
     rewritten: bool = False  # the arguments are a PreToolUse hook's updatedInput, not the model's
+
+
+def _rewritten_note(call: Call) -> str:
+    """The line above the result of a call a PreToolUse hook rewrote ("" for none): the model must
+    not take the result for its own call's."""
+    return REWRITTEN.format(arguments=head_tail_text(call.arguments, REWRITTEN_CHARS)) if call.rewritten else ""
 
 
 def _known(tool: Tool, arguments: str) -> str:

@@ -20,15 +20,6 @@ def unanswered_calls(messages: list[dict]) -> list[str]:
     return []
 
 
-def answers_for_open_calls(messages: list[dict], text: str, first: str | None = None) -> list[dict]:
-    """A result for every call of the last assistant message that has none (`first`, when given,
-    for the first of them: the call that was running)."""
-    return [
-        {"role": "tool", "tool_call_id": call_id, "content": first if i == 0 and first is not None else text}
-        for i, call_id in enumerate(unanswered_calls(messages))
-    ]
-
-
 def interrupted_reply(messages: list[dict], streamed: str) -> dict | None:
     """What is kept of a reply stopped while it streamed: its text (half-received tool calls
     are dropped), marked interrupted; None when nothing came and the history needs nothing."""

@@ -25,7 +25,6 @@ from nanohermes.stops import about_helper
 from nanohermes.storage.session import Session, sessions_dir
 from nanohermes.storage.worktrees import FileChange, Repository, WorktreeError, Worktrees
 from nanohermes.tools import ToolContext
-from nanohermes.tools.outputs import OutputStore
 
 if TYPE_CHECKING:
     from nanohermes.loop.agent import Agent
@@ -91,7 +90,7 @@ class Subagents:
             context_window=parent.settings.window or parent.config.context_window,
         )
         tools = [t for t in parent.tools.values() if t.name not in DELEGATION_TOOLS]
-        ctx = replace(parent.ctx, outputs=OutputStore({}, {}, record=session.record_tool_output), subagents=None)
+        ctx = replace(parent.ctx, subagents=None)  # its own outputs: its transcript's
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
         hooks = parent.hooks.for_helper(emit)  # its answer is SubagentStop's; tool calls as the parent's
@@ -101,6 +100,7 @@ class Subagents:
                 ctx, workspace=place.workspace, sandbox=place.sandbox, checkpoints=None, snapshots=None, tasks=None
             )
             ctx = replace(ctx, editor=None, on_loop=None)  # an editor's buffers are the workspace's files
+            ctx = replace(ctx, diagnostics=None)  # the language servers' root is the workspace, not the worktree
             approvals.mode = helper_mode(approvals.mode)
             if approvals.approver is not None:
                 approvals.approver = place.relayed(approvals.approver)

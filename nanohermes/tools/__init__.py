@@ -50,6 +50,13 @@ class Delegator(Protocol):
     def run(self, description: str, prompt: str, worktree: bool, ctx: ToolContext) -> str: ...
 
 
+class Diagnoser(Protocol):
+    """A language server's new problems in a file write_file or edit_file changed (lsp/: Diagnostics,
+    which the wiring builds above this layer)."""
+
+    def after_change(self, path: Path, shown: str, before: str | None, after: str) -> str: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may touch and use. `max_output` shrinks with small context windows."""
@@ -63,13 +70,15 @@ class ToolContext:
     skills: Shelf | None = None  # for `skill`
     tasks: BackgroundTasks | None = None  # run_command's background tasks, for task_output and task_stop
     subagents: Delegator | None = None  # runs helper agents for `task` (None inside a helper)
-    outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`
+    outputs: OutputStore = field(default_factory=OutputStore)  # full outputs, for `recall`: the transcript records them
     checkpoints: Checkpoints | None = None  # write_file and edit_file keep the old content here, for /undo
     snapshots: Snapshots | None = None  # the workspace's files around changes, for /rewind (loop/changes.py)
     sandbox: Policy | None = None  # commands run confined by it (sandbox/); None: unconfined
     call_id: str = ""  # the call being run (set by the loop for each call)
     progress: Callable[[str], None] | None = None  # a long tool reports its latest output here, throttled
-    redactor: Redactor = NO_SECRETS  # secrets taken out of every result (redact.py)
+    # The session's secrets (redact.py): the clamp never cuts one in two, and the loop redacts what a client
+    # is shown of a running call; a result is redacted once, as the transcript records it (loop/transcript.py).
+    redactor: Redactor = NO_SECRETS
     # Asks for an action a tool finds only while it runs (web_fetch reaching a local address
     # after DNS or a redirect): the preview in, None when allowed or the refusal text out. The
     # loop binds it to the approvals for each call; None: nothing can allow such an action.
@@ -82,6 +91,7 @@ class ToolContext:
     # on a thread of its own (loop/together.py): a question, an event for the front ends. None: the
     # call runs on the loop's thread itself.
     on_loop: Callable[[Callable[[], object]], object] | None = None
+    diagnostics: Diagnoser | None = None  # what a language server finds new after a change (None: nothing asked)
 
     def report(self, text: str) -> None:
         """Tell whoever watches (the REPL's status line) what a running tool is doing."""
@@ -143,9 +153,10 @@ class ToolOutput(str):
 class ToolResult:
     content: str  # what the model sees (clamped)
     full: str  # the whole output, kept in the session for `recall`
+    # As a tool gives it: secrets are redacted from both and the facts as the transcript records it.
     ok: bool = True
     facts: ResultFacts = NO_FACTS
-    streams: tuple[str, str] | None = None  # a command's stdout and stderr apart, redacted; not kept in the session
+    streams: tuple[str, str] | None = None  # a command's stdout and stderr apart, for hooks; never kept or sent
 
 
 _JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -279,17 +290,18 @@ def dispatch(ctx: ToolContext, tools: dict[str, Tool], name: str, raw_arguments)
         output, ok = f"error: {exc}", False
     except Exception as exc:  # a bug in one tool must not end the session
         output, ok = f"error: {name} failed: {type(exc).__name__}: {exc}", False
-    # A file name that is not UTF-8 must not break the session file or the request; a key a
-    # command printed must reach neither.
-    output = ctx.redactor.text(valid_unicode(output))
+    # A file name that is not UTF-8 must not break a hook's payload, the session file or the request.
+    # Secrets are the transcript's to redact, with the facts and the full output (loop/transcript.py);
+    # the clamp only never cuts one in two, where no redaction would find what it left.
+    output = valid_unicode(output)
     if facts.tail or facts.found or facts.path:  # the facts quote the output too (a command's last lines)
         facts = replace(
             facts,
-            tail=ctx.redactor.text(valid_unicode(facts.tail)),
-            found=ctx.redactor.text(valid_unicode(facts.found)),
+            tail=valid_unicode(facts.tail),
+            found=valid_unicode(facts.found),
             path=valid_unicode(facts.path) if facts.path else facts.path,
         )
     if streams is not None:
-        streams = tuple(ctx.redactor.text(valid_unicode(stream)) for stream in streams)
-    content, cut = clamp_counted(output, ctx.max_output)
+        streams = tuple(valid_unicode(stream) for stream in streams)
+    content, cut = clamp_counted(output, ctx.max_output, hold=ctx.redactor.open_tail)
     return ToolResult(content, output, ok, replace(facts, cut_bytes=cut) if cut else facts, streams)

@@ -19,6 +19,7 @@ from pathlib import Path
 from nanohermes.calls import ResultFacts
 from nanohermes.errors import ToolError
 from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.tools.diagnosed import diagnostics_note
 from nanohermes.tools.files import (
     DIFF_LINE_CHARS,
     MAX_FILE_BYTES,
@@ -229,4 +230,5 @@ def edit_file(ctx: ToolContext, path: str, old_text: str, new_text: str, replace
     n = len(edit.lines)
     found = f"replaced {n} occurrence{'s' if n > 1 else ''} ({where}{'; ' + edit.matched if edit.matched else ''})"
     text = f"edit_file {edit.shown}: {found}\n{diff}{syntax_note(edit.shown, edit.before, edit.after)}"
+    text += diagnostics_note(ctx, edit.target, edit.shown, edit.before, edit.after)
     return ToolOutput(text, ResultFacts(path=edit.shown, changed=True, found=f"{found}, +{added} −{removed}"))

@@ -22,6 +22,7 @@ from nanohermes.errors import ToolError
 from nanohermes.fileio import open_regular, read_regular
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext, ToolOutput, tool
+from nanohermes.tools.diagnosed import diagnostics_note
 from nanohermes.tools.fences import unfenced
 from nanohermes.tools.paths import display_path, list_directory, resolve_path
 from nanohermes.tools.syntax import syntax_note
@@ -346,6 +347,8 @@ def write_file(ctx: ToolContext, path: str, content: str) -> ToolOutput:
         report += syntax_note(shown, old if existed else None, content)
     before = _old_bytes(ctx, target) if existed else None
     write_with_checkpoint(ctx, "write_file", target, shown, before, data, changed)
+    if changed and (old is not None or not existed):  # a binary or huge file replaced: nothing to compare
+        report += diagnostics_note(ctx, target, shown, old if existed else None, content)
     return ToolOutput(report, ResultFacts(path=shown, changed=changed, found=found))
 
 

@@ -4,35 +4,27 @@ less (a clamp, a placeholder, a trim), and the facts that describe each result."
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 from nanohermes.calls import NO_FACTS, ResultFacts
 
 
 class OutputStore:
-    """Keeps full outputs and facts; `record(call_id, full)` persists an output the model did
-    not see whole (the session's message event already holds the rest). An output may also be
-    anything with a `read()` that returns it (storage/replay.py: StoredOutput). Locked: `recall`
-    may read it on another thread while the loop adds an earlier call's output."""
+    """Full outputs and facts, as the transcript recorded them (loop/transcript.py: the one writer,
+    which also keeps them in the session); the tools (`recall`), compaction's placeholders and /show
+    read them. An output may also be anything with a `read()` that returns it (storage/replay.py:
+    StoredOutput, a resumed session's). Locked: `recall` may read it on another thread while the
+    loop adds an earlier call's output."""
 
-    def __init__(
-        self,
-        outputs: dict | None = None,
-        facts: dict[str, ResultFacts] | None = None,
-        record: Callable[[str, str], None] | None = None,
-    ):
+    def __init__(self, outputs: dict | None = None, facts: dict[str, ResultFacts] | None = None):
         self._outputs = outputs if outputs is not None else {}
         self._facts = facts if facts is not None else {}
-        self._record = record
         self._lock = threading.Lock()
 
-    def add(self, call_id: str, shown: str, full: str, facts: ResultFacts = NO_FACTS) -> None:
+    def add(self, call_id: str, full: str, facts: ResultFacts = NO_FACTS) -> None:
         with self._lock:
             self._outputs[call_id] = full
             if facts != NO_FACTS:
                 self._facts[call_id] = facts
-        if full != shown and self._record is not None:
-            self._record(call_id, full)
 
     def get(self, call_id: str) -> str | None:
         """The full output; one a resumed session left in its file is read from there now."""

@@ -1,15 +1,11 @@
-"""Every slash command: importing this module registers them all in ui/command_table.py, in
-/help's order."""
+"""Every slash command the REPL offers: importing this module registers the REPL's own (each module
+below `@handles` its rows of slash/table.py); COMMANDS is the table's rows for the REPL, in /help's order."""
 
 from __future__ import annotations
 
-from nanohermes.ui import (
-    background_commands,
-    cost_commands,
-    edit_commands,
+from nanohermes.ui import (  # noqa: F401  (each registers its rows' functions)
     init_command,
     mcp_commands,
-    memory_commands,
     permission_commands,
     rewind_commands,
     sandbox_view,
@@ -17,22 +13,6 @@ from nanohermes.ui import (
     show_commands,
     switch_commands,
 )
-from nanohermes.ui.command_table import COMMANDS, Command, order_by_module, run_slash_command
+from nanohermes.ui.command_table import COMMANDS, HANDLERS, run_slash_command
 
-__all__ = ["COMMANDS", "Command", "run_slash_command"]
-
-HELP_ORDER = (
-    session_commands,  # /help, /exit, /quit, /clear, /reset, /session, /compact, /context
-    cost_commands,  # /cost
-    show_commands,  # /show
-    memory_commands,  # /memory
-    edit_commands,  # /diff, /undo
-    rewind_commands,  # /rewind, /fork
-    permission_commands,  # /permissions
-    sandbox_view,  # /sandbox
-    switch_commands,  # /model, /mode, /resume
-    background_commands,  # /tasks
-    mcp_commands,  # /mcp, /mcp:SERVER:PROMPT
-    init_command,  # /init
-)
-order_by_module(HELP_ORDER)
+__all__ = ["COMMANDS", "HANDLERS", "run_slash_command"]

@@ -1,16 +1,13 @@
 """/context: what the next request holds, part by part, in tokens (chars beside them), against
 the window or the context limit (where compaction starts), with a bar of coloured segments whose
-legend is the table. Pure: sizes in, lines of (text, style) spans out; fits 60 columns.
+legend is the table. Pure: sizes in (slash/conversation.py counts them), lines of (text, style) spans
+out; fits 60 columns.
 """
 
 from __future__ import annotations
 
-import json
-
-from nanohermes.context import message_size, size_by_kind
-from nanohermes.memory.block import BLOCK_END, BLOCK_START
-
-# One colour per part, and a letter for terminals without colour (the bar still reads).
+# One colour per part (slash/conversation.py's PART_NAMES, in order), and a letter for terminals
+# without colour (the bar still reads).
 PARTS = {
     "built-in rules": ("blue", "R"),
     "project guidance": ("magenta", "G"),
@@ -28,35 +25,6 @@ MAX_BAR_CELLS = 60  # wider is no more readable
 MIN_BAR_CELLS = 10
 NAME_WIDTH = 17
 OVER = " over"
-
-
-def context_parts(system_sections: dict[str, int], messages: list[dict], tool_schemas: list[dict]) -> dict[str, int]:
-    """Chars per part of the next request. `system_sections` splits messages[0] by source; the
-    memory blocks are counted out of the user messages they travel with."""
-    kinds = size_by_kind(messages)
-    system_total = message_size(messages[0]) if messages else 0
-    memory = sum(_memory_chars(m) for m in messages if m.get("role") == "user")
-    parts = dict(system_sections)
-    parts["built-in rules"] = max(0, system_total - sum(system_sections.values()))
-    parts["tool schemas"] = len(json.dumps(tool_schemas, ensure_ascii=False, separators=(",", ":")))
-    parts.update(
-        {
-            "memory block": memory,
-            "summary": kinds["summary"],
-            "user": kinds["user"] - memory,
-            "loop notes": kinds["notes"],
-            "assistant": kinds["assistant"],
-            "tool calls": kinds["tool_calls"],
-            "tool results": kinds["tool"],
-        }
-    )
-    return {name: parts.get(name, 0) for name in PARTS}
-
-
-def _memory_chars(message: dict) -> int:
-    content = message.get("content")
-    at = content.rfind(BLOCK_START) if isinstance(content, str) else -1
-    return len(content) - at if at >= 0 and content.endswith(BLOCK_END) else 0
 
 
 def _swatch(name: str, colour: bool) -> tuple[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from nanohermes.custom_commands import Invocation, find_invocation, prompt_for, split_command_line
 from nanohermes.prompt.commands import CustomCommand, discover_commands
-from nanohermes.ui.command_table import COMMANDS, Command
+from nanohermes.slash.table import COMMANDS, Command
 
 
 class CustomCommands:
@@ -26,7 +26,7 @@ class CustomCommands:
 
     def help_rows(self) -> list[Command]:
         """/help's rows: usage and description, as a built-in's."""
-        return [Command(f"/{c.name}", c.usage, c.description, _not_run) for c in self.commands.values()]
+        return [Command(f"/{c.name}", c.usage, c.description) for c in self.commands.values()]
 
     def invocation(self, line: str) -> Invocation | None:
         """`line` as a custom command's invocation; None for a built-in or a name no file has."""
@@ -49,7 +49,3 @@ def run_custom(repl, invocation: Invocation) -> None:
         repl.keys_off(take=True)
         repl.renderer.area.stop()
     repl.turn(prompt.text, prompt.mentions)
-
-
-def _not_run(repl, arg: str) -> bool:  # /help's rows are never run from the table
-    return True

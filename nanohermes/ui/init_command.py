@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Callable, Sequence
 
 from nanohermes.bounded import parse_json, parse_toml
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 from nanohermes.ui.escape import neutralize
 
 AGENTS_FILE = "AGENTS.md"
@@ -117,7 +117,7 @@ def draft_agents_md(project: str, files: Sequence[str], read: Reader) -> str:
     return "\n".join(lines) + "\n"
 
 
-@command("/init", "/init", "draft a short AGENTS.md from the workspace (shown first, written on yes)")
+@handles("/init")
 def _init(repl, arg: str) -> bool:
     from nanohermes.repo_files import Boundary, RefusedFile
     from nanohermes.workspace import list_workspace

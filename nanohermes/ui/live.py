@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from nanohermes import events as ev
 from nanohermes.calls import WRITING_TOOLS
+from nanohermes.slash.changes import unified_diff
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.mdstream import MarkdownStream, open_fence
 from nanohermes.ui.plain import nested_line
@@ -22,7 +23,6 @@ from nanohermes.ui.toolview import (
     interrupted_line,
     output_tail,
     result_line,
-    unified_diff,
 )
 
 APPLIED_DIFF_LINES = 40  # an applied change on screen; /diff shows the rest

@@ -11,10 +11,10 @@ from __future__ import annotations
 from nanohermes.errors import NanoHermesError
 from nanohermes.mcp.prompts import PromptError, prompt_lines, prompt_text
 from nanohermes.prompt.mentions import Mentions
-from nanohermes.ui.command_table import FALLBACKS, command
+from nanohermes.ui.command_table import FALLBACKS, handles
 
 
-@command("/mcp", "/mcp [:SERVER:PROMPT]", "list the MCP servers' prompts, each a command that sends it as your message")
+@handles("/mcp")
 def _mcp(repl, arg: str) -> bool:
     hub = _hub(repl)
     if not arg.startswith(":"):

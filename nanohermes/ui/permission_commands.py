@@ -7,7 +7,7 @@ for this project, and "session") are numbered and can be revoked here."""
 from __future__ import annotations
 
 from nanohermes.loop.approvals import Approvals
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line
 
@@ -66,7 +66,7 @@ def _listing(approvals: Approvals) -> list[Line]:
     return lines
 
 
-@command("/permissions", "/permissions [revoke N|clear]", "the rules and answers in force; take answers back")
+@handles("/permissions")
 def _permissions(repl, arg: str) -> bool:
     repl.show(permissions_lines(repl.runtime.agent.approvals, arg))
     return True

@@ -113,24 +113,6 @@ class Repl:
     def cycle_mode(self) -> None:
         self.runtime.switch(mode=next_mode(self.runtime.config.mode))
 
-    def open_session(self, name: str | None) -> None:
-        """/resume: continue session `name`; /clear: a new one (None). The current one stays saved."""
-        from nanohermes.runtime import build_runtime
-        from nanohermes.ui.show_commands import resumed_calls
-
-        if name == self.runtime.session.name:
-            self.say(f"already in session {name}")
-            return
-        runtime = build_runtime(
-            self.runtime.config, name, self.renderer, approve=self.approve, ask_user=self.ask_form, trust=self.trust
-        )
-        old, self.runtime = self.runtime, runtime
-        self.renderer.checkpoints = runtime.checkpoints
-        self.renderer.ran = resumed_calls(runtime.agent.messages)
-        self.context_for_model = []  # it belongs to the conversation left
-        old.close()
-        self.say_session()
-
     def ask_form(self, question):
         """An MCP server's question, asked at the terminal (ui/mcp_commands.py)."""
         from nanohermes.ui.mcp_commands import ask_form
@@ -258,18 +240,10 @@ class Repl:
             self.say("· interrupted", "yellow")
         return True
 
-    def custom_help(self) -> list:
-        """/help's rows for the command files."""
-        return self.custom.help_rows()
-
     def command(self, line: str) -> bool:
         from nanohermes.ui.commands import run_slash_command
-        from nanohermes.ui.custom_commands import run_custom
 
         try:
-            if (invocation := self.custom.invocation(line)) is not None:
-                run_custom(self, invocation)
-                return True
             return run_slash_command(self, line)
         except KeyboardInterrupt:  # e.g. /compact waiting on the summariser
             self.say("· command interrupted", "yellow")

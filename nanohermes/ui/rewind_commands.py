@@ -5,7 +5,7 @@ the REPL and `-p --rewind` alike."""
 from __future__ import annotations
 
 from nanohermes.loop.rewind import BOTH, WHATS, Report, RewindError, choices, rewind
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import Line
 
@@ -79,7 +79,7 @@ def _pick(repl) -> tuple[int, str] | None:
     return int(answer), WHAT_KEYS[what]
 
 
-@command("/rewind", "/rewind [N [both|code|chat]]", "back to before an earlier request: files, chat, or both")
+@handles("/rewind")
 def _rewind(repl, arg: str) -> bool:
     try:
         chosen = parse_rewind(arg) if arg else _pick(repl)
@@ -98,10 +98,11 @@ def _rewind(repl, arg: str) -> bool:
     return True
 
 
-@command("/fork", "/fork [NAME]", "a new session from here; this one stays as it is (/resume it)")
+@handles("/fork")
 def _fork(repl, arg: str) -> bool:
     from nanohermes.errors import SessionError
     from nanohermes.storage.fork import fork_session
+    from nanohermes.ui.switch_commands import open_session
 
     old = repl.runtime.session.name
     try:
@@ -109,6 +110,6 @@ def _fork(repl, arg: str) -> bool:
     except SessionError as exc:
         repl.say(str(exc), "yellow")
         return True
-    repl.open_session(name)
+    open_session(repl, name)
     repl.say(f"forked from {old} (still there: /resume {old})", "dim")
     return True

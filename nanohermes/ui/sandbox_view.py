@@ -8,7 +8,7 @@ terminal's width by dropping the details first (the backend, the network), which
 
 from __future__ import annotations
 
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 
 BACKEND_NAMES = {"bwrap": "bubblewrap", "landlock": "Landlock", "seatbelt": "Seatbelt"}
 NOT_ENFORCED = "sandbox NOT ENFORCED here: commands will not run · /sandbox says why and how to fix it"
@@ -43,7 +43,7 @@ def network_words(policy) -> str:
     return "network off"
 
 
-@command("/sandbox", "/sandbox", "what confines the model's commands here, in full (doctor proves it live)")
+@handles("/sandbox")
 def sandbox_command(repl, arg: str) -> bool:
     runtime = repl.runtime
     repl.say(f"sandbox: {runtime.sandbox_summary}")

@@ -8,7 +8,7 @@ recent ones. A `!command`'s output is among them.
 
 from __future__ import annotations
 
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 from nanohermes.ui.escape import neutralize
 from nanohermes.ui.toolview import INDENT, Line, Ran, call_text
 
@@ -41,7 +41,7 @@ def list_lines(calls: list[Ran]) -> list[Line]:
     return [*lines, [("/show N pages the Nth back (1: the last); Ctrl-O the last", "dim")]]
 
 
-@command("/show", "/show [N|list]", "page a tool call's full output: the last, or the Nth back (Ctrl-O: the last)")
+@handles("/show")
 def _show(repl, arg: str) -> bool:
     from nanohermes.ui.pager import page
 

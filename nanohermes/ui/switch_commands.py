@@ -1,4 +1,5 @@
-"""Slash commands that switch something mid-session: /model, /mode and /resume.
+"""Slash commands that switch something mid-session: /model, /mode and /resume; `open_session`, the
+switch to another session that /resume, /clear and /fork make.
 
 A model or mode switch takes effect on the next request; it is the one documented place the
 prompt prefix changes within a session (Runtime.switch says how)."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 import shutil
 
 from nanohermes.config import MODES
-from nanohermes.ui.command_table import command
+from nanohermes.ui.command_table import handles
 
 # Shift-Tab's order: one press from ask is the safe read-only mode, then each asks less.
 MODE_CYCLE = ("ask", "plan", "accept-edits", "auto")
@@ -24,7 +25,7 @@ def next_mode(mode: str) -> str:
     return MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if mode in MODE_CYCLE else MODE_CYCLE[0]
 
 
-@command("/model", "/model [NAME]", "switch the model from the next request (Tab completes the server's list)")
+@handles("/model")
 def _model(repl, arg: str) -> bool:
     runtime = repl.runtime
     known = repl.models()
@@ -38,9 +39,7 @@ def _model(repl, arg: str) -> bool:
     return True
 
 
-@command(
-    "/mode", "/mode [plan|ask|auto|accept-edits]", "switch the permission mode from the next request (Shift-Tab cycles)"
-)
+@handles("/mode")
 def _mode(repl, arg: str) -> bool:
     mode = repl.runtime.config.mode
     if not arg:
@@ -54,7 +53,7 @@ def _mode(repl, arg: str) -> bool:
     return True
 
 
-@command("/resume", "/resume [NAME]", "continue another saved session (a list of this workspace's when no name)")
+@handles("/resume")
 def _resume(repl, arg: str) -> bool:
     from nanohermes.storage.catalog import in_workspace, list_sessions
     from nanohermes.ui.session_list import session_rows
@@ -65,7 +64,7 @@ def _resume(repl, arg: str) -> bool:
         if not any(i.name == arg for i in infos):
             repl.say(f"no saved session {arg!r} (nanohermes sessions --all lists them)")
             return True
-        repl.open_session(arg)
+        open_session(repl, arg)
         return True
     choices = [i for i in in_workspace(infos, runtime.config.workspace) if i.name != runtime.session.name][
         :RESUME_CHOICES
@@ -79,10 +78,29 @@ def _resume(repl, arg: str) -> bool:
     repl.say("\n".join(session_rows(choices, shutil.get_terminal_size().columns, numbered=True)))
     answer = repl.ask(f"resume which? 1-{len(choices)} or a name, Enter to stay: ").strip()
     if answer.isdigit() and 1 <= int(answer) <= len(choices):
-        repl.open_session(choices[int(answer) - 1].name)
+        open_session(repl, choices[int(answer) - 1].name)
     elif answer:
         return _resume(repl, answer)
     return True
+
+
+def open_session(repl, name: str | None) -> None:
+    """/resume: continue session `name`; /clear: a new one (None). The current one stays saved."""
+    from nanohermes.runtime import build_runtime
+    from nanohermes.ui.show_commands import resumed_calls
+
+    if name == repl.runtime.session.name:
+        repl.say(f"already in session {name}")
+        return
+    runtime = build_runtime(
+        repl.runtime.config, name, repl.renderer, approve=repl.approve, ask_user=repl.ask_form, trust=repl.trust
+    )
+    old, repl.runtime = repl.runtime, runtime
+    repl.renderer.checkpoints = runtime.checkpoints
+    repl.renderer.ran = resumed_calls(runtime.agent.messages)
+    repl.context_for_model = []  # it belongs to the conversation left
+    old.close()
+    repl.say_session()
 
 
 def session_names(home) -> list[str]:

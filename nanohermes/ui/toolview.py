@@ -8,7 +8,6 @@ call alike. Everything shown from a tool, a file or a command is neutralised fir
 
 from __future__ import annotations
 
-import difflib
 import signal
 from dataclasses import dataclass
 
@@ -37,7 +36,6 @@ OUTCOME_CHARS = 120  # an error's first line; the model reads all of it
 BLOCKED_CHARS = 160  # what the sandbox blocked, on the tool line; the model reads all of it
 TAIL_LINES_FAILED = 5  # a failing command's summary and error are in its last lines
 TAIL_LINES_OK = 2  # a passing one needs only its verdict ("5 passed in 0.3s")
-DIFF_CONTEXT_LINES = 2  # as the tools' own diffs
 INDENT = "  "
 
 
@@ -125,14 +123,6 @@ def output_tail(event: ev.ToolFinished, more_note: str = "", count: int | None =
         text = text if len(text) <= OUTPUT_LINE_CHARS else text[: OUTPUT_LINE_CHARS - 1] + "…"
         shown.append([(INDENT + "│ ", "dim"), (text, style)])
     return shown
-
-
-def unified_diff(before: str, after: str, shown: str) -> list[str]:
-    return list(
-        difflib.unified_diff(
-            before.splitlines(), after.splitlines(), f"a/{shown}", f"b/{shown}", n=DIFF_CONTEXT_LINES, lineterm=""
-        )
-    )
 
 
 def diff_style(line: str) -> str:

@@ -52,7 +52,7 @@ def editor(model, home, tmp_path_factory):
     yield harness
     assert harness.close() == 0
     assert harness.check.deviations == []
-    assert set(harness.check.unstable) == {"elicitation/create"}
+    assert set(harness.check.unstable) <= {"elicitation/create"}  # the form test's own (xdist may split the module)
 
 
 @pytest.fixture(autouse=True)
@@ -76,6 +76,7 @@ def test_a_form_of_several_fields_goes_to_an_editor_that_declared_forms_and_its_
     assert accepted == f"mcp classic.book_table:\n[SUCCESS] {BOOKING}"
     assert "[DECLINE] no booking made" in unfit and "did not fit the form (party_size)" in unfit
     assert cancelled == "mcp classic.book_table:\n[CANCEL] no booking made"
+    assert "elicitation/create" in editor.check.unstable  # the one unstable method, checked against its schema
     message, mode = editor.client.forms[0]
     assert message == "classic asks: No tables available on 2024-12-25. Try another date?"
     assert mode.session_id == session_id and mode.tool_call_id  # about the call's own card

@@ -15,11 +15,12 @@ from nanohermes.cli import app
 from nanohermes.config import Config
 from nanohermes.hooks.settings import EVENTS
 from nanohermes.hooks.settings import KEYS as HOOK_KEYS
+from nanohermes.lsp.settings import KEYS as LSP_KEYS
 from nanohermes.mcp.settings import SERVER_KEYS
 from nanohermes.provider.prices import PRICE_KEYS
 from nanohermes.sandbox.policy import TABLE_KEYS as SANDBOX_KEYS
+from nanohermes.slash.table import COMMANDS, EDITOR, offered
 from nanohermes.tools.search_backends import TABLE_KEYS as WEB_SEARCH_KEYS
-from nanohermes.ui.commands import COMMANDS
 from tests.docs.pages import DOCS, code_blocks, inline_code, page, pages_text
 
 # config.toml's tables, each parsed by the part that owns it (configure.py): the field, how the
@@ -31,6 +32,7 @@ TABLES = {
     "permissions": ("[permissions]", frozenset({"allow", "ask", "deny"})),
     "prices": ('[prices."MODEL"]', PRICE_KEYS),
     "hooks": ("[[hooks.", HOOK_KEYS),
+    "lsp": ("[lsp.LANGUAGE]", LSP_KEYS),
 }
 NOT_SETTINGS = {"home", "workspace"}  # Config's fields that come from the environment and the command line only
 
@@ -140,6 +142,7 @@ def test_every_key_of_every_table_is_documented():
         "permissions": "permissions.md",
         "prices": "context.md",
         "hooks": "hooks.md",
+        "lsp": "diagnostics.md",
     }
     missing = [
         f"{homes[table]}: {key}"
@@ -159,7 +162,7 @@ def _check_toml(data: dict, where: str) -> list[str]:
         _, keys = TABLES[table]
         if table == "mcp":
             entries = list(value.get("servers", {}).values())
-        elif table in ("prices", "hooks"):
+        elif table in ("prices", "hooks", "lsp"):
             entries = [e for v in value.values() for e in (v if isinstance(v, list) else [v])]
         else:
             entries = [value]
@@ -184,5 +187,14 @@ def _documented_commands() -> set[str]:
 
 def test_every_slash_command_is_in_the_table_and_every_row_exists():
     code, docs = set(COMMANDS), _documented_commands()
-    assert code - docs == set(), f"slash commands the REPL has that docs/commands.md does not list: {code - docs}"
-    assert docs - code == set(), f"slash commands docs/commands.md lists that the REPL does not have: {docs - code}"
+    assert code - docs == set(), f"slash commands the table has that docs/commands.md does not list: {code - docs}"
+    assert docs - code == set(), f"slash commands docs/commands.md lists that the table does not have: {docs - code}"
+
+
+def test_the_commands_an_editor_offers_are_the_ones_both_pages_name():
+    editor = [c.name for c in offered(EDITOR)]
+    said = page("commands.md").split("An editor over ACP offers", 1)[1].split("\n\n", 1)[0]
+    bullet = page("mcp-and-acp.md").split("- Slash commands in the prompt box:", 1)[1].split("\n- ", 1)[0]
+    for where, text in (("docs/commands.md", said), ("docs/mcp-and-acp.md", bullet)):
+        named = [name for name in re.findall(r"`(/[a-z]+)", text) if name in COMMANDS]
+        assert named == editor, f"{where} names {named} as an editor's commands; the table offers {editor}"

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from nanohermes.cli import app
 from nanohermes.memory.block import BLOCK_END, BLOCK_START
+from nanohermes.memory.commands import memory_command
 from nanohermes.memory.store import MemoryStore
-from nanohermes.ui.memory_commands import memory_command
 from tests.support.memories import compacting_model
 from tests.support.scripted_server import call, is_summary_request, text
 

@@ -9,8 +9,9 @@ import os
 
 import pytest
 
+from nanohermes.slash.changes import diff_outcome, undo_outcome
+from nanohermes.slash.outcome import words
 from nanohermes.storage.checkpoints import Checkpoints
-from nanohermes.ui.edit_commands import diff_lines, undo_lines
 from tests.support.cli import run_cli
 from tests.support.raw_servers import closed_port_url
 from tests.support.scripted_server import call, text
@@ -67,10 +68,6 @@ def edited_in_a_session(server, workspace, isolated_home, name="edits") -> Check
     return Checkpoints(isolated_home / "checkpoints" / name)
 
 
-def flat(lines) -> str:
-    return "\n".join("".join(text for text, _ in line) for line in lines)
-
-
 @pytest.mark.parametrize("swap", ["fifo", "dev-zero"])
 def test_undo_and_diff_do_not_read_a_fifo_or_dev_zero_swapped_in_for_an_edited_file(
     server, workspace, isolated_home, swap
@@ -81,20 +78,22 @@ def test_undo_and_diff_do_not_read_a_fifo_or_dev_zero_swapped_in_for_an_edited_f
         os.mkfifo(workspace / "notes.md")
     else:
         (workspace / "notes.md").symlink_to("/dev/zero")
-    diff = flat(diff_lines(checkpoints))
+    diff = words(diff_outcome(checkpoints))
     assert "notes.md" in diff and f"not read: it is {'a FIFO' if swap == 'fifo' else 'a character device'}" in diff
-    lines, note = undo_lines(checkpoints)
+    undone = undo_outcome(checkpoints)
     refused = "changed since write_file wrote it" if swap == "fifo" else "is a symbolic link now"  # /dev/zero: a link
-    assert note is None and refused in flat(lines) and (workspace / "notes.md").is_symlink() == (swap != "fifo")
+    assert (
+        undone.note is None and refused in words(undone) and (workspace / "notes.md").is_symlink() == (swap != "fifo")
+    )
 
 
 def test_a_missing_checkpoint_blob_is_a_clear_refusal_not_a_crash(server, workspace, isolated_home):
     checkpoints = edited_in_a_session(server, workspace, isolated_home)
     change = checkpoints.changes()[-1]
     (isolated_home / "checkpoints" / "edits" / "blobs" / change.before).unlink()
-    assert "the content before is missing from the checkpoints" in flat(diff_lines(checkpoints))
-    lines, note = undo_lines(checkpoints)
-    assert note is None and "the content kept before it is missing from" in flat(lines)
+    assert "the content before is missing from the checkpoints" in words(diff_outcome(checkpoints))
+    undone = undo_outcome(checkpoints)
+    assert undone.note is None and "the content kept before it is missing from" in words(undone)
     assert (workspace / "notes.md").read_text() == "after\n"  # nothing was half done
 
 
@@ -104,9 +103,11 @@ def test_a_fifo_for_the_checkpoint_index_is_said_not_waited_on(server, workspace
     index.unlink()
     os.mkfifo(index)
     checkpoints = Checkpoints(index.parent)
-    assert "cannot read the checkpoints" in flat(diff_lines(checkpoints)) and "FIFO" in flat(diff_lines(checkpoints))
-    lines, note = undo_lines(checkpoints)
-    assert note is None and "FIFO" in flat(lines)
+    assert "cannot read the checkpoints" in words(diff_outcome(checkpoints)) and "FIFO" in words(
+        diff_outcome(checkpoints)
+    )
+    undone = undo_outcome(checkpoints)
+    assert undone.note is None and "FIFO" in words(undone)
 
 
 def test_a_fifo_for_the_workspace_gitignore_does_not_hang_a_run(server, workspace):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from nanohermes.slash.changes import undo_outcome
+from nanohermes.slash.outcome import words
 from nanohermes.storage.checkpoints import Checkpoints
-from nanohermes.ui.edit_commands import undo_lines
 from tests.support.cli import run_cli
 from tests.support.scripted_server import call, text
 from tests.support.terminal import Terminal
@@ -55,8 +56,8 @@ def test_undo_restores_nothing_outside_through_a_swapped_directory(server, works
     assert r.returncode == 0, r.stderr
     outside = tmp_path / "outside"
     swapped_for_a_link(workspace, outside)
-    lines, note = undo_lines(Checkpoints(isolated_home / "checkpoints" / "s"))
-    assert note is None and "symbolic link now" in "".join(t for line in lines for t, _ in line)
+    undone = undo_outcome(Checkpoints(isolated_home / "checkpoints" / "s"))
+    assert undone.note is None and "symbolic link now" in words(undone)
     assert (outside / "a.txt").read_text() == "after\n"  # not restored out there
     assert (workspace.parent / "moved" / "a.txt").read_text() == "after\n"
 
@@ -68,7 +69,7 @@ def test_undo_still_restores_through_real_directories(server, workspace, isolate
     server.add(call("write_file", {"path": "sub/deep/a.txt", "content": "after\n"}), text("Done."))
     r = run_cli(["-p", "edit", "--yes", "--session", "s", "--base-url", server.url], workspace, timeout=60)
     assert r.returncode == 0, r.stderr
-    _, note = undo_lines(Checkpoints(isolated_home / "checkpoints" / "s"))
-    assert note is not None and (workspace / "sub" / "deep" / "a.txt").read_text() == "before\n"
+    undone = undo_outcome(Checkpoints(isolated_home / "checkpoints" / "s"))
+    assert undone.note is not None and (workspace / "sub" / "deep" / "a.txt").read_text() == "before\n"
     assert (workspace / "sub" / "deep" / "a.txt").stat().st_mode & 0o777 == 0o640
     assert not [p.name for p in (workspace / "sub" / "deep").iterdir() if p.name != "a.txt"]  # no temp file left

@@ -7,7 +7,7 @@ import pytest
 
 from nanohermes.configure import load_config
 from nanohermes.runtime import build_runtime
-from nanohermes.ui.background_commands import tasks_command
+from nanohermes.slash.status import tasks_command
 from tests.support.scripted_server import call, text
 from tests.tools.test_shell import alive, dies_soon
 

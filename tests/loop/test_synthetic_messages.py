@@ -7,9 +7,9 @@ import json
 
 from nanohermes.acp.updates import history
 from nanohermes.loop.coach.plain import ANSWER_NOW, CALL_AS_TEXT_RETRY
+from nanohermes.slash.conversation import context_parts
 from nanohermes.storage.session import Session
 from nanohermes.synthetic import SYNTHETIC
-from nanohermes.ui.context_view import context_parts
 from nanohermes.ui.recap import last_exchange, recap_lines
 from tests.support.agents import make_agent
 from tests.support.scripted_server import call, text

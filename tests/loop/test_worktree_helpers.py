@@ -18,8 +18,9 @@ from nanohermes import events as ev
 from nanohermes.configure import load_config
 from nanohermes.loop.subagents import HELPER_BRIEF
 from nanohermes.runtime import build_runtime
+from nanohermes.slash.held import held_command, not_held
+from nanohermes.slash.status import tasks_command
 from nanohermes.storage.checkpoints import UNDONE
-from nanohermes.ui.background_commands import held_command, not_held, tasks_command
 from tests.support.git_repos import make_repo, worktree_list
 from tests.support.scripted_server import Error, call, calls, is_summary_request, text
 from tests.support.timing import HANG_GUARD_S

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from nanohermes.memory.commands import memory_command
 from nanohermes.memory.entry import MAX_ENTRY_CHARS
 from nanohermes.memory.store import INJECT_TOP_K, MAX_ENTRIES, MemoryStore, MemoryStoreError
-from nanohermes.ui.memory_commands import memory_command
 from tests.support.memories import entry, write_entries
 
 

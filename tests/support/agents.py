@@ -10,9 +10,9 @@ from nanohermes.config import Config
 from nanohermes.loop.agent import Agent
 from nanohermes.loop.approvals import Approvals
 from nanohermes.provider import Provider
+from nanohermes.redact import NO_SECRETS
 from nanohermes.storage.session import Session
 from nanohermes.tools import ToolContext, tool
-from nanohermes.tools.outputs import OutputStore
 
 
 @tool(params={"text": "text to echo"})
@@ -56,14 +56,14 @@ def make_agent(
     server, workspace: Path, *, tools=TEST_TOOLS, session_name=None, approve=None, events=None, sleep=None, **kw
 ):
     hooks = kw.pop("hooks", None)  # hooks/__init__.py's Hooks, for the hooks tests
+    redactor = kw.pop("redactor", NO_SECRETS)  # the session's secrets (the provider knows only the config's)
     config = make_config(server, workspace, **kw)
     session = Session(config.home, session_name)
     sink = events if events is not None else []
     provider = Provider(
         config, on_retry=lambda text: sink.append(("retry", text)), sleep=sleep or (lambda s: sink.append(("sleep", s)))
     )
-    outputs = OutputStore(session.state.outputs, session.state.facts, record=session.record_tool_output)
-    ctx = ToolContext(workspace=workspace, home=config.home, outputs=outputs)
+    ctx = ToolContext(workspace=workspace, home=config.home, redactor=redactor)
     agent = Agent(
         config=config,
         provider=provider,

@@ -138,7 +138,7 @@ def test_rewind_picker_lists_requests_with_what_changed_since_and_asks_what_to_r
 
 def test_help_order_does_not_depend_on_which_command_module_was_imported_first():
     code = (
-        "import nanohermes.ui.background_commands, nanohermes.ui.switch_commands\n"
+        "import nanohermes.ui.init_command, nanohermes.ui.switch_commands\n"
         "from nanohermes.ui.commands import COMMANDS\nprint(' '.join(COMMANDS))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -3,8 +3,8 @@ text."""
 
 import pytest
 
+from nanohermes.memory.commands import memory_command
 from nanohermes.memory.store import MAX_ENTRIES, MemoryStore
-from nanohermes.ui.memory_commands import memory_command
 
 
 @pytest.fixture

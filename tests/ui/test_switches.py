@@ -24,6 +24,9 @@ class SwitchingRepl:
     def say(self, text: str) -> None:
         self.out.append(text)
 
+    def show(self, lines) -> None:
+        self.out.append("\n".join("".join(text for text, _ in line) for line in lines))
+
     def models(self) -> list[str]:
         return self._models
 

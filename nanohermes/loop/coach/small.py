@@ -25,7 +25,7 @@ from pathlib import Path
 from nanohermes.calls import WRITING_TOOLS, parse_tool_call
 from nanohermes.events import StopCode
 from nanohermes.hooks import AfterTool
-from nanohermes.loop.coach import wholefile
+from nanohermes.loop.coach import spec, wholefile
 from nanohermes.loop.coach.plain import MAX_RUNAWAY_RETRIES, AnswerNow, Plain
 from nanohermes.loop.coach.protocol import Ran, names
 from nanohermes.loop.coach.small_texts import (
@@ -68,15 +68,13 @@ CHANGE_VERBS = re.compile(
 QUESTION_START = re.compile(r"^\s*(how|what|why|which|where|when|who|is|are|does|do|did|should|explain)\b", re.I)
 CODE_BLOCK = re.compile(r"^\s*```", re.M)
 NAMES_TESTS = re.compile(r"\b(tests?|pytest|unittest|spec)\b|\w_tests?\.\w+|\btest_\w+", re.I)
-# A file that holds tests, by the names pytest, unittest, Go, Jest and RSpec look for.
-TEST_FILE = re.compile(r"(^|/)(tests?/|test_[^/]+$|[^/]+_test\.[^/]+$|[^/]+\.(test|spec)\.[^/]+$|[^/]+_spec\.[^/]+$)")
 TESTS_LOOKED_AT = 2_000  # files of the workspace looked through for a test; beyond, it has some, say
 
 
 def has_tests(workspace: Path) -> bool:
     """The workspace holds a test to run (its first TESTS_LOOKED_AT files, or more than that: assumed)."""
     listing = list_workspace(workspace, limit=TESTS_LOOKED_AT)
-    return not listing.complete or any(TEST_FILE.search(f) for f in listing.files)
+    return not listing.complete or any(spec.is_test_file(f) for f in listing.files)
 
 
 def asks_for_a_change(user_text: str) -> bool:
