@@ -68,6 +68,10 @@ class Config:
     # A helper agent (the `task` tool) stops after this many requests: enough to read twenty
     # files and answer, few enough that a lost helper does not spend a parent's budget.
     task_max_steps: int = 30
+    # Helpers in git worktrees of their own (`task` with isolation = "worktree") asked for in one reply
+    # run side by side, this many at once: each waits on the model most of its time, and every one
+    # more is another stream of requests to pay for and another set of commands on the same cores.
+    task_parallel: int = 3
     # Before a compaction forgets messages, the same summary request asks for the lasting
     # preferences, facts and decisions in them, which are saved to memory as automatic entries.
     auto_memory: bool = True
@@ -178,6 +182,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "request_timeout": (1.0, 86_400.0),  # seconds without reply bytes before a request fails
     "max_retries": (0, 20),  # more than this only delays the error
     "task_max_steps": (1, 100_000),  # a helper agent's step limit, like max_steps
+    "task_parallel": (1, 16),  # 1: one after another; more than 16 at once is a flood of requests, not a plan
     "slow_reply_notice": (0.0, 86_400.0),  # seconds; 0 turns the notice off
     "max_cost": (0.0001, 1_000_000.0),  # dollars: below a hundredth of a cent no request fits; above, no cap
     "notify_after": (0.0, 86_400.0),  # seconds; 0: every turn's end

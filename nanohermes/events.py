@@ -180,6 +180,7 @@ class SubagentEvent:
 
     label: str  # the task's description
     event: object
+    tag: str = ""  # a helper in a worktree of its own: its name ("task1"), shown as several run at once
 
 
 class StopCode(StrEnum):

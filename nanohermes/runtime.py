@@ -30,6 +30,7 @@ from nanohermes.storage.images import ImageStore
 from nanohermes.storage.seen import once
 from nanohermes.storage.session import Session
 from nanohermes.storage.snapshots import Snapshots
+from nanohermes.storage.worktrees import prune_leftovers
 from nanohermes.tools import ToolContext
 from nanohermes.tools.background import BackgroundTasks
 from nanohermes.tools.builtin import all_tools
@@ -80,6 +81,8 @@ class Runtime:
         with deferred():  # a second Ctrl-C must not leave tasks running or the session without its closing stats
             if tasks is not None:  # a session's background tasks end with it, process groups and all
                 tasks.stop_all()
+            if self.agent.helpers is not None:  # helpers' worktrees go with it (held changes too)
+                self.agent.helpers.close()
             if self.configured is not None:  # MCP servers stop with the session
                 self.configured.close()
             if self.diagnostics is not None:  # and the language servers
@@ -128,6 +131,7 @@ def build_runtime(
     session = Session(config.home, session_name, workspace=config.workspace)
     diagnostics = Diagnostics(config.lsp, config.workspace, sandbox, warn)  # nothing starts here: on a first edit
     try:
+        prune_leftovers(config.home)  # the helpers' worktrees a crashed session left
         notice = lambda text: emit(ev.Notice(text))  # noqa: E731
         key = session_cache_key(str(session.path))  # the same prompt_cache_key after a resume
         checkpoints = Checkpoints(config.home / "checkpoints" / session.name)

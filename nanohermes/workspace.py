@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 SCAN_LIMIT = 5_000  # files looked at: more than a person's project holds; a home directory stops here
 ALWAYS_SKIPPED = frozenset({".git"})  # git's own database: never source, often huge
+WORKTREES_DIR = "worktrees"  # under the state directory: helpers' git worktrees (storage/worktrees.py)
 BINARY_SNIFF_BYTES = 8_192  # the window git and ripgrep look at for a NUL byte
 # rg blocks for ever on an ignore file that is a FIFO (it opens every .gitignore it finds):
 # one at the root or above is seen before rg starts (blocking_ignore_file); past this deadline
@@ -51,6 +52,16 @@ Rules = tuple[tuple[str, "pathspec.GitIgnoreSpec"], ...]  # (directory prefix, i
 def state_dir(home: Path) -> Path:
     """NanoHermes' home (ToolContext.home), which no tool may show, also when it lies inside the workspace."""
     return home.resolve()
+
+
+def in_state_dir(path: Path, home: Path, workspace: Path) -> bool:
+    """Whether `path` (absolute, normalised or resolved) lies in the state directory, which no tool
+    may show — but for a helper's own worktree (storage/worktrees.py), kept there and its workspace."""
+    home = state_dir(home)
+    if not path.is_relative_to(home):
+        return False
+    workspace = workspace.resolve()
+    return not (workspace.is_relative_to(home / WORKTREES_DIR) and path.is_relative_to(workspace))
 
 
 # ---------------------------------------------------------------- rg

@@ -46,7 +46,7 @@ class AcpSession:
         self._titles: dict[str, str] = {}  # the open calls' card titles (a question repeats its card's)
         self._current_call = ""  # the parent's running call (a helper's calls are shown under it)
         self._asking = ""  # the card of the latest call started: the one a question is about
-        self._helper_calls: dict[str, str] = {}  # a helper's call id -> the id the editor knows
+        self._helper_calls: dict[str, str] = {}  # a helper's call id (its tag's/ too) -> the id the editor knows
         self.reply = ev.ReplyOnScreen()  # what the editor was sent of the reply being streamed
         self._visible = False  # the reply being streamed has shown the editor more than whitespace
         self._restarted_visible = False  # …and had, when its request was retried
@@ -260,14 +260,15 @@ class AcpSession:
 
     def _helper_event(self, wrapped: ev.SubagentEvent) -> None:
         event, parent = wrapped.event, self._current_call
+        own = f"{wrapped.tag}/{event.call_id}" if wrapped.tag else getattr(event, "call_id", "")  # side by side: whose
         if isinstance(event, ev.ToolStarted):
-            shown = self._helper_calls[event.call_id] = f"{parent}/{event.call_id}"
+            shown = self._helper_calls[own] = f"{parent}/{own}"
             status = self._open_calls[shown] = self._first_status(event)
             self._asking = shown  # its question is about its own card, not the parent's
             workspace = self.runtime.config.workspace
             self._start(updates.tool_started(event, workspace, shown, label=wrapped.label, status=status))
-        elif isinstance(event, ev.ToolFinished) and event.call_id in self._helper_calls:
-            shown = self._helper_calls.pop(event.call_id)
+        elif isinstance(event, ev.ToolFinished) and own in self._helper_calls:
+            shown = self._helper_calls.pop(own)
             self._open_calls.pop(shown, None)
             self._titles.pop(shown, None)
             self._asking = parent

@@ -113,10 +113,14 @@ class Hooks:
         self.pending: list[str] = []  # SessionStart's output, sent with the next user message
         self.project_env = {name: str(self.workspace) for name in PROJECT_DIR_VARS}
 
-    def for_helper(self, emit: Callable[[object], None]) -> Hooks:
-        """A helper agent's: its answer is SubagentStop; no SessionStart, UserPromptSubmit or Stop."""
+    def for_helper(
+        self, emit: Callable[[object], None], workspace: Path | None = None, sandbox: Policy | None = None
+    ) -> Hooks:
+        """A helper agent's: its answer is SubagentStop; no SessionStart, UserPromptSubmit or Stop. A helper
+        in a worktree of its own gives its `workspace` (where the hooks run) and `sandbox` (what confines them)."""
         specs = tuple(s for s in self.specs if s.event not in HELPER_SKIPS)
-        return Hooks(specs, self.workspace, self.session, emit, self.redact, "SubagentStop", self.sandbox, self.mode)
+        where, confined = (workspace, sandbox) if workspace is not None else (self.workspace, self.sandbox)
+        return Hooks(specs, where, self.session, emit, self.redact, "SubagentStop", confined, self.mode)
 
     def session_start(self, source: str) -> None:
         """startup, resume or clear: what the hooks print joins the next user message."""

@@ -64,7 +64,7 @@ class Agent:
         say = lambda event: self.emit(event)  # noqa: E731  (the collaborators speak through self.emit, even a new one)
         self.keeper = ContextKeeper.for_config(config, session.record_compaction, say, ctx.memory, approvals.for_memory)
         self.sender = RequestSender(provider, session.record_usage, self.keeper.observe, say)
-        self.runner = ToolRunner(self.tools, approvals, say, hooks)  # its hooks serve compaction's events too
+        self.runner = ToolRunner(self.tools, approvals, say, hooks, config.task_parallel)  # hooks: compaction's too
         self.hooks = self.keeper.hooks = self.runner.hooks
         self.coaching = Coaching.for_config(config, self.hooks, say)
         self.recall_offered = session.state.cut_or_cleared  # recall joins the tool list at the first compaction
@@ -256,6 +256,10 @@ class Agent:
             learned = self.sender.provider.learn_vision() if configured is None else None
             self._vision = vision_refusal(configured, learned, self.config.model)
         return self._vision
+
+    @property
+    def helpers(self):  # loop/subagents.py's Subagents: worktree helpers' held changes (/tasks); None without `task`
+        return self._ctx.subagents
 
     @property
     def tasks(self):  # the session's background tasks (tools/background.py); None where there are none

@@ -36,6 +36,7 @@ from nanohermes.memory.entry_points import DROP, HOLD, SAVE
 from nanohermes.permissions.grants import TOOL, Grant, covers, grant_for
 from nanohermes.permissions.rules import ALLOW, ASK, DENY, PATH_TOOLS, Call, Rule, suggest_rule, verdict
 from nanohermes.tools import Tool, ToolContext, parse_arguments
+from nanohermes.workspace import in_state_dir
 
 PREVIEW_FALLBACK_CHARS = 500
 RESOLVED_PER_CALL = 256  # paths a call's words resolve to, kept while its rules and grants are checked
@@ -324,8 +325,7 @@ def refused_by_the_tool(args: dict, ctx: ToolContext) -> bool:
     if not isinstance(raw, str) or not raw.strip():
         return False
     lexical = Path(os.path.normpath(ctx.workspace.resolve() / os.path.expanduser(raw.strip())))
-    home = ctx.home.resolve()
-    return lexical.is_relative_to(home) or not (
+    return in_state_dir(lexical, ctx.home, ctx.workspace) or not (
         ctx.allow_outside_workspace or lexical.is_relative_to(ctx.workspace.resolve())
     )
 

@@ -31,7 +31,7 @@ def before(ctx: ToolContext, name: str, arguments: str, emit: Callable[[object],
     """Snapshot before a call that may write; what `after` needs, or None when nothing is watched."""
     if ctx.snapshots is None or ctx.snapshots.off or name not in WRITERS:
         return None
-    args = _arguments(arguments)
+    args = arguments_of(arguments)
     read_only = ctx.sandbox is not None and ctx.sandbox.level == "read-only" and not args.get("unsandboxed")
     if name == "run_command" and read_only:
         return None
@@ -92,7 +92,8 @@ def _names(paths: list[str]) -> str:
     return shown + (f" and {len(paths) - NAMES_SHOWN} more" if len(paths) > NAMES_SHOWN else "")
 
 
-def _arguments(arguments: str) -> dict:
+def arguments_of(arguments: str) -> dict:
+    """A call's arguments as a dict; {} when they are not a JSON object (the tool says why when it runs)."""
     try:
         args = json.loads(arguments or "{}")
     except ValueError:

@@ -47,12 +47,16 @@ WAITING_READS = frozenset({"web_fetch", "mcp"})
 # one per core. Measured on 2 cores, 5 greps of one reply: 1.30x the time one by one with 4 at once,
 # 0.87x with 2 (scripts/bench_parallel_reads.py).
 LOCAL_READ_WORKERS = max(1, min(READ_WORKERS, os.cpu_count() or 1))
+READS, APART = "reads", "apart"  # the kinds of calls that run side by side (Call.together)
 
 
 class ToolRunner:
-    def __init__(self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None], hooks=None):
-        """`hooks`: PreToolUse's say goes to the approvals, PostToolUse's joins the result (None: no hooks)."""
-        self.tools, self.approvals, self.emit = tools, approvals, emit
+    def __init__(
+        self, tools: dict[str, Tool], approvals: Approvals, emit: Callable[[object], None], hooks=None, apart: int = 1
+    ):
+        """`hooks`: PreToolUse's say goes to the approvals, PostToolUse's joins the result (None: no hooks);
+        `apart`: how many calls that work apart run at once (task_parallel)."""
+        self.tools, self.approvals, self.emit, self.apart_workers = tools, approvals, emit, apart
         self.hooks = hooks if hooks is not None else Hooks()
         self.guard = RepeatGuard()
         self._open: dict[str, str] = {}  # call id -> tool name: calls of the reply started and not finished
@@ -105,16 +109,24 @@ class ToolRunner:
         self._open.clear()
 
     def _groups(self, calls: list[Call]) -> list[list[Call]]:
-        """Runs of consecutive read-only calls (run together), every other call alone."""
+        """Runs of consecutive calls of one kind that may run together — read-only ones, or ones
+        that work apart (helpers in worktrees of their own) — every other call alone."""
         groups: list[list[Call]] = []
         for call in calls:
-            tool = self.tools.get(call.name)
-            reads = tool is not None and tool.read_only
-            if reads and groups and groups[-1][-1].reads:
-                groups[-1].append(call._replace(reads=True))
+            call = call._replace(together=self._kind(call))
+            if call.together and groups and groups[-1][-1].together == call.together:
+                groups[-1].append(call)
             else:
-                groups.append([call._replace(reads=reads)])
+                groups.append([call])
         return groups
+
+    def _kind(self, call: Call) -> str:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ""
+        if tool.read_only:
+            return READS
+        return APART if tool.apart is not None and tool.apart(changes.arguments_of(call.arguments)) else ""
 
     def _prepare(self, turn: Turn, ctx: ToolContext, call: Call) -> _Ready:
         """A call's start: shown, then the repeat guard, the coach, then the approvals (which may ask)."""
@@ -148,22 +160,39 @@ class ToolRunner:
         return self.approvals.refusal(tool, call.arguments, ctx, verdict)
 
     def _outcomes(self, turn: Turn, prepared: list[_Ready], transcript: Transcript) -> Iterator[_Outcome]:
-        """What each call came to, in order: refused ones at once; two or more approved reads side by
-        side, their questions and progress asked on this thread; else here, in turn."""
+        """What each call came to, in order: refused ones at once; two or more approved reads (or helpers in
+        worktrees) side by side, their questions and progress asked on this thread; else here, in turn."""
         runnable = [ready for ready in prepared if ready.refusal is None]
         if len(runnable) < 2:
             for ready in prepared:
                 yield self._refused(ready) if ready.refusal is not None else self._run_here(turn, ready, transcript)
             return
-        waiting = all(ready.call.name in WAITING_READS for ready in runnable)
-        together = Together(READ_WORKERS if waiting else LOCAL_READ_WORKERS)
+        together = Together(self._workers(runnable))
         jobs = [functools.partial(self._run_read, turn, _via(together, ready)) for ready in runnable]
+        started = time.monotonic()
         try:
             done = together.results(jobs)
             for ready in prepared:
-                yield self._refused(ready) if ready.refusal is not None else next(done)
+                yield (
+                    self._refused(ready) if ready.refusal is not None else self._next(done, transcript, ready, started)
+                )
         finally:
             together.cancel()
+
+    def _next(self, done: Iterator[_Outcome], transcript: Transcript, ready: _Ready, started: float) -> _Outcome:
+        """The next call's outcome of those run side by side; one that stopped (a helper whose turn was
+        interrupted) keeps what it said as its result, as a call run here does."""
+        try:
+            return next(done)
+        except ToolInterrupted as stop:
+            self._keep_interrupted(transcript, ready, stop, time.monotonic() - started, None)
+            raise
+
+    def _workers(self, runnable: list[_Ready]) -> int:
+        if runnable[0].call.together == APART:
+            return self.apart_workers
+        waiting = all(ready.call.name in WAITING_READS for ready in runnable)
+        return READ_WORKERS if waiting else LOCAL_READ_WORKERS
 
     def _refused(self, ready: _Ready) -> _Outcome:
         return _Outcome(ToolResult(ready.refusal, ready.refusal, ok=False), 0.0)
@@ -270,7 +299,7 @@ class Call(NamedTuple):
     id: str
     name: str
     arguments: str
-    reads: bool = False  # read-only: may run beside the read-only calls next to it
+    together: str = ""  # READS or APART: may run beside the calls of its kind next to it
     rewritten: bool = False  # the arguments are a PreToolUse hook's updatedInput, not the model's
 
 
@@ -305,6 +334,7 @@ def _via(together: Together, ready: _Ready) -> _Ready:
         ctx,
         progress=lambda text: together.on_caller(lambda: ready.ctx.report(text)),
         confirm=None if confirm is None else lambda preview: together.on_caller(lambda: confirm(preview)),
+        on_loop=together.on_caller,
     )
     return replace(ready, ctx=ctx)
 

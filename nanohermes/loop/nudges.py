@@ -37,6 +37,7 @@ REWOUND = "rewound"  # the kind of the note /rewind leaves (loop/rewind.py)
 REWOUND_NOTE = "[NanoHermes: {what}.]"
 REWOUND_ACK = "Understood."  # the note's answer: strict chat templates need the roles to alternate
 UNDONE = "undone"  # the kind of the note /undo leaves: what it took back (Agent.tell)
+HELPER_CHANGES = "helper_changes"  # the note /tasks apply|drop leaves: a helper's held changes brought in or not
 
 
 def rewound(what: str) -> str:

@@ -12,14 +12,19 @@ Ctrl-C stops the helper, answers the parent's call and stops the parent's turn.
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from nanohermes import events as ev
 from nanohermes.calls import one_line
 from nanohermes.errors import NanoHermesError, ToolError, ToolInterrupted
+from nanohermes.loop.applying import Outcome, apply_changes
+from nanohermes.loop.isolated import Ending, Held, Place, brief, changes_note, diff_of, helper_mode, here, place_for
 from nanohermes.stops import about_helper
 from nanohermes.storage.session import Session, sessions_dir
+from nanohermes.storage.worktrees import FileChange, Repository, WorktreeError, Worktrees
+from nanohermes.tools import ToolContext
 
 if TYPE_CHECKING:
     from nanohermes.loop.agent import Agent
@@ -41,31 +46,43 @@ class Subagents:
 
     def __init__(self, parent: Agent | None = None):
         self.parent = parent
+        self._naming = threading.Lock()  # helpers in worktrees start side by side: one name each
+        self._worktrees: Worktrees | None = None  # made with the first worktree helper
+        self.held: dict[str, Held] = {}  # worktree helpers' changes not brought in, by name (/tasks)
 
-    def run(self, description: str, prompt: str) -> str:
+    def run(self, description: str, prompt: str, worktree: bool = False, ctx: ToolContext | None = None) -> str:
         """The helper's answer for the parent, or ToolError when it failed or stopped early."""
         parent = self.parent
         if parent is None:
             raise ToolError("delegation is not set up in this session")
         label = one_line(description or "task", LABEL_CHARS)
-        session = Session(
-            parent.config.home, self._child_name(), workspace=parent.config.workspace, parent=parent.session.name
-        )
+        if worktree:
+            return self._in_worktree(label, prompt, ctx or parent.ctx)
+        session = self._session()
+        emit = lambda event: parent.emit(ev.SubagentEvent(label, event))  # noqa: E731
         try:
-            child = self._child(session, label)
-            try:
-                result = child.run_turn(f"{prompt.strip()}\n\n{HELPER_BRIEF}")
-            except NanoHermesError as exc:  # the provider gave up, a session write failed, …
-                raise ToolError(f"helper {label!r} failed: {exc} (its transcript: session {session.name})") from None
+            result = self._turn(self._child(session, emit), f"{prompt.strip()}\n\n{HELPER_BRIEF}", label, session)
         finally:
             session.close()
+        self._count(label, result)
+        return answer_for_parent(label, session.name, result)
+
+    def _turn(self, child: Agent, request: str, label: str, session: Session) -> ev.TurnResult:
+        try:
+            return child.run_turn(request)
+        except NanoHermesError as exc:  # the provider gave up, a session write failed, …
+            raise ToolError(f"helper {label!r} failed: {exc} (its transcript: session {session.name})") from None
+
+    def _count(self, label: str, result: ev.TurnResult) -> None:
+        parent = self.parent
         parent.approvals.unasked.extend(result.cannot_ask)  # a -p run reports what no one could approve
         if result.usage is not None:
             parent.sender.count_helper(result.usage)
             parent.emit(ev.SubagentEvent(label, result.usage))
-        return answer_for_parent(label, session.name, result)
 
-    def _child(self, session: Session, label: str) -> Agent:
+    def _child(self, session: Session, emit, place: Place | None = None) -> Agent:
+        """The helper's Agent: the parent's tools but `task`, its mode and answers, its own context;
+        in a worktree (`place`), its workspace, sandbox and questions there."""
         parent = self.parent
         config = replace(
             parent.config,
@@ -76,7 +93,19 @@ class Subagents:
         ctx = replace(parent.ctx, subagents=None)  # its own outputs: its transcript's
         approvals = copy.copy(parent.approvals)  # the same mode, approver and "always" answers (shared)...
         approvals.unasked = []  # ...but its own list of refusals, which its turn clears
-        emit = lambda event: parent.emit(ev.SubagentEvent(label, event))  # noqa: E731
+        hooks = parent.hooks.for_helper(emit)  # its answer is SubagentStop's; tool calls as the parent's
+        if place is not None:
+            config = replace(config, workspace=place.workspace)
+            ctx = replace(
+                ctx, workspace=place.workspace, sandbox=place.sandbox, checkpoints=None, snapshots=None, tasks=None
+            )
+            ctx = replace(ctx, editor=None, on_loop=None)  # an editor's buffers are the workspace's files
+            ctx = replace(ctx, diagnostics=None)  # the language servers' root is the workspace, not the worktree
+            approvals.mode = helper_mode(approvals.mode)
+            if approvals.approver is not None:
+                approvals.approver = place.relayed(approvals.approver)
+            approvals.warn = place.relayed(approvals.warn)
+            hooks = parent.hooks.for_helper(emit, place.workspace, place.sandbox)
         child = type(parent)(  # an Agent, as the parent is (agent.py imports this module)
             config=config,
             provider=parent.sender.provider,
@@ -86,19 +115,136 @@ class Subagents:
             system_prompt=parent.system_prompt,
             emit=emit,
             approvals=approvals,
-            hooks=parent.hooks.for_helper(emit),  # its answer is SubagentStop's; tool calls as the parent's
+            hooks=hooks,
         )
         child.sender.cap = parent.sender.cap  # one spending cap: a helper's requests count, and stop it too
         return child
 
-    def _child_name(self) -> str:
-        """`PARENT.taskN`, the first N whose file does not exist yet (the parent's lock keeps
-        another process from picking the same one)."""
-        base, folder = self.parent.session.name[:NAME_BASE_CHARS], sessions_dir(self.parent.config.home)
-        number = 1
-        while (folder / f"{base}.task{number}.jsonl").exists():
-            number += 1
-        return f"{base}.task{number}"
+    def _in_worktree(self, label: str, prompt: str, ctx: ToolContext) -> str:
+        """A helper in a worktree of its own (loop/isolated.py); its changes brought in on the loop's
+        thread as it answers, what is not held (/tasks)."""
+        parent = self.parent
+        session, name, place = self._start_in_worktree(label, ctx)
+        emit = place.relayed(lambda event: parent.emit(ev.SubagentEvent(label, event, name)))
+        request = f"{prompt.strip()}\n\n{HELPER_BRIEF}\n{brief(place, parent.config.workspace)}"
+        result, failure = None, None
+        try:
+            result = self._turn(self._child(session, emit, place), request, label, session)
+        except ToolError as exc:
+            failure = exc
+        finally:
+            session.close()
+        try:
+            changes, diff = self._worktrees_dir().changes(place.worktree)
+        except WorktreeError as exc:
+            changes, diff = [FileChange("…", None, None, note=f"its changes could not be read: {exc}")], ""
+        ending = Ending(label, name, session.name, result, failure, changes, diff)
+        try:
+            settled = place.on_loop(lambda: self._settle(ending, place, ctx))
+        except BaseException:  # the loop stopped waiting (Ctrl-C): nothing more is brought in; all is held
+            self._hold(ending, changes, place)
+            if not changes:
+                self._worktrees_dir().remove(place.worktree)
+            raise
+        if ending.name not in self.held:  # all brought in: its worktree goes, on this thread
+            self._worktrees_dir().remove(place.worktree)
+        if isinstance(settled, BaseException):
+            raise settled
+        return settled
+
+    def _start_in_worktree(self, label: str, ctx: ToolContext) -> tuple[Session, str, Place]:
+        workspace = self.parent.config.workspace
+        try:
+            Repository.of(workspace)  # before a session is made for it
+        except WorktreeError as exc:
+            raise ToolError(f"helper {label!r} cannot work in a worktree: {exc}") from None
+        session = self._session()
+        name = session.name.rsplit(".", 1)[1]
+        try:
+            return (
+                session,
+                name,
+                place_for(self._worktrees_dir(), name, workspace, self.parent.ctx.sandbox, ctx.on_loop or here),
+            )
+        except WorktreeError as exc:
+            session.close()
+            raise ToolError(f"helper {label!r} cannot work in a worktree: {exc}") from None
+
+    def _settle(self, ending: Ending, place: Place, ctx: ToolContext) -> str | BaseException:
+        """On the loop's thread: the helper counted, its changes brought in when it answered, the rest
+        held; the parent's result, or the exception to raise in its place (raised on the helper's thread)."""
+        parent = self.parent
+        if ending.result is not None:
+            self._count(ending.label, ending.result)
+        changes, outcome = ending.changes, None
+        if ending.answered and changes:
+            source = f"{ending.label!r} ({ending.name})"
+            outcome = apply_changes(changes, ctx, parent.emit, parent.approvals, source)
+        left = [change for change, _ in outcome.left] if outcome is not None else changes
+        self._hold(ending, left, place)
+        note = changes_note(ending.name, changes, outcome, ending.diff, bool(left))
+        if ending.failure is not None:
+            return ToolError(f"{ending.failure}{note}")
+        try:
+            return answer_for_parent(ending.label, ending.session, ending.result) + note
+        except ToolInterrupted as stop:
+            return ToolInterrupted(stop.answer + note)
+        except ToolError as exc:
+            return ToolError(f"{exc}{note}")
+
+    def _hold(self, ending: Ending, left: list[FileChange], place: Place) -> None:
+        """Keep what was not brought in, and the worktree, for /tasks (else the caller removes it)."""
+        if left:
+            diff = diff_of(ending.diff, {change.path for change in left})
+            self.held[ending.name] = Held(ending.name, ending.label, left, diff, place.worktree)
+        else:
+            self.held.pop(ending.name, None)
+
+    def apply_held(self, name: str) -> Outcome:
+        """The user brings a held helper's changes in (/tasks apply): nothing is asked; what cannot be
+        written (a conflict) stays held. KeyError for a name not held."""
+        held = self.held[name]
+        parent = self.parent
+        outcome = apply_changes(held.changes, parent.ctx, parent.emit)
+        left = [change for change, _ in outcome.left]
+        if left:
+            held.changes = left
+        else:
+            self.drop_held(name)
+        return outcome
+
+    def drop_held(self, name: str) -> None:
+        """A held helper's changes dropped and its worktree removed. KeyError for a name not held."""
+        held = self.held.pop(name)
+        self._worktrees_dir().remove(held.worktree)
+
+    def close(self) -> None:
+        """The session ends: every worktree removed (what was held with it)."""
+        self.held.clear()
+        if self._worktrees is not None:
+            self._worktrees.close()
+
+    def _worktrees_dir(self) -> Worktrees:
+        with self._naming:  # helpers start side by side: one Worktrees for them all
+            if self._worktrees is None:
+                self._worktrees = Worktrees(self.parent.config.home, self.parent.session.name)
+            return self._worktrees
+
+    def _session(self) -> Session:
+        """`PARENT.taskN`, the first N whose file does not exist yet, opened (the parent's lock keeps
+        another process from picking the same one; `_naming`, another helper of this session)."""
+        parent = self.parent
+        base, folder = parent.session.name[:NAME_BASE_CHARS], sessions_dir(parent.config.home)
+        with self._naming:
+            number = 1
+            while (folder / f"{base}.task{number}.jsonl").exists():
+                number += 1
+            return Session(
+                parent.config.home,
+                f"{base}.task{number}",
+                workspace=parent.config.workspace,
+                parent=parent.session.name,
+            )
 
 
 def answer_for_parent(label: str, session_name: str, result: ev.TurnResult) -> str:

@@ -37,7 +37,7 @@ from nanohermes.text import FILES_HEADER, POINTS_TO_ATTACHMENT
 from nanohermes.tools import ToolContext
 from nanohermes.tools.files import read_file
 from nanohermes.tools.images import SUFFIXES, image_result, named_as_image, sniff
-from nanohermes.workspace import BINARY_SNIFF_BYTES, Listing, is_ignored, list_workspace, state_dir
+from nanohermes.workspace import BINARY_SNIFF_BYTES, Listing, in_state_dir, is_ignored, list_workspace, state_dir
 
 MAX_FILES = 4  # a request that names more is about them, not asking to read them all
 MAX_SHARE = 2  # all files together: at most twice what one read_file result may hold
@@ -149,10 +149,9 @@ class _Names:
             target = (root / word).resolve()
         except (OSError, ValueError):
             return None
-        state = state_dir(self.ctx.home)
-        if not target.is_dir() or (target != root and root not in target.parents) or target == state:
+        if not target.is_dir() or (target != root and root not in target.parents):
             return None
-        if state in target.parents:
+        if in_state_dir(target, self.ctx.home, root):
             return None
         shown = "./" if target == root else target.relative_to(root).as_posix() + "/"
         return shown if self.allowed(shown) else None
@@ -179,7 +178,7 @@ def _existing(ctx: ToolContext, word: str) -> str | None:
         target = (root / word).resolve()
     except (OSError, ValueError):
         return None
-    if root not in target.parents or not target.is_file() or state_dir(ctx.home) in target.parents:
+    if root not in target.parents or not target.is_file() or in_state_dir(target, ctx.home, root):
         return None
     return target.relative_to(root).as_posix()
 

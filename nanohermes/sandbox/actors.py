@@ -31,6 +31,8 @@ in, the policy this actor's command runs under out (None: unconfined).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from nanohermes.sandbox.policy import Policy
 
 USER, MODEL, REPOSITORY = "user", "model", "repository"
@@ -56,6 +58,16 @@ def command_policy(
     if (mode == "plan" or read_only) and session.level != "read-only":
         return session.with_level("read-only")
     return session
+
+
+def helper_policy(session: Policy | None, worktree: Path, temp_dir: Path, git_dirs: tuple[Path, ...]) -> Policy | None:
+    """The session policy of a helper working in its own git worktree (the model acting there):
+    the worktree, not the user's workspace, is its writable root; the user's workspace, its `.git`
+    and the worktree's git directories (`git_dirs`, in the main `.git`) are read-only to it like
+    everything else. `command_policy` then applies to its commands as to any model's."""
+    if session is None:
+        return None
+    return session.moved(worktree, temp_dir, git_dirs)
 
 
 def server_sandboxed(sandbox: bool | None) -> bool:

@@ -170,11 +170,15 @@ def bwrap_argv(
 
 def _protected_target(policy: Policy, path: Path, spot: Spot) -> Path | None:
     """Where to mount to keep `path` read-only: itself, its first missing component, or
-    nowhere (outside every writable root it is read-only already; under a hidden one, unseen)."""
+    nowhere (outside every writable root it is read-only already; under a hidden one inside its
+    writable root, unseen). A writable root inside a hidden directory (a helper's worktree in the
+    state directory) shows through it, and so must its protected paths."""
     target = path if spot.kind != "missing" else spot.first_missing or spot.blocker
-    if target is None or not any(_inside(target, root) for root in policy.writable):
+    roots = [root for root in policy.writable if _inside(target, root)] if target is not None else []
+    if not roots:
         return None
-    if any(_inside(path, hidden) and hidden != path for hidden in policy.hidden):
+    depth = max(len(root.parts) for root in roots)
+    if any(_inside(path, hidden) and hidden != path and len(hidden.parts) > depth for hidden in policy.hidden):
         return None
     return target
 

@@ -150,6 +150,14 @@ class Policy:
         writable = (self.temp_dir,) if level == "read-only" else (self.workspace, self.temp_dir)
         return replace(self, level=level, writable=writable)
 
+    def moved(self, workspace: Path, temp_dir: Path, git_dirs: tuple[Path, ...] = ()) -> Policy:
+        """The same rules for another workspace (a helper's worktree, resolved): it and `temp_dir` the
+        writable roots, its protected wholes and `git_dirs` read-only, the same hidden paths (a worktree
+        kept under the hidden state directory shows through: the more specific rule wins)."""
+        writable = (temp_dir,) if self.level == "read-only" else (workspace, temp_dir)
+        read_only = _unique((*(workspace / p for p in PROTECTED_IN_WORKSPACE), *git_dirs))
+        return replace(self, workspace=workspace, temp_dir=temp_dir, writable=writable, read_only=read_only)
+
     def shown(self, path: Path) -> str:
         """`.git/hooks` for a path in the workspace, `~/.ssh` in the user's home, else the path."""
         if self.workspace in path.parents:

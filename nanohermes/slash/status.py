@@ -1,6 +1,7 @@
 """/cost, /tasks and /memory: what the session has spent (and the prices it came from: config.toml's
 `[prices."MODEL"]`, else the genai-prices database; provider/prices.py), the background tasks the
-model started (tools/background.py), and long-term memory (its words are memory/commands.py's)."""
+model started (tools/background.py) and the helpers' changes held (slash/held.py), and long-term
+memory (its words are memory/commands.py's)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from nanohermes import events as ev
 from nanohermes.calls import one_line
 from nanohermes.cost import cost_text, dollars
 from nanohermes.errors import ToolError
+from nanohermes.slash.held import VERBS, held_outcome, held_rows
 from nanohermes.slash.outcome import Outcome, Text, said
 
-TASKS_USAGE = "usage: /tasks | /tasks stop ID"
+TASKS_USAGE = "usage: /tasks | /tasks stop ID | /tasks diff|apply|drop NAME"
+NO_TASKS = "background tasks are not available in this session"
 COMMAND_CHARS = 60  # one row per task on an 80-column screen
 
 
@@ -71,7 +74,11 @@ def price_line(model: str, price) -> str:
 
 
 def tasks(runtime, arg: str) -> Outcome:
-    return said(Text(tasks_command(runtime.agent.tasks, arg)))
+    agent = runtime.agent
+    verb, _, name = arg.strip().partition(" ")
+    if verb in VERBS:
+        return held_outcome(agent.helpers, verb, name.strip(), TASKS_USAGE)
+    return said(Text(tasks_command(agent.tasks, arg, agent.helpers)))
 
 
 def task_rows(tasks) -> list[str]:
@@ -85,15 +92,16 @@ def task_rows(tasks) -> list[str]:
     return rows or ["no background tasks (the model starts them with run_command background=true)"]
 
 
-def tasks_command(tasks, arg: str) -> str:
-    """Handle `/tasks ARG`; errors come back as text."""
+def tasks_command(tasks, arg: str, helpers=None) -> str:
+    """Handle `/tasks ARG` for background tasks (the list also names the helpers' changes held); errors
+    come back as text."""
     from nanohermes.tools.background_tools import state_line
 
-    if tasks is None:
-        return "background tasks are not available in this session"
     name, _, rest = arg.strip().partition(" ")
     if not name:
-        return "\n".join(task_rows(tasks))
+        return "\n".join([*(task_rows(tasks) if tasks is not None else [NO_TASKS]), *held_rows(helpers)])
+    if tasks is None:
+        return NO_TASKS
     if name != "stop" or not rest.strip():
         return TASKS_USAGE
     try:

@@ -101,7 +101,13 @@ COMMANDS: dict[str, Command] = {
         Command(
             "/resume", "/resume [NAME]", "continue another saved session (a list of this workspace's when no name)"
         ),
-        Command("/tasks", "/tasks [stop ID]", "background tasks the model started; stop one", BOTH, status.tasks),
+        Command(
+            "/tasks",
+            "/tasks [stop|diff|apply|drop ID]",
+            "background tasks (stop ID); helpers' changes held (diff, apply, drop NAME)",
+            BOTH,
+            status.tasks,
+        ),
         Command(
             "/mcp",
             "/mcp [:SERVER:PROMPT]",

@@ -45,9 +45,10 @@ class Shelf(Protocol):
 
 
 class Delegator(Protocol):
-    """Runs a helper agent for `task` (loop/subagents.py: Subagents), which the loop above builds."""
+    """Runs a helper agent for `task` (loop/subagents.py: Subagents), which the loop above builds:
+    in the workspace, or in a git worktree of its own (`worktree`), the call's `ctx` its parent's."""
 
-    def run(self, description: str, prompt: str) -> str: ...
+    def run(self, description: str, prompt: str, worktree: bool, ctx: ToolContext) -> str: ...
 
 
 class Diagnoser(Protocol):
@@ -91,6 +92,10 @@ class ToolContext:
     # Why the model cannot be sent an image now (it takes none, or nothing says it does), or None
     # when it can; asked on the first image only (the loop learns it from the server). None: no images.
     vision: Callable[[], str | None] | None = None
+    # Runs a function on the loop's thread and returns its value, for a call running beside others
+    # on a thread of its own (loop/together.py): a question, an event for the front ends. None: the
+    # call runs on the loop's thread itself.
+    on_loop: Callable[[Callable[[], object]], object] | None = None
     diagnostics: Diagnoser | None = None  # what a language server finds new after a change (None: nothing asked)
 
     def report(self, text: str) -> None:
@@ -121,6 +126,9 @@ class Tool:
     # the read-only calls of one reply side by side (loop/execute.py). Not MCP's: a server may ask
     # the user or report progress mid-call, and the hub shows both on the one waiting thread.
     read_only: bool = False
+    # Per call (its arguments), whether it works apart from everything else (a helper in its own git
+    # worktree): the loop runs such calls of one reply side by side, at most task_parallel at once.
+    apart: Callable[[dict], bool] | None = None
 
     def schema(self, lean: bool = False) -> dict:
         parameters = self.parameters
@@ -181,11 +189,12 @@ def tool(
     lean: bool = True,
     lean_drops: frozenset[str] = frozenset(),
     read_only: bool = False,
+    apart: Callable[[dict], bool] | None = None,
 ):
     """Turn `f(ctx, ...)` into a Tool; `params` describes each argument in a few words ("" when its
     name and type say it all: every word of a schema is paid on every request); `lean` and
     `lean_drops` say what of it a small window is offered; `read_only` that its calls may run
-    beside other reads."""
+    beside other reads; `apart(arguments)` that a call may run beside others that work apart."""
 
     def wrap(func: Callable[..., str]) -> Tool:
         hints = typing.get_type_hints(func)
@@ -207,6 +216,7 @@ def tool(
             lean=lean,
             lean_drops=frozenset(lean_drops),
             read_only=read_only,
+            apart=apart,
         )
 
     return wrap

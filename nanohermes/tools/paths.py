@@ -17,7 +17,7 @@ from nanohermes.errors import ToolError
 from nanohermes.text import valid_unicode
 from nanohermes.tools import ToolContext
 from nanohermes.tools.steering import missing_path_note_for
-from nanohermes.workspace import state_dir, walk
+from nanohermes.workspace import in_state_dir, state_dir, walk
 
 MAX_SUGGESTIONS = 5  # enough to contain the right one, few enough to read at a glance
 SUGGEST_SCAN_LIMIT = 20_000  # paths looked at for suggestions: keeps a typo's error fast in huge trees
@@ -64,10 +64,10 @@ def resolve_path(ctx: ToolContext, path: str, *, must_exist: bool = True, skill_
         if must_exist and not os.path.lexists(resolved):
             raise ToolError(f"{shown_path(raw)} does not exist in the skill's folder {folder}")
         return resolved
-    home = ctx.home.resolve()
-    if lexical.is_relative_to(home) or resolved.is_relative_to(home):
+    if in_state_dir(lexical, ctx.home, workspace) or in_state_dir(resolved, ctx.home, workspace):
         raise ToolError(
-            f"{shown_path(raw)} is inside NanoHermes' own state directory ({home}); tools never read or write it"
+            f"{shown_path(raw)} is inside NanoHermes' own state directory ({ctx.home.resolve()}); "
+            "tools never read or write it"
         )
     if not ctx.allow_outside_workspace:
         if not lexical.is_relative_to(workspace):

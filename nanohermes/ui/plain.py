@@ -26,12 +26,13 @@ def nested_line(event: ev.SubagentEvent) -> str | None:
     """A helper agent's event as one indented line: its tool calls and results, notices and
     usage (its text is not shown: its answer comes back as the parent's tool result)."""
     inner = event.event
+    prefix = f"{NESTED_PREFIX}{event.tag} " if event.tag else NESTED_PREFIX  # helpers side by side: whose line
     if isinstance(inner, ev.ToolStarted):
-        return f"{NESTED_PREFIX}→ {tool_line(inner.name, inner.arguments)}"
+        return f"{prefix}→ {tool_line(inner.name, inner.arguments)}"
     if isinstance(inner, ev.ToolFinished):
-        return f"{NESTED_PREFIX}  {'✓' if inner.ok else '✗'} {inner.summary}"
+        return f"{prefix}  {'✓' if inner.ok else '✗'} {inner.summary}"
     if isinstance(inner, ev.Notice):
-        return f"{NESTED_PREFIX}· {inner.text}"
+        return f"{prefix}· {inner.text}"
     if isinstance(inner, ev.Usage):
         return f"{NESTED_PREFIX}helper {event.label!r}: {usage_line(inner)}"
     return None

@@ -27,7 +27,10 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 def event_dict(event) -> dict:
     """`TextDelta("hi")` -> {"type": "text_delta", "text": "hi"}: every event, whatever its fields."""
     if isinstance(event, ev.SubagentEvent):  # the helper's own event, typed like the parent's
-        return {"type": "subagent_event", "label": event.label, "event": event_dict(event.event)}
+        tag = (
+            {"tag": event.tag} if event.tag else {}
+        )  # a helper in a worktree of its own: its name, as they run at once
+        return {"type": "subagent_event", "label": event.label, **tag, "event": event_dict(event.event)}
     fields = asdict(event) if is_dataclass(event) else {}
     return {"type": _CAMEL.sub("_", type(event).__name__).lower(), **fields}
 

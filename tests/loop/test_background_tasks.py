@@ -100,4 +100,4 @@ def test_tasks_command_lists_the_tasks_and_stops_one(runtime, server):
     assert tasks_command(tasks, "stop bg1").startswith("bg1: stopped after")
     assert tasks_command(tasks, "stop bg2").startswith("bg2 had already finished: exited with code 0")
     assert tasks_command(tasks, "stop nope").startswith("error: no background task 'nope'")
-    assert tasks_command(tasks, "kill") == "usage: /tasks | /tasks stop ID"
+    assert tasks_command(tasks, "kill") == "usage: /tasks | /tasks stop ID | /tasks diff|apply|drop NAME"

@@ -9,6 +9,7 @@ import pytest
 from nanohermes.configure import load_config
 from nanohermes.errors import ConfigError
 from nanohermes.sandbox import SandboxSettings, build_policy, parse_sandbox_table
+from nanohermes.sandbox.actors import helper_policy
 from nanohermes.sandbox.bwrap import Spot, bwrap_argv
 from nanohermes.sandbox.launch import landlock_argv
 from nanohermes.sandbox.policy import git_dirs_of
@@ -185,3 +186,18 @@ def test_the_seatbelt_profile_takes_paths_as_parameters_never_as_text():
     assert "(allow network" not in profile
     assert "(allow network" in seatbelt_argv("/usr/bin/sandbox-exec", policy.with_network(), ["make"])[2]
     assert argv[-2:] == ["--", "make"]
+
+
+def test_a_helpers_worktree_in_the_hidden_state_directory_is_its_writable_root_its_git_read_only():
+    worktree, tmp = STATE / "worktrees" / "s1" / "task1", TMP / "task1"
+    gitdir = WS / ".git" / "worktrees" / "task1"
+    policy = helper_policy(_policy(), worktree, tmp, (gitdir, WS / ".git"))
+    assert policy.writable == (worktree, tmp) and policy.is_writable(worktree / "src" / "a.py")
+    assert not policy.is_writable(WS / "a.py") and not policy.is_writable(gitdir / "HEAD")
+    assert policy.is_protected(worktree / ".git") and policy.is_hidden(STATE / "sessions" / "s1.jsonl")
+    spots = {p: Spot("dir") for p in policy.hidden} | {p: Spot("file") for p in policy.read_only}
+    mounts = _mounts(bwrap_argv("/usr/bin/bwrap", policy, spots, worktree, ["true"])[0])
+    order = [("--tmpfs", str(STATE)), ("--bind", str(worktree)), ("--ro-bind", str(worktree / ".git"))]
+    assert [m for m in mounts if m in order] == order  # seen through the hidden directory, its .git kept
+    assert mounts[-1] == ("--remount-ro", str(STATE))
+    assert helper_policy(None, worktree, tmp, ()) is None  # the sandbox off: nothing confines it
