@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nanohermes.context.budget import TRIM_MIN_KEEP_CHARS, message_size
-from nanohermes.context.images import IMAGES, without_images
+from nanohermes.context.images import IMAGES, apart_from_cleared, with_lines, without_images
 from nanohermes.context.placeholders import shrink_tool_calls
 from nanohermes.context.summary import SUMMARY_ACK, ack_message, find_summary
 from nanohermes.text import head_tail_text
@@ -94,18 +94,16 @@ def _trimmed_message(message: dict, excess: int, size_of: Callable[[dict], int],
     serialised chars down to no less than `min_keep` chars, or the message itself if nothing can be trimmed."""
     content = message.get("content")
     new = message
-    if isinstance(content, str) and len(content) > min_keep + 200:
-        escaped_ratio = max(1.0, (message_size({"content": content}) - 14) / len(content))
+    text, lines = apart_from_cleared(content) if isinstance(content, str) else (content, "")
+    if isinstance(text, str) and len(text) > min_keep + 200:
+        escaped_ratio = max(1.0, (message_size({"content": text}) - 14) / len(text))
         note = TRIM_NOTE_RECALL if message.get("role") == "tool" else TRIM_NOTE
         cut = math.ceil(excess * 1.02 / escaped_ratio) + len(note) + 40
-        keep = max(min_keep, len(content) - cut)
-        if keep < len(content) - len(note) - 40:
-            new = {
-                **message,
-                "content": head_tail_text(
-                    content, keep, note.replace("{id}", str(message.get("tool_call_id"))), head_share=2 / 5
-                ),
-            }
+        keep = max(min_keep, len(text) - cut)
+        if keep < len(text) - len(note) - 40:
+            note = note.replace("{id}", str(message.get("tool_call_id")))
+            trimmed = head_tail_text(text, keep, note, head_share=2 / 5)
+            new = {**message, "content": with_lines(trimmed, lines) if lines else trimmed}  # what images it had, whole
     if size_of(message) - size_of(new) < excess and new.get("tool_calls"):
         new = shrink_tool_calls(new, min_keep)
     if size_of(message) - size_of(new) < excess and IMAGES in new:  # its images, a line each

@@ -97,11 +97,11 @@ def without_images(message: dict, line: str = CLEARED) -> dict:
     rest = {k: v for k, v in message.items() if k != IMAGES}
     lines = "\n".join(line.format(**describe(e)) for e in images)
     content = rest.get("content")
-    rest["content"] = _with_lines(content if isinstance(content, str) else "", lines)
+    rest["content"] = with_lines(content if isinstance(content, str) else "", lines)
     return rest
 
 
-def _with_lines(text: str, lines: str) -> str:
+def with_lines(text: str, lines: str) -> str:
     """`text` with `lines` after it, but before the memory block a user message ends with (its
     readers find it at the end: memory/block.py)."""
     if not text:
@@ -110,6 +110,16 @@ def _with_lines(text: str, lines: str) -> str:
     if at >= 0 and text.endswith(BLOCK_END):
         return f"{text[:at]}\n{lines}{text[at:]}"
     return f"{text}\n{lines}"
+
+
+def apart_from_cleared(text: str) -> tuple[str, str]:
+    """`text` without the lines that say an image was cleared, and those lines: a cut of the text keeps
+    them whole (with_lines puts them back)."""
+    lines = cleared_lines(text)
+    if not lines:
+        return text, ""
+    said = set(lines)
+    return "\n".join(line for line in text.split("\n") if line not in said), "\n".join(lines)
 
 
 def cleared_lines(text: str) -> list[str]:
