@@ -32,6 +32,7 @@ from nanohermes.loop.coach.small_texts import (
     WHOLE_AS_CALL,
     WHOLE_AT_ONCE,
     WHOLE_PASSED,
+    WHOLE_UNCHECKED,
     asked_for_again,
 )
 from nanohermes.loop.coach.wholefile import as_write, asked_for, change_target
@@ -402,6 +403,26 @@ def test_the_file_asked_for_whole_that_passes_the_check_is_the_end_with_no_reque
     sent = server.chat_requests()[-1]["messages"]
     assert [m["role"] for m in sent[-4:]] == ["assistant", "tool", "assistant", "user"]
     assert sent[-2] == {"role": "assistant", "content": WHOLE_PASSED.format(path="calc.py")}  # the tag is not sent
+
+
+def test_the_file_written_whole_where_nothing_can_check_it_is_the_end_with_no_request_more(server, workspace):
+    """aider's benchmark keeps the tests from the model and runs no check: after the file asked for whole
+    a request more only brought the 1.5B model's "Done." (one request of every two, sent again whole)."""
+    (workspace / "calc.py").write_text(CALC)
+    server.add(text(block(FIXED, "calc.py\n")), text("Done."))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
+    result = agent.run_turn("Modify calc.py so that add adds.")
+    assert result.final_text == WHOLE_UNCHECKED.format(path="calc.py") and result.stopped_reason is None
+    assert len(server.chat_requests()) == 1 and (workspace / "calc.py").read_text() == FIXED
+    assert synthetic_kind(agent.messages[-1]) == "loop_answer"
+
+
+def test_a_file_written_whole_beside_a_test_it_could_run_goes_on(server, workspace):
+    _workspace(workspace)  # a test_calc.py the model may run
+    server.add(text(block(FIXED, "calc.py\n")), text("Fixed add."))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
+    assert agent.run_turn("Modify calc.py so that add adds.").final_text == "Fixed add."
+    assert len(server.chat_requests()) == 2
 
 
 def test_only_a_write_of_the_target_asked_for_whole_that_passes_counts_as_done():

@@ -52,6 +52,7 @@ from nanohermes.loop.coach.small_texts import (
     WHOLE_FILE_NOTICE,
     WHOLE_FILE_WRITTEN,
     WHOLE_PASSED,
+    WHOLE_UNCHECKED,
     asked_for_again,
 )  # fmt: skip
 from nanohermes.loop.nudges import Nudge
@@ -102,6 +103,7 @@ class Small(Plain):
     whole_asks: int = 0  # … how often this turn
     whole_reply: bool = False  # the reply in hand answers that ask (cut, or a call as text: asked again)
     whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
+    whole_unchecked: bool = False  # … written with no check run after it: answer now if nothing here could check it
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (before_request)
 
@@ -124,13 +126,16 @@ class Small(Plain):
         a write, the model is stuck on a file the tests refuse), MAX_WHOLE_FILE_ASKS times a turn; that
         file whole also after the model read a file attached to the request (it has them all), and after
         a PostToolUse hook blocked a change (the user's auto-test failed); blocked after the last ask,
-        StopTurn. That file written whole as asked and passing the check: Answered, in the loop's words.
+        StopTurn. That file written whole as asked and passing the check, or where nothing could check it
+        (no test in the workspace, no check hook): Answered, in the loop's words.
         After the check passed, going round asks for the answer only."""
         offered = names(schemas)
         read_again, failed = self.read_again, self.check_failed
         self.read_again = self.check_failed = False  # each is answered once
         if self.whole_passed:
             raise Answered(WHOLE_PASSED.format(path=self.target), written=True)
+        if self.whole_unchecked and not self.tests_checked and self.workspace and not has_tests(self.workspace):
+            raise Answered(WHOLE_UNCHECKED.format(path=self.target), written=True)
         if failed and (self.whole_asks >= MAX_WHOLE_FILE_ASKS or (self.same_failed and self.whole_asks > 1)):
             self.check_still_failing()  # spent, or the same file after a sampled ask
         if failed and "edit_file" in offered and (whole := self._whole_file(offered, CHECK_FAILED)):
@@ -286,6 +291,7 @@ class Small(Plain):
             self.same_failed = same_write and after.blocked
         if changed:
             self.changed, self.checked, self.check_failed = True, after.ran, after.blocked
+            self.whole_unchecked = self.whole_reply and not after.ran and self._writes_target(name, arguments)
         elif name == "run_command":
             self.checked = True
         elif same_write and after.blocked:
