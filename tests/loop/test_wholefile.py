@@ -32,6 +32,7 @@ from nanohermes.loop.coach.small_texts import (
     WHOLE_AS_CALL,
     WHOLE_AT_ONCE,
     WHOLE_PASSED,
+    WHOLE_UNCHANGED,
     WHOLE_UNCHECKED,
     asked_for_again,
 )
@@ -415,6 +416,16 @@ def test_the_file_written_whole_where_nothing_can_check_it_is_the_end_with_no_re
     assert result.final_text == WHOLE_UNCHECKED.format(path="calc.py") and result.stopped_reason is None
     assert len(server.chat_requests()) == 1 and (workspace / "calc.py").read_text() == FIXED
     assert synthetic_kind(agent.messages[-1]) == "loop_answer"
+
+
+def test_the_file_written_whole_as_it_was_where_nothing_can_check_it_is_the_end_too(server, workspace):
+    """aider's second try: the test output, and the 1.5B model wrote its file again as it was; asked for
+    it whole once more it wrote the same, two requests more for nothing."""
+    (workspace / "calc.py").write_text(FIXED)
+    server.add(text(block(FIXED, "calc.py\n")), text("Done."))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
+    result = agent.run_turn("Fix calc.py: the tests fail.")
+    assert result.final_text == WHOLE_UNCHANGED.format(path="calc.py") and len(server.chat_requests()) == 1
 
 
 def test_a_file_written_whole_beside_a_test_it_could_run_goes_on(server, workspace):

@@ -52,6 +52,7 @@ from nanohermes.loop.coach.small_texts import (
     WHOLE_FILE_NOTICE,
     WHOLE_FILE_WRITTEN,
     WHOLE_PASSED,
+    WHOLE_UNCHANGED,
     WHOLE_UNCHECKED,
     asked_for_again,
 )  # fmt: skip
@@ -103,7 +104,9 @@ class Small(Plain):
     whole_asks: int = 0  # … how often this turn
     whole_reply: bool = False  # the reply in hand answers that ask (cut, or a call as text: asked again)
     whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
-    whole_unchecked: bool = False  # … written with no check run after it: answer now if nothing here could check it
+    whole_unchecked: str = (
+        ""  # … written (or left as it was) with no check after it: the answer if nothing could check it
+    )
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (before_request)
 
@@ -135,7 +138,7 @@ class Small(Plain):
         if self.whole_passed:
             raise Answered(WHOLE_PASSED.format(path=self.target), written=True)
         if self.whole_unchecked and not self.tests_checked and self.workspace and not has_tests(self.workspace):
-            raise Answered(WHOLE_UNCHECKED.format(path=self.target), written=True)
+            raise Answered(self.whole_unchecked.format(path=self.target), written=True)
         if failed and (self.whole_asks >= MAX_WHOLE_FILE_ASKS or (self.same_failed and self.whole_asks > 1)):
             self.check_still_failing()  # spent, or the same file after a sampled ask
         if failed and "edit_file" in offered and (whole := self._whole_file(offered, CHECK_FAILED)):
@@ -289,9 +292,10 @@ class Small(Plain):
         that the check passed has the answer asked for next."""
         if changed or same_write:  # a write that ran (a refused one leaves things as they were)
             self.same_failed = same_write and after.blocked
+            unchecked = self.whole_reply and not after.ran and self._writes_target(name, arguments)
+            self.whole_unchecked = WHOLE_UNCHANGED if unchecked and same_write else WHOLE_UNCHECKED if unchecked else ""
         if changed:
             self.changed, self.checked, self.check_failed = True, after.ran, after.blocked
-            self.whole_unchecked = self.whole_reply and not after.ran and self._writes_target(name, arguments)
         elif name == "run_command":
             self.checked = True
         elif same_write and after.blocked:

@@ -81,6 +81,9 @@ WHOLE_PASSED = "{path}, written whole as asked, passes the check a PostToolUse h
 # Written whole as asked where nothing can check it (no test in the workspace, no check hook): the turn ends
 # there, as aider's does after its edit; a request more brought the 1.5B model's "Done." or a worse rewrite.
 WHOLE_UNCHECKED = "{path}, written whole as asked. Nothing here checks it: no test in the workspace, no check hook."
+WHOLE_UNCHANGED = (
+    "{path}, written whole as asked, is as it was. Nothing here checks it: no test in the workspace, no check hook."
+)
 # Going round after the user's check passed: the work is done, only the answer is missing.
 CHECK_PASSED = (
     "[NanoHermes: the check a PostToolUse hook ran after your change passed, and you are going round in circles. "
