@@ -46,7 +46,8 @@ from usage_proxy import UsageProxy
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "bench-aider133"
 AIDER_EDIT_FORMAT = "whole"  # the edit format of aider's Qwen2.5-Coder rows
 REPLY_WAIT_S = 600  # seconds without a byte of a reply before it is given up: litellm's default, which aider keeps
-PROFILE = "coach.json"  # where `coach = auto` keeps the model's signs in NANOHERMES_HOME (loop/coach/choice.py)
+PROFILE = "coach.json"
+PROXY_PORT = 8092  # auto keeps a model's signs by base URL and model: a fixed port keeps the key across stretches  # where `coach = auto` keeps the model's signs in NANOHERMES_HOME (loop/coach/choice.py)
 
 
 def prepare(git_dir: Path, out: Path) -> None:
@@ -215,7 +216,7 @@ def run(args: argparse.Namespace) -> None:
         results_path, rows = args.resume, json.loads(args.resume.read_text())["results"]
         root = Path(rows[0]["dir"]).parents[1] if rows else root
     done = {(r["exercise"], r["agent"], r["coach"]) for r in rows}
-    with UsageProxy(args.base_url) as proxy:
+    with UsageProxy(args.base_url, args.proxy_port) as proxy:
         proxy.settle(args.model)
         for i, name in enumerate(names, 1):
             exercise = args.exercises / "exercises" / "practice" / name
@@ -259,6 +260,12 @@ def main() -> None:
         "--profile",
         type=Path,
         help="auto's kept signs (coach.json) carried from exercise to exercise (default: one per run)",
+    )
+    r.add_argument(
+        "--proxy-port",
+        type=int,
+        default=PROXY_PORT,
+        help="the counting proxy's port: one port, one base URL, so auto's kept signs carry over a --resume",
     )
     r.add_argument("--resume", type=Path, help="a results file of a stretch that stopped: go on with it")
     t = sub.add_parser("table", help="the summary of one or more results files")
