@@ -104,9 +104,8 @@ class Small(Plain):
     whole_asks: int = 0  # … how often this turn
     whole_reply: bool = False  # the reply in hand answers that ask (cut, or a call as text: asked again)
     whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
-    whole_unchecked: str = (
-        ""  # … written (or left as it was) with no check after it: the answer if nothing could check it
-    )
+    # … written (or left as it was) with no check after it: the answer, if nothing here could check it
+    whole_unchecked: str = ""
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (before_request)
 
@@ -137,8 +136,10 @@ class Small(Plain):
         self.read_again = self.check_failed = False  # each is answered once
         if self.whole_passed:
             raise Answered(WHOLE_PASSED.format(path=self.target), written=True)
-        if self.whole_unchecked and not self.tests_checked and self.workspace and not has_tests(self.workspace):
-            raise Answered(self.whole_unchecked.format(path=self.target), written=True)
+        if unchecked := self.whole_unchecked:  # looked at once: the workspace is listed for a test
+            self.whole_unchecked = ""
+            if not self.tests_checked and self.workspace and not has_tests(self.workspace):
+                raise Answered(unchecked.format(path=self.target), written=True)
         if failed and (self.whole_asks >= MAX_WHOLE_FILE_ASKS or (self.same_failed and self.whole_asks > 1)):
             self.check_still_failing()  # spent, or the same file after a sampled ask
         if failed and "edit_file" in offered and (whole := self._whole_file(offered, CHECK_FAILED)):
