@@ -165,6 +165,17 @@ class Terminal:
             except pexpect.TIMEOUT:
                 pass
 
+    def wait_until(self, holds, timeout: float = HANG_GUARD_S) -> None:
+        """Until `holds(lines)` is true of the screen's non-blank lines (read as the child writes)."""
+        deadline = time.monotonic() + timeout
+        while not holds([line for line in self.display() if line.strip()] or [""]):
+            if time.monotonic() > deadline:
+                raise AssertionError(self.child.hang_report("the screen never came to hold what was waited for"))
+            try:
+                self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                pass
+
     def pump(self, seconds: float) -> None:
         """Keep reading (and updating the screen) for `seconds`."""
         deadline = time.monotonic() + seconds
