@@ -88,6 +88,21 @@ def runtime_for(server, workspace, monkeypatch, events=None, approve=None, **fla
     return build_runtime(config, "parent", (events if events is not None else []).append, approve=approve)
 
 
+def two_held(server, repo, monkeypatch):
+    """A turn whose two helpers each changed one file and the user said no to both: their changes held."""
+    Script(
+        server,
+        parent=[calls(in_worktree("A", "change a.py"), in_worktree("B", "change b.py")), text("held")],
+        helpers={
+            "A": [call("write_file", {"path": "a.py", "content": A_NEW}), text("A done")],
+            "B": [call("write_file", {"path": "b.py", "content": B_NEW}), text("B done")],
+        },
+    )
+    runtime = runtime_for(server, repo, monkeypatch, approve=lambda tool, args, preview: "no", mode="ask")
+    runtime.agent.run_turn("go")
+    return runtime
+
+
 def results(server) -> list[str]:
     """The parent's tool results, as its last request carries them."""
     last = [r for r in server.chat_requests() if who(r) == "parent"][-1]
@@ -281,16 +296,7 @@ def test_ctrl_c_while_helpers_run_side_by_side_answers_every_call_and_holds_thei
 
 
 def test_tasks_lists_held_changes_and_applies_or_drops_them_telling_the_model(server, repo, monkeypatch):
-    Script(
-        server,
-        parent=[calls(in_worktree("A", "change a.py"), in_worktree("B", "change b.py")), text("held")],
-        helpers={
-            "A": [call("write_file", {"path": "a.py", "content": A_NEW}), text("A done")],
-            "B": [call("write_file", {"path": "b.py", "content": B_NEW}), text("B done")],
-        },
-    )
-    runtime = runtime_for(server, repo, monkeypatch, approve=lambda tool, args, preview: "no", mode="ask")
-    runtime.agent.run_turn("go")
+    runtime = two_held(server, repo, monkeypatch)
     agent = runtime.agent
     rows = tasks_command(agent.tasks, "", agent.helpers).splitlines()
     held = {row.split()[0]: row for row in rows if " held: " in row}

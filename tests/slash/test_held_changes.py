@@ -11,24 +11,14 @@ from nanohermes.loop.nudges import HELPER_CHANGES
 from nanohermes.slash.outcome import Diff
 from nanohermes.slash.table import COMMANDS, EDITOR, REPL, run_command
 from nanohermes.synthetic import synthetic_kind
-from tests.loop.test_worktree_helpers import A_NEW, B_NEW, Script, in_worktree, runtime_for
+from tests.loop.test_worktree_helpers import A_NEW, two_held
 from tests.support.git_repos import make_repo
-from tests.support.scripted_server import call, calls, text
 
 
 def test_an_editor_shows_applies_and_drops_a_helpers_held_changes_as_the_repl_does(server, tmp_path, monkeypatch):
     assert COMMANDS["/tasks"].offered == {REPL, EDITOR}
     repo = make_repo(tmp_path / "repo", {"a.py": "a = 1\n", "b.py": "b = 1\n"})
-    Script(
-        server,
-        parent=[calls(in_worktree("A", "change a.py"), in_worktree("B", "change b.py")), text("held")],
-        helpers={
-            "A": [call("write_file", {"path": "a.py", "content": A_NEW}), text("A done")],
-            "B": [call("write_file", {"path": "b.py", "content": B_NEW}), text("B done")],
-        },
-    )
-    runtime = runtime_for(server, repo, monkeypatch, approve=lambda tool, args, preview: "no", mode="ask")
-    runtime.agent.run_turn("go")
+    runtime = two_held(server, repo, monkeypatch)
     by_file = {held.changes[0].path: name for name, held in runtime.agent.helpers.held.items()}
     a, b = by_file["a.py"], by_file["b.py"]
     assert f"{a} held: 1 file not brought in" in markdown(editor_commands.take("/tasks", runtime))
