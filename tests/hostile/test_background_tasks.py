@@ -67,7 +67,7 @@ def mcp_list(home, workspace) -> subprocess.CompletedProcess:
 def test_a_setsid_grandchild_is_stopped_with_its_task(ctx, tasks, workspace):
     task = start(ctx, "setsid sleep 300 >/dev/null 2>&1 & echo $! > pid")
     pid = pid_from(workspace / "pid")
-    tasks.get(task).wait(5)  # the shell has exited; the grandchild left its group
+    tasks.get(task).wait(HANG_GUARD_S)  # the shell has exited; the grandchild left its group
     assert alive(pid)
     tasks.stop_all()  # what the end of the session does
     assert dies_soon(pid)
@@ -91,12 +91,12 @@ def test_task_output_does_not_wait_for_a_grandchild_holding_the_pipes(ctx):
 
 def test_finished_tasks_let_their_captures_go(ctx, tasks):
     read = start(ctx, "head -c 5000 /dev/zero | tr '\\0' x")
-    tasks.get(read).wait(10)
+    tasks.get(read).wait(HANG_GUARD_S)
     assert "x" * 100 in run(ctx, "task_output", id=read)
     assert len(tasks.get(read).stdout.data) == 0  # read whole and finished: not kept all session
     unread = [start(ctx, "echo never-read") for _ in range(KEPT_FINISHED + 2)]
     for task in unread:
-        tasks.get(task).wait(10)
+        tasks.get(task).wait(HANG_GUARD_S)
     start(ctx, "true")  # starting one more lets the oldest finished captures go
     out = run(ctx, "task_output", id=unread[0])
     assert "[stdout]" not in out and "11 bytes of stdout were never read and are gone" in out

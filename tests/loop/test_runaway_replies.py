@@ -11,6 +11,7 @@ from nanohermes.loop.coach.plain import CALL_AS_TEXT_RETRY, REPEATED_RETRY
 from nanohermes.ui.plain import usage_line
 from tests.support.agents import make_agent
 from tests.support.scripted_server import Reply, text
+from tests.support.timing import HANG_GUARD_S
 
 PARAGRAPH = (
     "The test fails because parse_port returns the port as a string. Convert it with int() "
@@ -28,7 +29,7 @@ def test_a_reply_that_repeats_a_paragraph_is_cut_to_one_copy_and_the_model_told(
     result = agent.run_turn("run the tests and fix the cause")
     assert result.final_text == "Fixed: parse_port now returns an int."
     assert result.stop_code is None
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HANG_GUARD_S
     while not server.abandoned and time.monotonic() < deadline:  # the server's thread finds out at its next write
         time.sleep(0.05)
     sent, scripted = server.abandoned[0]

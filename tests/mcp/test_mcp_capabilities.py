@@ -15,6 +15,7 @@ from nanohermes.mcp.hub import McpHub
 from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
 from tests.support.mcp_servers import demo_settings
+from tests.support.timing import HANG_GUARD_S
 
 pytestmark = pytest.mark.subprocess
 
@@ -134,7 +135,7 @@ def test_a_tool_the_server_adds_is_listed_and_callable_and_the_prompt_changes_on
     before, changes = configured.listing("ask"), hub.changes
     assert "sprout" not in before and configured.listing("ask") is before
     assert call(hub, name="rich.grow", arguments={"name": "sprout"}).ok
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG_GUARD_S
     while hub.changes == changes and time.monotonic() < deadline:
         time.sleep(0.02)
     after = configured.listing("ask")

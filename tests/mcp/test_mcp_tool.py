@@ -16,7 +16,7 @@ from nanohermes.mcp.tool import make_mcp_tool
 from nanohermes.tools import ToolContext, dispatch
 from tests.support.mcp_servers import demo_settings, start_http_demo
 from tests.support.processes import alive
-from tests.support.timing import GETS_GOING_S, NEVER_S
+from tests.support.timing import GETS_GOING_S, HANG_GUARD_S, NEVER_S
 
 pytestmark = pytest.mark.subprocess
 
@@ -172,7 +172,7 @@ def test_ctrl_c_while_a_server_starts_stops_that_start_and_the_next_use_starts_i
         with pytest.raises(KeyboardInterrupt):
             hub.tools("late")
         first = int(marker.read_text())
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD_S
         while alive(first):  # the half-started server is stopped, not left behind
             assert time.monotonic() < deadline, "the interrupted server kept running"
             time.sleep(0.05)

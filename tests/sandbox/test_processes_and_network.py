@@ -16,6 +16,7 @@ import pytest
 from nanohermes.sandbox import confine
 from tests.sandbox.conftest import BACKENDS, NEEDS_BWRAP, NEEDS_LANDLOCK, landlock_accepting_gaps, run_in
 from tests.support.processes import alive
+from tests.support.timing import HANG_GUARD_S
 
 CONNECT = (
     "python3 -c \"import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 3).close()\" {port}"
@@ -58,13 +59,13 @@ def _group_kill_ends(policy, workspace, backend, command: str, count: int) -> No
     )
     found: list[int] = []
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD_S  # a loop that ends as soon as it holds
         while len(found := _sleeps_of(proc.pid)) < count and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(found) == count, found
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + HANG_GUARD_S
         while any(alive(pid) for pid in found) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert not any(alive(pid) for pid in found)

@@ -12,6 +12,7 @@ import pytest
 from nanohermes.sandbox import SandboxSettings, confine, policy_for
 from nanohermes.sandbox.bwrap import is_placeholder
 from tests.sandbox.conftest import KEY, NEEDS_BWRAP, run_in
+from tests.support.timing import HANG_GUARD_S
 
 pytestmark = NEEDS_BWRAP
 
@@ -87,7 +88,7 @@ def test_the_placeholder_stays_until_the_last_sandbox_using_it_ends(policy, work
         launch.argv, cwd=workspace, env=launch.environ(os.environ), start_new_session=True, pass_fds=launch.pass_fds
     )
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD_S  # a loop that ends as soon as it holds
         while not is_placeholder(workspace / ".nanohermes") and time.monotonic() < deadline:
             time.sleep(0.01)
         run_in(policy, "true")  # a second sandbox starts and ends meanwhile

@@ -36,7 +36,7 @@ def run(ctx, command, timeout=None):
 
 def dies_soon(pid: int) -> bool:
     """SIGKILL reaches an orphaned grandchild asynchronously: give it a moment to go."""
-    deadline = time.monotonic() + 2
+    deadline = time.monotonic() + HANG_GUARD_S
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     return not alive(pid)

@@ -6,6 +6,7 @@ import pytest
 
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Terminal
+from tests.support.timing import HANG_GUARD_S
 
 pytestmark = [pytest.mark.pty, pytest.mark.subprocess]
 
@@ -47,7 +48,7 @@ def test_keys_typed_while_the_agent_works_are_kept_for_the_next_prompt_not_the_a
     )
     term = Terminal(server, workspace, "--mode", "ask")
     term.send("write a.txt\r")
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + HANG_GUARD_S
     while not server.chat_requests() and time.monotonic() < deadline:  # the turn is on: the keys go to it
         term.pump(0.05)  # (a loaded machine drew "Writing it now." only as the stream ended, at the question)
     term.send("no thanks")  # typed ahead, while the model still streams
