@@ -42,7 +42,7 @@ from nanohermes.stops import stop_message
 from nanohermes.synthetic import synthetic_kind
 from nanohermes.tools.builtin import BUILTIN_TOOLS
 from tests.support.agents import make_agent
-from tests.support.scripted_server import Reply, calls, text
+from tests.support.scripted_server import Reply, call, calls, text
 
 TOOLS = [t for t in BUILTIN_TOOLS if t.name in ("read_file", "edit_file", "write_file")]
 RUN = [t for t in BUILTIN_TOOLS if t.name == "run_command"]
@@ -426,6 +426,32 @@ def test_the_file_written_whole_as_it_was_where_nothing_can_check_it_is_the_end_
     agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
     result = agent.run_turn("Fix calc.py: the tests fail.")
     assert result.final_text == WHOLE_UNCHANGED.format(path="calc.py") and len(server.chat_requests()) == 1
+
+
+LONG = CALC + "".join(f"\n\ndef f{i}(x):\n    return x + {i}\n" for i in range(150))  # attached in part at 8K
+
+
+def test_the_one_file_named_written_by_write_file_where_nothing_can_check_it_is_the_end(server, workspace):
+    """aider's second try on bowling: bowling.py (114 lines) was attached in part, so not asked for whole;
+    the 1.5B model wrote it by write_file, then the same file again, and went on: a request more each."""
+    (workspace / "calc.py").write_text(LONG)
+    fixed = LONG.replace("return a - b", "return a + b", 1)
+    server.add(call("write_file", {"path": "calc.py", "content": fixed}), text("Done."))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
+    result = agent.run_turn("Fix the code in calc.py: add must add.")
+    assert "lines 1–" in server.chat_requests()[0]["messages"][-1]["content"]  # attached, in part
+    assert f"of {len(LONG.splitlines())}\n" in server.chat_requests()[0]["messages"][-1]["content"]
+    assert result.final_text == WHOLE_UNCHECKED.format(path="calc.py") and len(server.chat_requests()) == 1
+    assert (workspace / "calc.py").read_text() == fixed
+
+
+def test_a_write_of_one_of_two_files_named_goes_on(server, workspace):
+    (workspace / "calc.py").write_text(CALC)
+    (workspace / "README.md").write_text("# calc\n")
+    server.add(call("write_file", {"path": "calc.py", "content": FIXED}), text("Now the README."), text("Done."))
+    agent = make_agent(server, workspace, coach="small", tools=TOOLS, context_window=8_192)
+    agent.run_turn("Make add in calc.py add, and say so in README.md.")
+    assert len(server.chat_requests()) >= 2
 
 
 def test_a_file_written_whole_beside_a_test_it_could_run_goes_on(server, workspace):

@@ -104,7 +104,8 @@ class Small(Plain):
     whole_asks: int = 0  # … how often this turn
     whole_reply: bool = False  # the reply in hand answers that ask (cut, or a call as text: asked again)
     whole_passed: bool = False  # the file asked for whole was written and the user's check passed it: answer now
-    # … written (or left as it was) with no check after it: the answer, if nothing here could check it
+    # … or the one file named, written by write_file, with no check after it: the answer, if nothing here
+    # could check it (_written_whole)
     whole_unchecked: str = ""
     write_refused: bool = False  # a write of the target was refused (the user, a rule, a hook): not pressed for again
     read_again: bool = False  # the last reply read a file as attached to the request (before_request)
@@ -139,7 +140,7 @@ class Small(Plain):
         if unchecked := self.whole_unchecked:  # looked at once: the workspace is listed for a test
             self.whole_unchecked = ""
             if not self.tests_checked and self.workspace and not has_tests(self.workspace):
-                raise Answered(unchecked.format(path=self.target), written=True)
+                raise Answered(unchecked, written=True)
         if failed and (self.whole_asks >= MAX_WHOLE_FILE_ASKS or (self.same_failed and self.whole_asks > 1)):
             self.check_still_failing()  # spent, or the same file after a sampled ask
         if failed and "edit_file" in offered and (whole := self._whole_file(offered, CHECK_FAILED)):
@@ -293,8 +294,9 @@ class Small(Plain):
         that the check passed has the answer asked for next."""
         if changed or same_write:  # a write that ran (a refused one leaves things as they were)
             self.same_failed = same_write and after.blocked
-            unchecked = self.whole_reply and not after.ran and self._writes_target(name, arguments)
-            self.whole_unchecked = WHOLE_UNCHANGED if unchecked and same_write else WHOLE_UNCHECKED if unchecked else ""
+            written = self._written_whole(name, arguments) if not after.ran else None
+            said = WHOLE_UNCHANGED if same_write else WHOLE_UNCHECKED
+            self.whole_unchecked = said.format(path=written) if written else ""
         if changed:
             self.changed, self.checked, self.check_failed = True, after.ran, after.blocked
         elif name == "run_command":
@@ -314,11 +316,16 @@ class Small(Plain):
         if name in WRITING_TOOLS and self.check_passed is False:
             self.check_failed = self.same_failed = True
 
+    def _written_whole(self, name: str, arguments: str) -> str | None:
+        """The file a write_file call made whole when the request named that one file and nothing else —
+        asked for whole, or written so unasked (bowling.py's 114 lines, aider's second try, attached in
+        part: the 1.5B model wrote it, then the same file again, a request more each). A request that
+        also names a document or a test ("…and say so in README.md") is not done by this write."""
+        only = wholefile.only_file(self.asked)
+        return only if name == "write_file" and only and _writes(only, name, arguments) else None
+
     def _writes_target(self, name: str, arguments: str) -> bool:
-        if name not in WRITING_TOOLS or (target := self.target) is None:
-            return False
-        path = parse_tool_call({"function": {"name": name, "arguments": arguments}}).arguments.get("path")
-        return isinstance(path, str) and posixpath.normpath(path) == posixpath.normpath(target)
+        return (target := self.target) is not None and _writes(target, name, arguments)
 
     def went_round(self, refused: bool = False) -> None:
         self.resample = True
@@ -334,6 +341,13 @@ class Small(Plain):
         tail = [line for line in said.splitlines() if line.strip()][-CHECK_TAIL_LINES:]
         still = CHECK_STILL_FAILS.format(path=self.target or "the file")
         return still + CHECK_LAST_LINES + "\n".join(f"    {line}" for line in tail) if tail else still
+
+
+def _writes(target: str, name: str, arguments: str) -> bool:
+    if name not in WRITING_TOOLS:
+        return False
+    path = parse_tool_call({"function": {"name": name, "arguments": arguments}}).arguments.get("path")
+    return isinstance(path, str) and posixpath.normpath(path) == posixpath.normpath(target)
 
 
 def _whole_again(reply: AssistantTurn, path: str, offered: list[str]) -> Nudge | None:

@@ -78,11 +78,12 @@ MAX_WHOLE_FILE_ASKS = 4
 # passed successfully." over the file that passed (1 of 15 held-out runs), or asked for it whole again
 # (another); asked for a few lines, tools off, it spent a request (1,800–2,300 tokens sent) saying it.
 WHOLE_PASSED = "{path}, written whole as asked, passes the check a PostToolUse hook runs."
-# Written whole as asked where nothing can check it (no test in the workspace, no check hook): the turn ends
-# there, as aider's does after its edit; a request more brought the 1.5B model's "Done." or a worse rewrite.
-WHOLE_UNCHECKED = "{path}, written whole as asked. Nothing here checks it: no test in the workspace, no check hook."
+# Written whole where nothing can check it (no test in the workspace, no check hook) — the file asked for whole,
+# or by write_file the one file the request named: the turn ends there, as aider's does after its edit; a
+# request more brought the 1.5B model's "Done.", a worse rewrite, or the same file again.
+WHOLE_UNCHECKED = "{path} is written whole. Nothing here checks it: no test in the workspace, no check hook."
 WHOLE_UNCHANGED = (
-    "{path}, written whole as asked, is as it was. Nothing here checks it: no test in the workspace, no check hook."
+    "{path}, written whole again, is as it was. Nothing here checks it: no test in the workspace, no check hook."
 )
 # Going round after the user's check passed: the work is done, only the answer is missing.
 CHECK_PASSED = (

@@ -52,6 +52,11 @@ def change_target(attached: dict[str, str]) -> str | None:
     return code[0] if shown and len(attached[code[0]]) <= WHOLE_FILE_MAX_CHARS else None
 
 
+def only_file(attached: dict[str, str]) -> str | None:
+    """The request named one file and it is code (no test, no document), attached whole or in part."""
+    return next(iter(attached)) if len(attached) == 1 and is_code(next(iter(attached))) else None
+
+
 def is_code(path: str) -> bool:
     return (
         not path.endswith("/")
