@@ -1,6 +1,14 @@
+import signal
+
 import pytest
 
 from tests.support.scripted_server import ScriptedServer
+
+# Run from a background job (`pytest &`, `nohup`), the suite inherits SIGINT ignored: Python then
+# installs no KeyboardInterrupt handler, and every Ctrl-C test, in-process or in a child it starts,
+# would see its Ctrl-C ignored. The tests are of Ctrl-C as a terminal delivers it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

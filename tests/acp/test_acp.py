@@ -13,7 +13,7 @@ from acp import RequestError, text_block
 
 from nanohermes.storage.session import Session
 from tests.support.acp_client import AcpHarness
-from tests.support.processes import alive
+from tests.support.processes import NEEDS_SIGHUP, alive
 from tests.support.scripted_server import POLL, ScriptedServer, call, text
 from tests.support.timing import HANG_GUARD_S
 
@@ -391,7 +391,9 @@ def test_mcp_servers_the_editor_passes_are_the_sessions_and_their_calls_ask(agen
     assert "- editor-demo: tools not listed yet" in model.chat_requests()[0]["messages"][0]["content"]
 
 
-@pytest.mark.parametrize("how, code", [("closes stdin", 0), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize(
+    "how, code", [("closes stdin", 0), (signal.SIGTERM, 143), pytest.param(signal.SIGHUP, 129, marks=NEEDS_SIGHUP)]
+)
 def test_an_editor_that_goes_away_mid_turn_stops_the_turn_and_the_process_ends_by_itself(
     how, code, model, ws, tmp_path
 ):

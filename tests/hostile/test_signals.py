@@ -15,7 +15,7 @@ import pytest
 
 from nanohermes.storage.session import Session
 from tests.support.cli import BIN
-from tests.support.processes import alive
+from tests.support.processes import NEEDS_SIGHUP, alive
 from tests.support.scripted_server import Reply, call, prose, text
 from tests.support.terminal import Child
 
@@ -49,7 +49,11 @@ def saved_messages(home, name: str) -> list[dict]:
         return session.state.messages
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    "signum, code",
+    [(signal.SIGTERM, 143), pytest.param(signal.SIGHUP, 129, marks=NEEDS_SIGHUP)],
+    ids=["SIGTERM", "SIGHUP"],
+)
 def test_a_termination_signal_during_a_command_is_handled_as_ctrl_c(server, workspace, isolated_home, signum, code):
     server.add(call("run_command", {"command": "sleep 30 & echo $! > bg.pid; echo $$ > sh.pid; sleep 30"}))
     proc = start(server, workspace, "--session", "sig", "--sandbox", "off")  # pids as the system sees them
@@ -107,6 +111,7 @@ def hang_up(child: pexpect.spawn) -> int:
     return child.exitstatus
 
 
+@NEEDS_SIGHUP
 def test_sighup_at_the_repl_prompt_saves_the_session_and_exits_129(server, workspace, isolated_home):
     server.add(text("first answer"))
     child = spawn_repl(server, workspace, "--session", "hup")
@@ -120,6 +125,7 @@ def test_sighup_at_the_repl_prompt_saves_the_session_and_exits_129(server, works
     assert stats["type"] == "stats"  # closed properly, not torn
 
 
+@NEEDS_SIGHUP
 def test_sighup_while_the_prompt_is_redrawing_still_exits(server, workspace):
     """The signal lands inside the prompt's event loop (asyncio logs and swallows most
     BaseExceptions raised in its callbacks; it used to keep the REPL running)."""
