@@ -184,7 +184,8 @@ def row(name: str, agent: str, coach: str, tries: list[dict], out: Path) -> dict
 
 def summary(rows: list[dict]) -> str:
     """Per agent (and coach): pass@1, pass@2, and per exercise solved (pass@2) the tokens sent and evaluated,
-    the requests and the seconds — all the runs' totals over the solved count."""
+    the requests and the seconds — all the runs' totals over the solved count. Only the exercises every
+    agent ran count (a stretch that stopped between two agents' runs of one exercise): the same exercises."""
     lines = [
         "| agent | exercises | pass@1 | pass@2 | sent / solved | evaluated / solved | requests / solved | s / solved |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -192,8 +193,12 @@ def summary(rows: list[dict]) -> str:
     groups: dict[str, list[dict]] = {}
     for r in rows:
         groups.setdefault(r["agent"] + (f" ({r['coach']})" if r["coach"] else ""), []).append(r)
+    common = set.intersection(*({r["exercise"] for r in rs} for rs in groups.values())) if groups else set()
+    groups = {label: [r for r in rs if r["exercise"] in common] for label, rs in groups.items()}
     for label, rs in sorted(groups.items()):
         n, solved = len(rs), sum(r["pass2"] for r in rs)
+        if not n:
+            continue
 
         def per(key: str, rs=rs, solved=solved) -> str:
             return f"{sum(r[key] for r in rs) / solved:,.0f}" if solved else "–"

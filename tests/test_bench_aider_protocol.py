@@ -93,4 +93,8 @@ def test_nanohermes_gets_a_second_try_with_the_test_output_in_the_same_session(e
     row = bench.row("twice", "nanohermes", "plain", tries, tmp_path / "out")
     assert (row["pass1"], row["pass2"], row["requests"]) == (False, True, 4)
     assert "| nanohermes (plain) | 1 | 0.0 % | 100.0 % |" in bench.summary([row])
+    other = {**row, "exercise": "other", "pass2": False}  # run by one agent only: not in the comparison
+    aider = {**row, "agent": "aider", "coach": "", "pass1": True}
+    table = bench.summary([row, other, aider])
+    assert "| nanohermes (plain) | 1 | 0.0 % | 100.0 % |" in table and "| aider | 1 | 100.0 % | 100.0 % |" in table
     json.dumps(row)  # the results file holds it
