@@ -272,7 +272,7 @@ def run_shell(
             if proc.poll() is None:
                 signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
-            _take_the_rest(proc, outcome)  # before end_child closes the pipes
+            _take_the_rest(proc, outcome, on_output)  # before end_child closes the pipes
         raise
     finally:
         if proc is not None:  # None: it never started (start_child ended it, or Popen failed)
@@ -281,14 +281,17 @@ def run_shell(
     return outcome
 
 
-def _take_the_rest(proc: subprocess.Popen, outcome: _Outcome) -> None:
+def _take_the_rest(proc: subprocess.Popen, outcome: _Outcome, on_output: Callable[[bytes], None] | None) -> None:
     """What is left in the pipes of a stopped command, read without waiting (a process that left
-    the group may still hold them open)."""
+    the group may still hold them open); `on_output` sees it too, so the user's tail ends where the
+    model's output does."""
     for pipe, capture in ((proc.stdout, outcome.stdout), (proc.stderr, outcome.stderr)):
         try:
             os.set_blocking(pipe.fileno(), False)
             while data := os.read(pipe.fileno(), READ_CHUNK):
                 capture.add(data)
+                if on_output is not None:
+                    on_output(data)
         except (OSError, ValueError):  # nothing more now (EAGAIN), or the pipe is closed
             continue
 
