@@ -54,7 +54,7 @@ def test_a_trusted_workspaces_hooks_run_in_the_repl_after_one_question(server, w
     sent = len(server.chat_requests())
     term.send("my secret is 42\r")
     term.wait_screen("that prompt holds a secret: not sent")
-    term.ready()
+    term.prompt_shown()
     assert len(server.chat_requests()) == sent  # the blocked prompt never left
     term.send("/compact\r")
     term.expect("summarised")

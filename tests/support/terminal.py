@@ -22,6 +22,8 @@ from tests.support.timing import HANG_GUARD_S
 BIN = os.path.join(os.path.dirname(sys.executable), "nanohermes")
 HISTORY_LINES = 10_000
 
+PROMPT_LINE = re.compile(r"([\w-]+ )?›( |$)")  # the REPL's prompt, in any mode (ui/repl.py)
+
 
 class _Feed:
     """pexpect's logfile_read: every chunk read from the child goes to the emulator too."""
@@ -175,6 +177,12 @@ class Terminal:
                 self.child.read_nonblocking(65536, timeout=0.05)
             except pexpect.TIMEOUT:
                 pass
+
+    def prompt_shown(self, timeout: float = HANG_GUARD_S) -> None:
+        """Until the screen's last line is the prompt and the cursor is shown: ready() read off the
+        screen, for after wait_screen or wait_until (whose reads `expect` no longer sees: waiting for
+        the prompt's bytes then waits for a prompt that was already drawn)."""
+        self.wait_until(lambda lines: bool(PROMPT_LINE.match(lines[-1])) and not self.screen.cursor.hidden, timeout)
 
     def pump(self, seconds: float) -> None:
         """Keep reading (and updating the screen) for `seconds`."""

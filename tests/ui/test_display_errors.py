@@ -96,7 +96,7 @@ def test_a_dead_attempts_unfinished_line_is_not_printed_after_the_retry_notice(s
     term = Terminal(server, workspace)
     term.send("hi\r")
     term.wait_screen("the retry is refused")
-    term.ready()
+    term.prompt_shown()
     lines = term.scrollback()
     notice = next(i for i, line in enumerate(lines) if "retry 1/" in line)
     assert not any("unfinished second li" in line for line in lines[notice:])
