@@ -184,11 +184,13 @@ def row(name: str, agent: str, coach: str, tries: list[dict], out: Path) -> dict
 
 def summary(rows: list[dict]) -> str:
     """Per agent (and coach): pass@1, pass@2, and per exercise solved (pass@2) the tokens sent and evaluated,
-    the requests and the seconds — all the runs' totals over the solved count. Only the exercises every
+    the requests and the seconds — all the runs' totals over the solved count —, and tokens sent and requests
+    per exercise run (what a row that solved none still tells). Only the exercises every
     agent ran count (a stretch that stopped between two agents' runs of one exercise): the same exercises."""
     lines = [
-        "| agent | exercises | pass@1 | pass@2 | sent / solved | evaluated / solved | requests / solved | s / solved |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| agent | exercises | pass@1 | pass@2 | sent / solved | evaluated / solved | requests / solved | s / solved "
+        "| sent / exercise | requests / exercise |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     groups: dict[str, list[dict]] = {}
     for r in rows:
@@ -206,7 +208,8 @@ def summary(rows: list[dict]) -> str:
         p1 = 100 * sum(r["pass1"] for r in rs) / n
         lines.append(
             f"| {label} | {n} | {p1:.1f} % | {100 * solved / n:.1f} % | {per('prompt_tokens')} | "
-            f"{per('evaluated_tokens')} | {per('requests')} | {per('seconds')} |"
+            f"{per('evaluated_tokens')} | {per('requests')} | {per('seconds')} | "
+            f"{sum(r['prompt_tokens'] for r in rs) / n:,.0f} | {sum(r['requests'] for r in rs) / n:.1f} |"
         )
     return "\n".join(lines)
 
