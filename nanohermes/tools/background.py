@@ -41,6 +41,9 @@ from nanohermes.tools.processes import (
 TASK_CAPTURE_BYTES = 524_288  # per stream, 512 KB: enough for a server's start-up lines, which say whether it came up
 MAX_RUNNING_TASKS = 8  # a session is not a process manager; each task may hold 1 MB of capture
 KEPT_FINISHED = 8  # finished tasks whose unread output is kept; older ones' captures are let go
+# Once the shell exited, how long a wait gives the reader to drain what it printed: EOF comes at once unless a
+# process it left (`server &`) holds the pipes, which is then not waited for longer than this.
+DRAIN_GRACE_S = 2.0
 ID_PREFIX = "bg"  # bg1, bg2, …: not to be confused with a helper agent's `task`
 
 RUNNING, EXITED, STOPPED, TIMED_OUT = "running", "exited", "stopped", "timed out"
@@ -120,7 +123,10 @@ class Task:
         (`server &`) is not waited for once the shell exited."""
         deadline = time.monotonic() + max(seconds, 0)
         while not self.done.wait(min(POLL_SECONDS, max(deadline - time.monotonic(), 0))):
-            if self.proc.poll() is not None or time.monotonic() >= deadline:
+            if self.proc.poll() is not None:  # what it printed before it exited may still be in the pipes
+                self.done.wait(DRAIN_GRACE_S)  # the reader takes it, unless a process it left holds them
+                return
+            if time.monotonic() >= deadline:
                 return
 
     def alive(self) -> bool:
