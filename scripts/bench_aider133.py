@@ -184,13 +184,13 @@ def row(name: str, agent: str, coach: str, tries: list[dict], out: Path) -> dict
 
 def summary(rows: list[dict]) -> str:
     """Per agent (and coach): pass@1, pass@2, and per exercise solved (pass@2) the tokens sent and evaluated,
-    the requests and the seconds — all the runs' totals over the solved count —, and tokens sent and requests
-    per exercise run (what a row that solved none still tells). Only the exercises every
+    the requests and the seconds — all the runs' totals over the solved count —, and tokens sent, tokens
+    evaluated and requests per exercise run (what a row that solved none still tells). Only the exercises every
     agent ran count (a stretch that stopped between two agents' runs of one exercise): the same exercises."""
     lines = [
         "| agent | exercises | pass@1 | pass@2 | sent / solved | evaluated / solved | requests / solved | s / solved "
-        "| sent / exercise | requests / exercise |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| sent / exercise | evaluated / exercise | requests / exercise |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     groups: dict[str, list[dict]] = {}
     for r in rows:
@@ -205,11 +205,14 @@ def summary(rows: list[dict]) -> str:
         def per(key: str, rs=rs, solved=solved) -> str:
             return f"{sum(r[key] for r in rs) / solved:,.0f}" if solved else "–"
 
+        def each(key: str, rs=rs, n=n) -> float:
+            return sum(r[key] for r in rs) / n
+
         p1 = 100 * sum(r["pass1"] for r in rs) / n
         lines.append(
             f"| {label} | {n} | {p1:.1f} % | {100 * solved / n:.1f} % | {per('prompt_tokens')} | "
             f"{per('evaluated_tokens')} | {per('requests')} | {per('seconds')} | "
-            f"{sum(r['prompt_tokens'] for r in rs) / n:,.0f} | {sum(r['requests'] for r in rs) / n:.1f} |"
+            f"{each('prompt_tokens'):,.0f} | {each('evaluated_tokens'):,.0f} | {each('requests'):.1f} |"
         )
     return "\n".join(lines)
 

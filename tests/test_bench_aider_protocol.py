@@ -97,4 +97,6 @@ def test_nanohermes_gets_a_second_try_with_the_test_output_in_the_same_session(e
     aider = {**row, "agent": "aider", "coach": "", "pass1": True}
     table = bench.summary([row, other, aider])
     assert "| nanohermes (plain) | 1 | 0.0 % | 100.0 % |" in table and "| aider | 1 | 100.0 % | 100.0 % |" in table
+    per_exercise = f"| {row['prompt_tokens']:,} | {row['evaluated_tokens']:,} | 4.0 |"  # sent, evaluated, requests
+    assert table.splitlines()[-1].endswith(per_exercise), table
     json.dumps(row)  # the results file holds it
