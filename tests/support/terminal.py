@@ -157,31 +157,30 @@ class Terminal:
     def wait_screen(self, text: str | re.Pattern, timeout: float = HANG_GUARD_S) -> None:
         """Until `text` (or a line the pattern matches) is visible on the screen, not only somewhere
         in the byte stream."""
-        deadline = time.monotonic() + timeout
         seen = text.search if isinstance(text, re.Pattern) else lambda line: text in line
-        while not any(seen(line) for line in self.display()):
-            if time.monotonic() > deadline:
-                raise AssertionError(self.child.hang_report(f"{text!r} never showed"))
-            try:
-                self.child.read_nonblocking(65536, timeout=0.05)
-            except pexpect.TIMEOUT:
-                pass
+        self.wait_until(lambda lines: any(seen(line) for line in lines), timeout, f"{text!r} never showed")
 
-    def wait_until(self, holds, timeout: float = HANG_GUARD_S) -> None:
-        """Until `holds(lines)` is true of the screen's non-blank lines (read as the child writes)."""
-        deadline = time.monotonic() + timeout
+    def wait_until(
+        self, holds, timeout: float = HANG_GUARD_S, failed: str = "the screen never came to hold what was waited for"
+    ) -> None:
+        """Until `holds(lines)` is true of the screen's non-blank lines (read as the child writes). The read
+        that made it hold stays for the next `expect`: on a loaded machine it can carry what comes after the
+        line waited for (a turn's end with the command's last output line), and an `expect` for that would
+        otherwise wait for bytes already read."""
+        deadline, last = time.monotonic() + timeout, ""
         while not holds([line for line in self.display() if line.strip()] or [""]):
             if time.monotonic() > deadline:
-                raise AssertionError(self.child.hang_report("the screen never came to hold what was waited for"))
+                raise AssertionError(self.child.hang_report(failed))
             try:
-                self.child.read_nonblocking(65536, timeout=0.05)
+                last = self.child.read_nonblocking(65536, timeout=0.05)
             except pexpect.TIMEOUT:
-                pass
+                last = ""
+        self.child.buffer += last
 
     def prompt_shown(self, timeout: float = HANG_GUARD_S) -> None:
         """Until the screen's last line is the prompt and the cursor is shown: ready() read off the
-        screen, for after wait_screen or wait_until (whose reads `expect` no longer sees: waiting for
-        the prompt's bytes then waits for a prompt that was already drawn)."""
+        screen, for after wait_screen or wait_until (a prompt drawn in a read before the last one is
+        not seen by `expect`)."""
         self.wait_until(lambda lines: bool(PROMPT_LINE.match(lines[-1])) and not self.screen.cursor.hidden, timeout)
 
     def pump(self, seconds: float) -> None:
