@@ -82,6 +82,9 @@ WHOLE_PASSED = "{path}, written whole as asked, passes the check a PostToolUse h
 # or by write_file the one file the request named: the turn ends there, as aider's does after its edit; a
 # request more brought the 1.5B model's "Done.", a worse rewrite, or the same file again.
 WHOLE_UNCHECKED = "{path} is written whole. Nothing here checks it: no test in the workspace, no check hook."
+# Written again as it was (aider's second try, the test output in view: 26 of the 1.5B model's 31 failures of
+# the fixed 40), the turn ends too. Asked for the file whole once more, sampled at RESAMPLE_TEMPERATURE, the
+# same model wrote the same file in 6 of 7 such exercises and solved none: 47 % more tokens sent for nothing.
 WHOLE_UNCHANGED = (
     "{path}, written whole again, is as it was. Nothing here checks it: no test in the workspace, no check hook."
 )
